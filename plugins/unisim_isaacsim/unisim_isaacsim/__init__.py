@@ -1,0 +1,1 @@
+"""Isaac Sim / Isaac Lab backend for UniSim: SDK-free host side and worker-side helpers."""

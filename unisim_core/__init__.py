@@ -1,0 +1,81 @@
+"""UniSim core: one vectorized contract for robot physics engines.
+
+Importing this package never imports an engine.
+"""
+
+from __future__ import annotations
+
+from .backend import SimBackend
+from .bindings import BackendHeightScanner, BackendMocapPoseBinding, SensorDataView
+from .capabilities import CONTRACT_VERSION, Capability
+from .config import (
+    BackendPlayCapabilities,
+    BackendPlayRenderPlan,
+    BackendRootStateLayout,
+    BackendTerrainSpawnData,
+    CameraCfg,
+    DomainRandomizationCapabilities,
+    SceneCfg,
+    TerrainCfg,
+)
+from .errors import (
+    BackendClosedError,
+    BackendLoadError,
+    BackendNotFoundError,
+    DuplicateBackendError,
+    EngineError,
+    InvalidInputError,
+    InvalidTypeError,
+    OptionalDependencyError,
+    RenderClosedError,
+    UniSimError,
+    UnknownNameError,
+    UnsupportedCapabilityError,
+)
+from .model import ModelInfo
+from .options import BackendOptions
+from .randomization import (
+    TERM_SPECS,
+    InitRandomizationPlan,
+    IntervalRandomizationPlan,
+    RandomizationOp,
+    ResetRandomizationPayload,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "CONTRACT_VERSION",
+    "TERM_SPECS",
+    "BackendClosedError",
+    "BackendHeightScanner",
+    "BackendLoadError",
+    "BackendMocapPoseBinding",
+    "BackendNotFoundError",
+    "BackendOptions",
+    "BackendPlayCapabilities",
+    "BackendPlayRenderPlan",
+    "BackendRootStateLayout",
+    "BackendTerrainSpawnData",
+    "CameraCfg",
+    "Capability",
+    "DomainRandomizationCapabilities",
+    "DuplicateBackendError",
+    "EngineError",
+    "InitRandomizationPlan",
+    "IntervalRandomizationPlan",
+    "InvalidInputError",
+    "InvalidTypeError",
+    "ModelInfo",
+    "OptionalDependencyError",
+    "RandomizationOp",
+    "RenderClosedError",
+    "ResetRandomizationPayload",
+    "SceneCfg",
+    "SensorDataView",
+    "SimBackend",
+    "TerrainCfg",
+    "UniSimError",
+    "UnknownNameError",
+    "UnsupportedCapabilityError",
+]

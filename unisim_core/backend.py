@@ -1,0 +1,1120 @@
+"""The ``SimBackend`` contract: ``num_envs`` copies of one scene, numpy in and out.
+
+A backend implements a small set of primitives (marked *primitive* below) and
+this base class derives the rest of the surface once. Conventions:
+
+- Arrays are C-contiguous, leading dimension ``num_envs``, float dtype
+  ``np_dtype``. Quaternions are ``wxyz``.
+- A free root occupies ``qpos[0:7] = [x, y, z, qw, qx, qy, qz]`` and
+  ``qvel[0:6] = [world linear velocity of the root origin, body-frame angular velocity]``.
+- ``*_w``: world frame. ``get_body_pos_b``/``get_body_quat_b``: relative to the
+  base link. ``get_body_lin_vel_b``/``get_body_ang_vel_b``: each body's world
+  velocity expressed in its own frame.
+- Every public method validates its input before writing anything.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from . import quat as Q
+from .bindings import BackendHeightScanner, BackendMocapPoseBinding, SensorDataView
+from .capabilities import Capability
+from .config import (
+    BackendPlayCapabilities,
+    BackendPlayRenderPlan,
+    BackendRootStateLayout,
+    BackendTerrainSpawnData,
+    CameraCfg,
+    DomainRandomizationCapabilities,
+    SceneCfg,
+)
+from .errors import (
+    BackendClosedError,
+    InvalidInputError,
+    InvalidTypeError,
+    OptionalDependencyError,
+    UnknownNameError,
+    UnsupportedCapabilityError,
+)
+from .model import JOINT_QPOS_WIDTH, ModelInfo
+from .options import BackendOptions, build_options
+from .randomization import (
+    MODEL_TERMS,
+    TERM_SPECS,
+    InitRandomizationPlan,
+    IntervalRandomizationPlan,
+    ResetRandomizationPayload,
+    resolve_op,
+    resolved_model_values,
+)
+from .validation import check_env_ids, check_float_array, check_index_array, check_int, check_names
+
+__all__ = ["SimBackend"]
+
+#: Primitive methods a backend must override for each capability it declares.
+CAPABILITY_PRIMITIVES: dict[Capability, tuple[str, ...]] = {
+    Capability.SENSORS: ("_read_sensor",),
+    Capability.BODY_FORCE: ("_apply_body_force", "_clear_body_forces"),
+    Capability.BODY_TORQUE: ("_apply_body_force", "_clear_body_forces"),
+    Capability.SITE_JACOBIAN: ("_site_jacobian",),
+    Capability.HEIGHT_SCAN: ("_create_hfield_scanner",),
+    Capability.TERRAIN: ("_terrain_spawn_data",),
+    Capability.MOCAP: ("_bind_mocap_pose",),
+    Capability.PHYSICS_SNAPSHOT: ("_get_physics_state", "_set_physics_state"),
+    Capability.RENDER: ("_init_renderer", "_render"),
+    Capability.VIDEO_CAPTURE: ("_init_renderer", "_capture_frame"),
+    Capability.INIT_RANDOMIZATION: ("_write_model_field", "_read_model_field"),
+    Capability.RESET_RANDOMIZATION: ("_write_model_field", "_read_model_field"),
+}
+#: Capabilities that are derived from others.
+CAPABILITY_REQUIRES: dict[Capability, tuple[Capability, ...]] = {
+    Capability.PUSH: (Capability.BODY_FORCE,),
+    Capability.PLAYBACK: (Capability.VIDEO_CAPTURE,),
+}
+
+
+_INDEX_ATTRS = frozenset({
+    "_body_index", "_joint_index", "_actuator_index", "_sensor_index", "_site_index", "_geom_index",
+    "_sensor_dims", "_base_id", "_root_joint", "_root_q", "_root_v", "_dof_qpos_cols", "_dof_qvel_cols",
+    "_dof_qpos_sel", "_dof_qvel_sel", "_single_dof_joints", "_quat_cols",
+})
+
+
+class SimBackend(abc.ABC):
+    """Unified simulation backend contract (see module docstring for conventions)."""
+
+    #: Registry name (entry-point name), e.g. ``"mujoco"``.
+    name: ClassVar[str] = ""
+    #: Version of the distribution providing the backend.
+    version: ClassVar[str] = "0"
+    #: Contract versions this backend implements, e.g. ``">=1.0,<2"``.
+    contract_range: ClassVar[str] = ">=1.0,<2"
+    #: Typed options accepted as keyword arguments.
+    options_cls: ClassVar[type[BackendOptions]] = BackendOptions
+    #: Human-readable name of an external runtime the backend needs (``None``: none).
+    required_runtime: ClassVar[str | None] = None
+    #: Capabilities the backend honours.
+    CAPABILITIES: ClassVar[frozenset[Capability]] = frozenset({Capability.PRE_STEP_CONTROL})
+    #: Randomization terms per phase (names from ``randomization.TERM_SPECS``).
+    INIT_TERMS: ClassVar[frozenset[str]] = frozenset()
+    INTERVAL_TERMS: ClassVar[frozenset[str]] = frozenset()
+    RESET_TERMS: ClassVar[frozenset[str]] = frozenset()
+
+    _checked_classes: ClassVar[set[type]] = set()
+
+    # ------------------------------------------------------------------ lifecycle
+    def __init__(self, scene: SceneCfg, num_envs: int, sim_dt: float, **options: Any) -> None:
+        if not isinstance(scene, SceneCfg):
+            raise InvalidTypeError(f"scene: expected SceneCfg, got {type(scene).__name__}")
+        self._num_envs = check_int("num_envs", num_envs, 1)
+        if isinstance(sim_dt, bool) or not isinstance(sim_dt, int | float) or not np.isfinite(sim_dt) or sim_dt <= 0:
+            raise InvalidInputError(f"sim_dt: expected a positive finite time step in s, got {sim_dt!r}")
+        self.scene = scene
+        self.sim_dt = float(sim_dt)
+        self.options = build_options(self.options_cls, self.name or type(self).__name__, options)
+        self.np_dtype = np.dtype(self.options.np_dtype).type
+        self._rng = np.random.default_rng(self.options.seed)
+        self._pre_step: Callable[[SimBackend, np.ndarray], np.ndarray] | None = None
+        self._closed = False
+        self._info: ModelInfo | None = None
+        self._check_declared_primitives()
+
+    def _check_declared_primitives(self) -> None:
+        cls = type(self)
+        if cls in SimBackend._checked_classes:
+            return
+        caps = cls.CAPABILITIES
+        for cap in caps:
+            for prim in CAPABILITY_PRIMITIVES.get(cap, ()):
+                if getattr(cls, prim) is getattr(SimBackend, prim):
+                    raise TypeError(f"{cls.__name__} declares {cap.value!r} but does not implement {prim}()")
+            for need in CAPABILITY_REQUIRES.get(cap, ()):
+                if need not in caps:
+                    raise TypeError(f"{cls.__name__} declares {cap.value!r}, which needs {need.value!r}")
+        SimBackend._checked_classes.add(cls)
+
+    def close(self) -> None:
+        """Release engine resources. Idempotent; further stepping raises ``BackendClosedError``."""
+        if not self._closed:
+            self._closed = True
+            self._close()
+
+    def _close(self) -> None:
+        """Primitive (optional): release engine resources."""
+
+    def __enter__(self) -> SimBackend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise BackendClosedError(f"backend {self._label} is closed")
+
+    @property
+    def _label(self) -> str:
+        return self.name or type(self).__name__
+
+    # ------------------------------------------------------------------ primitives
+    @abc.abstractmethod
+    def _load_model_info(self) -> ModelInfo:
+        """Primitive: describe the loaded model (called once, cold path)."""
+
+    @abc.abstractmethod
+    def _step(self, ctrl: np.ndarray, nsteps: int) -> None:
+        """Primitive: hold validated ``ctrl (num_envs, nu)`` over ``nsteps`` substeps.
+
+        Afterwards every getter must reflect the new state (refresh derived quantities).
+        """
+
+    @abc.abstractmethod
+    def _set_state(self, env_ids: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> None:
+        """Primitive: write validated ``qpos (k, nq)``, ``qvel (k, nv)`` (float64, unit
+        quaternions) into the envs ``env_ids`` (unique ``int64``), refresh derived quantities."""
+
+    @abc.abstractmethod
+    def get_qpos(self) -> np.ndarray:
+        """Primitive: generalized positions ``(num_envs, nq)`` in MuJoCo layout (a copy)."""
+
+    @abc.abstractmethod
+    def get_qvel(self) -> np.ndarray:
+        """Primitive: generalized velocities ``(num_envs, nv)`` in MuJoCo layout (a copy)."""
+
+    @abc.abstractmethod
+    def _body_pos_w(self, body_ids: np.ndarray) -> np.ndarray:
+        """Primitive: ``(num_envs, len(body_ids), 3)`` world positions of body frames, m."""
+
+    @abc.abstractmethod
+    def _body_quat_w(self, body_ids: np.ndarray) -> np.ndarray:
+        """Primitive: ``(num_envs, len(body_ids), 4)`` world orientations, wxyz."""
+
+    @abc.abstractmethod
+    def _body_lin_vel_w(self, body_ids: np.ndarray) -> np.ndarray:
+        """Primitive: ``(num_envs, len(body_ids), 3)`` world linear velocity of body origins, m/s."""
+
+    @abc.abstractmethod
+    def _body_ang_vel_w(self, body_ids: np.ndarray) -> np.ndarray:
+        """Primitive: ``(num_envs, len(body_ids), 3)`` world angular velocities, rad/s."""
+
+    # Optional primitives (see CAPABILITY_PRIMITIVES) -----------------------------
+    def _read_sensor(self, index: int) -> np.ndarray:
+        """Primitive (SENSORS): ``(num_envs, dim)`` values of sensor ``index``."""
+        raise self._unsupported(Capability.SENSORS)
+
+    def _read_sensors(self, indices: np.ndarray) -> np.ndarray:
+        """``(num_envs, sum of dims)``: sensors concatenated; override for one native read."""
+        return np.concatenate([self._read_sensor(int(i)) for i in indices], axis=1)
+
+    def _apply_body_force(self, body_ids: np.ndarray, force: np.ndarray, torque: np.ndarray | None) -> None:
+        """Primitive (BODY_FORCE): stage world wrenches ``(num_envs, len(body_ids), 3)`` for the
+        next ``step`` (all its substeps), replacing any staged wrench on those bodies."""
+        raise self._unsupported(Capability.BODY_FORCE)
+
+    def _clear_body_forces(self) -> None:
+        """Primitive (BODY_FORCE): drop staged wrenches (called after each ``step``)."""
+        raise self._unsupported(Capability.BODY_FORCE)
+
+    def _site_jacobian(self, site_id: int, dof_indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Primitive (SITE_JACOBIAN): ``(jacp, jacr)``, each ``(num_envs, 3, len(dof_indices))``."""
+        raise self._unsupported(Capability.SITE_JACOBIAN)
+
+    def _create_hfield_scanner(
+        self, hfield_geom_id: int, offsets: np.ndarray, frame_body_id: int, alignment: str, output: str
+    ) -> BackendHeightScanner:
+        """Primitive (HEIGHT_SCAN): build a scanner from validated arguments."""
+        raise self._unsupported(Capability.HEIGHT_SCAN)
+
+    def _terrain_spawn_data(self) -> BackendTerrainSpawnData:
+        """Primitive (TERRAIN): materialize terrain metadata for ``scene.terrain``."""
+        raise self._unsupported(Capability.TERRAIN)
+
+    def _bind_mocap_pose(self, body_id: int) -> BackendMocapPoseBinding:
+        """Primitive (MOCAP): binding for the mocap body ``body_id``."""
+        raise self._unsupported(Capability.MOCAP)
+
+    def _get_physics_state(self) -> np.ndarray:
+        """Primitive (PHYSICS_SNAPSHOT): ``(num_envs, physics_state_size)`` snapshot rows."""
+        raise self._unsupported(Capability.PHYSICS_SNAPSHOT)
+
+    def _set_physics_state(self, state: np.ndarray) -> None:
+        """Primitive (PHYSICS_SNAPSHOT): restore validated float64 rows, refresh derived data."""
+        raise self._unsupported(Capability.PHYSICS_SNAPSHOT)
+
+    def _init_renderer(self, spacing: float, offset_mode: str, headless: bool, capture: bool,
+                       width: int, height: int, camera: CameraCfg) -> None:
+        """Primitive (RENDER/VIDEO_CAPTURE): create the renderer."""
+        raise self._unsupported(Capability.RENDER)
+
+    def _render(self) -> None:
+        """Primitive (RENDER): draw one frame interactively."""
+        raise self._unsupported(Capability.RENDER)
+
+    def _capture_frame(self) -> np.ndarray:
+        """Primitive (VIDEO_CAPTURE): ``(height, width, 3)`` uint8 RGB frame."""
+        raise self._unsupported(Capability.VIDEO_CAPTURE)
+
+    def _write_model_field(self, term: str, env_ids: np.ndarray, target_ids: np.ndarray | None,
+                           values: np.ndarray) -> None:
+        """Primitive (randomization): write absolute per-env values of a model term."""
+        raise self._unsupported(Capability.INIT_RANDOMIZATION)
+
+    def _read_model_field(self, term: str) -> np.ndarray:
+        """Primitive (randomization): per-env table of a model term,
+        ``(num_envs, count, *value_shape)`` (``(num_envs, *value_shape)`` when global)."""
+        raise self._unsupported(Capability.INIT_RANDOMIZATION)
+
+    # ------------------------------------------------------------------ capabilities
+    @property
+    def capabilities(self) -> frozenset[Capability]:
+        """The optional features this backend honours."""
+        return frozenset(self.CAPABILITIES)
+
+    def _unsupported(self, cap: Capability, detail: str = "") -> UnsupportedCapabilityError:
+        return UnsupportedCapabilityError(self._label, cap, detail)
+
+    def _require(self, cap: Capability) -> None:
+        if cap not in self.capabilities:
+            raise self._unsupported(cap)
+
+    def get_dr_capabilities(self) -> DomainRandomizationCapabilities:
+        """Randomization terms honoured per phase (empty where the phase is undeclared)."""
+        caps = self.capabilities
+        return DomainRandomizationCapabilities(
+            init_terms=self.INIT_TERMS if Capability.INIT_RANDOMIZATION in caps else (),
+            interval_terms=self.INTERVAL_TERMS if Capability.INTERVAL_RANDOMIZATION in caps else (),
+            reset_terms=self.RESET_TERMS if Capability.RESET_RANDOMIZATION in caps else (),
+        )
+
+    def get_play_capabilities(self) -> BackendPlayCapabilities:
+        """Rendering and playback offered by this backend."""
+        caps = self.capabilities
+        return BackendPlayCapabilities(
+            supports_render=Capability.RENDER in caps,
+            supports_video_capture=Capability.VIDEO_CAPTURE in caps,
+            supports_playback=Capability.PLAYBACK in caps,
+        )
+
+    # ------------------------------------------------------------------ model metadata
+    @property
+    def model_info(self) -> ModelInfo:
+        """Engine-neutral model tables (built once)."""
+        if self._info is None:
+            self._info = self._load_model_info()
+            self._index_model(self._info)
+        return self._info
+
+    def _index_model(self, info: ModelInfo) -> None:
+        def index(names: Sequence[str]) -> dict[str, int]:
+            return {n: i for i, n in enumerate(names) if n}
+
+        self._body_index = index(info.body_names)
+        self._joint_index = index(info.joint_names)
+        self._actuator_index = index(info.actuator_names)
+        self._sensor_index = index(info.sensor_names)
+        self._site_index = index(info.site_names)
+        self._geom_index = index(info.geom_names)
+        self._sensor_dims = info.sensor_dims
+        # base link and floating root
+        if self.options.base_name is not None:
+            self._base_id = self._lookup(self._body_index, self.options.base_name, "body", "base_name")
+        else:
+            roots = [int(info.joint_body[j]) for j, t in enumerate(info.joint_types)
+                     if t == "free" and info.body_parent[info.joint_body[j]] == 0]
+            self._base_id = roots[0] if roots else (1 if len(info.body_names) > 1 else 0)
+        self._root_joint = next(
+            (j for j, t in enumerate(info.joint_types) if t == "free" and info.joint_body[j] == self._base_id), None
+        )
+        if self._root_joint is not None:
+            qa, va = int(info.joint_qposadr[self._root_joint]), int(info.joint_dofadr[self._root_joint])
+            self._root_q, self._root_v = qa, va
+            self._dof_qpos_cols = np.array([c for c in range(info.nq) if not qa <= c < qa + 7], np.int64)
+            self._dof_qvel_cols = np.array([c for c in range(info.nv) if not va <= c < va + 6], np.int64)
+        else:
+            self._root_q = self._root_v = None
+            self._dof_qpos_cols = np.arange(info.nq, dtype=np.int64)
+            self._dof_qvel_cols = np.arange(info.nv, dtype=np.int64)
+        self._dof_qpos_sel = _as_slice(self._dof_qpos_cols)
+        self._dof_qvel_sel = _as_slice(self._dof_qvel_cols)
+        self._single_dof_joints = [j for j, t in enumerate(info.joint_types) if t in ("hinge", "slide")]
+        self._quat_cols = [(int(info.joint_qposadr[j]) + (3 if t == "free" else 0))
+                           for j, t in enumerate(info.joint_types) if t in ("free", "ball")]
+
+    def __getattr__(self, name: str) -> Any:
+        # The name tables and root layout are built from ``model_info`` on first use.
+        if name in _INDEX_ATTRS and self.__dict__.get("_info") is None and "_num_envs" in self.__dict__:
+            self.model_info  # noqa: B018
+            return self.__dict__[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _lookup(self, table: Mapping[str, int], name: str, what: str, arg: str = "names") -> int:
+        if not isinstance(name, str):
+            raise InvalidTypeError(f"{arg}: expected a {what} name (str), got {type(name).__name__} {name!r}")
+        try:
+            return table[name]
+        except KeyError:
+            known = sorted(table)
+            shown = ", ".join(known[:12]) + (", …" if len(known) > 12 else "")
+            raise UnknownNameError(f"{arg}: unknown {what} {name!r}; known {what}s: {shown}") from None
+
+    def _lookup_many(self, table: Mapping[str, int], names: Sequence[str], what: str) -> np.ndarray:
+        names = check_names("names", names)
+        return np.array([self._lookup(table, n, what) for n in names], dtype=np.int32)
+
+    @property
+    def model(self) -> Any:
+        """Underlying physics model (engine-native where the backend exposes one)."""
+        return self.model_info
+
+    @property
+    def num_envs(self) -> int:
+        return self._num_envs
+
+    @property
+    def nq(self) -> int:
+        return self.model_info.nq
+
+    @property
+    def nv(self) -> int:
+        return self.model_info.nv
+
+    @property
+    def num_actuators(self) -> int:
+        return len(self.model_info.actuator_names)
+
+    @property
+    def num_dof(self) -> int:
+        """Joint position columns excluding the floating root."""
+        return len(self._dof_qpos_cols)
+
+    @property
+    def num_dof_vel(self) -> int:
+        """Joint velocity DoFs excluding the floating root."""
+        return len(self._dof_qvel_cols)
+
+    @property
+    def num_bodies(self) -> int:
+        return len(self.model_info.body_names)
+
+    @property
+    def base_body_id(self) -> int:
+        return self._base_id
+
+    # name resolution ----------------------------------------------------------------
+    def get_body_ids(self, names: Sequence[str]) -> np.ndarray:
+        """``int32 (len(names),)`` body ids. Unknown names raise ``UnknownNameError``."""
+        return self._lookup_many(self._body_index, names, "body")
+
+    def get_motion_body_ids(self, names: Sequence[str]) -> np.ndarray:
+        """Body ids used by motion datasets (same ids as ``get_body_ids``)."""
+        return self.get_body_ids(names)
+
+    def get_site_ids(self, names: Sequence[str]) -> np.ndarray:
+        return self._lookup_many(self._site_index, names, "site")
+
+    def get_geom_id(self, name: str) -> int:
+        return self._lookup(self._geom_index, name, "geom", "name")
+
+    def _single_dof_joint(self, name: str) -> int:
+        j = self._lookup(self._joint_index, name, "joint")
+        jtype = self.model_info.joint_types[j]
+        if jtype not in ("hinge", "slide"):
+            raise InvalidInputError(f"names: joint {name!r} is a {jtype} joint; only hinge/slide joints have a DoF index")
+        return j
+
+    def get_joint_state_qpos_indices(self, names: Sequence[str]) -> np.ndarray:
+        """Full-``qpos`` columns (as accepted by ``set_state``) of single-DoF joints."""
+        info = self.model_info
+        return np.array([info.joint_qposadr[self._single_dof_joint(n)] for n in check_names("names", names)],
+                        dtype=np.int32)
+
+    def get_joint_state_qvel_indices(self, names: Sequence[str]) -> np.ndarray:
+        """Full-``qvel`` columns of single-DoF joints."""
+        info = self.model_info
+        return np.array([info.joint_dofadr[self._single_dof_joint(n)] for n in check_names("names", names)],
+                        dtype=np.int32)
+
+    def get_joint_dof_pos_indices(self, names: Sequence[str]) -> np.ndarray:
+        """Columns of ``get_dof_pos`` (qpos without the root) of single-DoF joints."""
+        full = self.get_joint_state_qpos_indices(names)
+        return np.searchsorted(self._dof_qpos_cols, full).astype(np.int32)
+
+    def get_joint_dof_vel_indices(self, names: Sequence[str]) -> np.ndarray:
+        """Columns of ``get_dof_vel`` (qvel without the root) of single-DoF joints."""
+        full = self.get_joint_state_qvel_indices(names)
+        return np.searchsorted(self._dof_qvel_cols, full).astype(np.int32)
+
+    def get_joint_dof_indices(self, names: Sequence[str]) -> np.ndarray:
+        """Alias of ``get_joint_dof_vel_indices`` (velocity-space DoF indices)."""
+        return self.get_joint_dof_vel_indices(names)
+
+    def get_actuator_names(self) -> tuple[str, ...]:
+        return self.model_info.actuator_names
+
+    def get_actuator_joint_names(self) -> tuple[str, ...]:
+        """Each actuator's target hinge/slide joint, in control order; fails closed otherwise."""
+        info = self.model_info
+        out = []
+        for a, j in enumerate(info.actuator_joint):
+            if j < 0 or info.joint_types[j] not in ("hinge", "slide"):
+                raise InvalidInputError(
+                    f"actuator {info.actuator_names[a]!r} does not target exactly one hinge/slide joint"
+                )
+            out.append(info.joint_names[j])
+        return tuple(out)
+
+    # model tables ---------------------------------------------------------------------
+    def _table(self, arr: np.ndarray) -> np.ndarray:
+        return np.array(arr, dtype=self.np_dtype, copy=True)
+
+    def get_actuator_ctrl_range(self) -> np.ndarray:
+        """``(num_actuators, 2)`` ``[low, high]`` (±inf when unlimited)."""
+        return self._table(self.model_info.actuator_ctrl_range)
+
+    def get_joint_range(self) -> np.ndarray:
+        """``(num single-DoF joints, 2)`` ``[low, high]`` in DoF order (±inf when unlimited)."""
+        return self._table(self.model_info.joint_range[self._single_dof_joints].reshape(-1, 2))
+
+    def get_actuator_gains(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(kp, kd)``, each ``(num_actuators,)``."""
+        return self._table(self.model_info.actuator_kp), self._table(self.model_info.actuator_kd)
+
+    def get_body_mass(self) -> np.ndarray:
+        """``(num_bodies,)`` nominal masses, kg."""
+        return self._table(self.model_info.body_mass)
+
+    def get_body_ipos(self) -> np.ndarray:
+        """``(num_bodies, 3)`` nominal COM positions in body frames, m."""
+        return self._table(self.model_info.body_ipos)
+
+    def get_body_subtree_ids(self, root_body_id: int) -> np.ndarray:
+        """``int32`` ids of ``root_body_id`` and all its descendants, ascending."""
+        parent = self.model_info.body_parent
+        root = check_int("root_body_id", root_body_id, 0, len(parent) - 1)
+        inside = np.zeros(len(parent), dtype=bool)
+        inside[root] = True
+        for b in range(root + 1, len(parent)):  # MuJoCo orders bodies depth-first
+            inside[b] = inside[parent[b]] and b != parent[b]
+        return np.flatnonzero(inside).astype(np.int32)
+
+    def get_geom_names(self) -> tuple[str, ...]:
+        return self.model_info.geom_names
+
+    def get_geom_size(self, name: str) -> np.ndarray:
+        return self._table(self.model_info.geom_size[self.get_geom_id(name)])
+
+    def get_geom_body_ids(self) -> np.ndarray:
+        return self.model_info.geom_body.astype(np.int32)
+
+    def get_geom_contact_masks(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(contype, conaffinity)`` bitmasks, each ``(num_geoms,)`` int32."""
+        info = self.model_info
+        return info.geom_contype.astype(np.int32), info.geom_conaffinity.astype(np.int32)
+
+    def get_geom_friction(self) -> np.ndarray:
+        """``(num_geoms, 3)`` sliding, torsional, rolling friction."""
+        return self._table(self.model_info.geom_friction)
+
+    def get_geom_solref(self) -> np.ndarray:
+        return self._table(self.model_info.geom_solref)
+
+    def get_geom_solimp(self) -> np.ndarray:
+        return self._table(self.model_info.geom_solimp)
+
+    def get_gravity(self) -> np.ndarray:
+        """``(3,)`` world gravity, m/s²."""
+        return self._table(self.model_info.gravity)
+
+    def get_keyframe_qpos(self, name: str) -> np.ndarray:
+        """``(nq,)`` qpos of a named keyframe, including the floating root."""
+        keys = self.model_info.keyframes
+        if not isinstance(name, str) or name not in keys:
+            raise UnknownNameError(f"name: unknown keyframe {name!r}; known keyframes: {sorted(keys)}")
+        return self._table(keys[name])
+
+    def get_default_qpos(self) -> np.ndarray:
+        """``(nq,)`` the scene's default keyframe, or the model's ``qpos0``."""
+        if self.scene.default_keyframe is not None:
+            return self.get_keyframe_qpos(self.scene.default_keyframe)
+        return self._table(self.model_info.qpos0)
+
+    def get_default_dof_pos(self) -> np.ndarray:
+        """``(num_dof,)`` default joint positions in ``get_dof_pos`` column order."""
+        return np.ascontiguousarray(self.get_default_qpos()[self._dof_qpos_cols])
+
+    def get_init_qvel(self) -> np.ndarray:
+        """``(nv,)`` zeros."""
+        return np.zeros(self.nv, dtype=self.np_dtype)
+
+    def get_root_state_layout(self, root_body_name: str) -> BackendRootStateLayout:
+        """qpos/qvel columns of the free joint owned by ``root_body_name``; fails closed otherwise."""
+        info = self.model_info
+        b = self._lookup(self._body_index, root_body_name, "body", "root_body_name")
+        joints = [j for j, t in enumerate(info.joint_types) if t == "free" and info.joint_body[j] == b]
+        if not joints:
+            raise InvalidInputError(f"root_body_name: body {root_body_name!r} has no free joint (fixed base)")
+        j = joints[0]
+        return BackendRootStateLayout(body_name=root_body_name, body_id=b, joint_name=info.joint_names[j],
+                                      qpos_start=int(info.joint_qposadr[j]), qvel_start=int(info.joint_dofadr[j]))
+
+    def get_scene_visual_model_file(self) -> str | None:
+        return self.scene.visual_model_file
+
+    def get_terrain_spawn_data(self) -> BackendTerrainSpawnData | None:
+        """Terrain metadata for ``scene.terrain``; ``None`` when the scene has no terrain
+        or the backend has no terrain support."""
+        if self.scene.terrain is None or Capability.TERRAIN not in self.capabilities:
+            return None
+        return self._terrain_spawn_data()
+
+    def get_playback_model(self, env_index: int | None = None) -> Any:
+        """The model used for playback (the shared model; per-env variants share topology)."""
+        if env_index is not None:
+            check_int("env_index", env_index, 0, self.num_envs - 1)
+        return self.model
+
+    def cleanup_scene_assets(self) -> None:
+        """Release cold-path scene artifacts (none by default)."""
+
+    # ------------------------------------------------------------------ stepping and state
+    def set_pre_step_control(self, fn: Callable[[SimBackend, np.ndarray], np.ndarray] | None) -> None:
+        """Register ``fn(backend, ctrl) -> ctrl`` called before every substep (``None`` clears)."""
+        self._require(Capability.PRE_STEP_CONTROL)
+        if fn is not None and not callable(fn):
+            raise InvalidTypeError(f"fn: expected a callable or None, got {type(fn).__name__}")
+        self._pre_step = fn
+
+    def step(self, ctrl: np.ndarray, nsteps: int = 1) -> dict | None:
+        """Hold ``ctrl (num_envs, num_actuators)`` over ``nsteps`` substeps of ``sim_dt``.
+
+        Staged body forces act over all substeps and are cleared afterwards.
+        """
+        self._check_open()
+        ctrl = self._check_ctrl("ctrl", ctrl)
+        if type(nsteps) is not int or nsteps < 1:
+            nsteps = check_int("nsteps", nsteps, 1)
+        try:
+            if self._pre_step is None:
+                self._step(ctrl, nsteps)
+            else:
+                for _ in range(nsteps):
+                    self._step(self._check_ctrl("pre-step control output", self._pre_step(self, ctrl)), 1)
+        finally:
+            if Capability.BODY_FORCE in self.capabilities:
+                self._clear_body_forces()
+        return None
+
+    def _check_ctrl(self, name: str, ctrl: object) -> np.ndarray:
+        shape = (self._num_envs, self.num_actuators)
+        if (type(ctrl) is np.ndarray and ctrl.shape == shape and ctrl.dtype.kind == "f"
+                and ctrl.flags.c_contiguous):
+            if not np.isfinite(ctrl).all():
+                check_float_array(name, ctrl, shape)  # raises with the offending index
+            return ctrl
+        return check_float_array(name, ctrl, shape)
+
+    def set_state(self, env_indices: np.ndarray, qpos: np.ndarray, qvel: np.ndarray,
+                  randomization: ResetRandomizationPayload | None = None) -> dict | None:
+        """Write ``qpos (k, nq)`` and ``qvel (k, nv)`` into the ``k`` envs ``env_indices``.
+
+        Other envs stay bit-identical; getters reflect the new state at once.
+        Free-root quaternions are normalized (a zero quaternion is rejected).
+        ``randomization`` applies reset terms to these envs.
+        """
+        self._check_open()
+        env_ids = check_env_ids("env_indices", env_indices, self._num_envs)
+        qpos = check_float_array("qpos", qpos, (len(env_ids), self.nq))
+        qvel = check_float_array("qvel", qvel, (len(env_ids), self.nv))
+        for c in self._quat_cols:
+            norms = np.linalg.norm(qpos[:, c:c + 4], axis=1)
+            if np.any(norms < 1e-12):
+                raise InvalidInputError(f"qpos: quaternion columns {c}:{c + 4} have zero norm")
+            qpos[:, c:c + 4] /= norms[:, None]
+        resolved = []
+        if randomization is not None:
+            self._require(Capability.RESET_RANDOMIZATION)
+            if not isinstance(randomization, ResetRandomizationPayload):
+                raise InvalidTypeError(
+                    f"randomization: expected ResetRandomizationPayload, got {type(randomization).__name__}"
+                )
+            resolved = self._resolve_ops(randomization, self.RESET_TERMS, "reset", subset=env_ids)
+            for spec, ids, _, values in resolved:
+                if spec.kind == "state":
+                    rows = np.searchsorted(env_ids, ids) if np.all(np.diff(env_ids) > 0) else \
+                        np.array([int(np.flatnonzero(env_ids == i)[0]) for i in ids])
+                    self._add_root_velocity(qpos[rows], qvel, rows, spec, values)
+        self._set_state(env_ids, qpos, qvel)
+        self._apply_resolved(resolved, skip_kinds=("state",))
+        return None
+
+    def _add_root_velocity(self, qpos_rows, qvel, rows, spec, values) -> None:
+        if self._root_v is None:
+            raise UnsupportedCapabilityError(self._label, "root velocity randomization", "model has no floating root")
+        v = self._root_v
+        if spec is TERM_SPECS["root_lin_vel_delta"]:
+            qvel[rows, v:v + 3] += values
+        else:
+            qvel[rows, v + 3:v + 6] += values
+
+    def get_state(self, fields: Sequence[str] | None = None) -> dict[str, np.ndarray]:
+        """Detached ``{"qpos": (num_envs, nq), "qvel": (num_envs, nv)}`` (or the requested fields)."""
+        getters = {"qpos": self.get_qpos, "qvel": self.get_qvel}
+        fields = tuple(getters) if fields is None else check_names("fields", fields)
+        for f in fields:
+            if f not in getters:
+                raise UnknownNameError(f"fields: unknown state field {f!r}; known: {sorted(getters)}")
+        return {f: getters[f]() for f in fields}
+
+    # ------------------------------------------------------------------ state getters
+    def get_base_pos(self) -> np.ndarray:
+        """``(num_envs, 3)`` base position, world frame, m."""
+        if self._root_q is not None:
+            q = self._root_q
+            return np.ascontiguousarray(self.get_qpos()[:, q:q + 3])
+        return self._body_pos_w(np.array([self._base_id]))[:, 0]
+
+    def get_base_quat(self) -> np.ndarray:
+        """``(num_envs, 4)`` base orientation, world frame, wxyz."""
+        if self._root_q is not None:
+            q = self._root_q
+            return np.ascontiguousarray(self.get_qpos()[:, q + 3:q + 7])
+        return self._body_quat_w(np.array([self._base_id]))[:, 0]
+
+    def get_base_lin_vel(self) -> np.ndarray:
+        """``(num_envs, 3)`` world linear velocity of the base origin, m/s."""
+        if self._root_v is not None:
+            v = self._root_v
+            return np.ascontiguousarray(self.get_qvel()[:, v:v + 3])
+        return self._body_lin_vel_w(np.array([self._base_id]))[:, 0]
+
+    def get_base_ang_vel(self) -> np.ndarray:
+        """``(num_envs, 3)`` base angular velocity in the world frame, rad/s."""
+        if self._root_v is not None:
+            v = self._root_v
+            w_body = self.get_qvel()[:, v + 3:v + 6]
+            return Q.quat_apply(self.get_base_quat(), w_body).astype(self.np_dtype, copy=False)
+        return self._body_ang_vel_w(np.array([self._base_id]))[:, 0]
+
+    def get_dof_pos(self) -> np.ndarray:
+        """``(num_envs, num_dof)`` joint positions without the floating root."""
+        return np.ascontiguousarray(self.get_qpos()[:, self._dof_qpos_sel])
+
+    def get_dof_vel(self) -> np.ndarray:
+        """``(num_envs, num_dof_vel)`` joint velocities without the floating root."""
+        return np.ascontiguousarray(self.get_qvel()[:, self._dof_qvel_sel])
+
+    def _ids(self, body_ids: object) -> np.ndarray:
+        if (type(body_ids) is np.ndarray and body_ids.ndim == 1 and body_ids.dtype.kind in "iu"
+                and body_ids.size and body_ids.min() >= 0 and body_ids.max() < self.num_bodies):
+            return body_ids
+        return check_index_array("body_ids", body_ids, self.num_bodies, what="body")
+
+    def get_body_pos_w(self, body_ids: np.ndarray) -> np.ndarray:
+        """``(num_envs, len(body_ids), 3)`` world positions, m."""
+        return self._body_pos_w(self._ids(body_ids))
+
+    def get_body_quat_w(self, body_ids: np.ndarray) -> np.ndarray:
+        """``(num_envs, len(body_ids), 4)`` world orientations, wxyz."""
+        return self._body_quat_w(self._ids(body_ids))
+
+    def get_body_lin_vel_w(self, body_ids: np.ndarray) -> np.ndarray:
+        """``(num_envs, len(body_ids), 3)`` world linear velocities of body origins, m/s."""
+        return self._body_lin_vel_w(self._ids(body_ids))
+
+    def get_body_ang_vel_w(self, body_ids: np.ndarray) -> np.ndarray:
+        """``(num_envs, len(body_ids), 3)`` world angular velocities, rad/s."""
+        return self._body_ang_vel_w(self._ids(body_ids))
+
+    def get_body_pose_w(self, body_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        ids = self._ids(body_ids)
+        return self._body_pos_w(ids), self._body_quat_w(ids)
+
+    def get_body_vel_w(self, body_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        ids = self._ids(body_ids)
+        return self._body_lin_vel_w(ids), self._body_ang_vel_w(ids)
+
+    def get_body_state_w(self, body_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(pos, quat, lin_vel, ang_vel)`` in the world frame."""
+        ids = self._ids(body_ids)
+        return self._body_pos_w(ids), self._body_quat_w(ids), self._body_lin_vel_w(ids), self._body_ang_vel_w(ids)
+
+    def copy_body_state_w(self, body_ids: np.ndarray, out_pos: np.ndarray, out_quat: np.ndarray,
+                          out_lin_vel: np.ndarray, out_ang_vel: np.ndarray):
+        """Copy world-frame body state into caller-owned ``np_dtype`` buffers and return them."""
+        ids = self._ids(body_ids)
+        outs = (("out_pos", out_pos, 3), ("out_quat", out_quat, 4),
+                ("out_lin_vel", out_lin_vel, 3), ("out_ang_vel", out_ang_vel, 3))
+        for name, buf, width in outs:
+            shape = (self._num_envs, len(ids), width)
+            if not isinstance(buf, np.ndarray) or buf.shape != shape or buf.dtype != self.np_dtype:
+                got = f"{buf.dtype} {buf.shape}" if isinstance(buf, np.ndarray) else type(buf).__name__
+                raise InvalidInputError(f"{name}: expected a {np.dtype(self.np_dtype)} array of shape {shape}, got {got}")
+            if not buf.flags.writeable:
+                raise InvalidInputError(f"{name}: buffer is read-only")
+        np.copyto(out_pos, self._body_pos_w(ids))
+        np.copyto(out_quat, self._body_quat_w(ids))
+        np.copyto(out_lin_vel, self._body_lin_vel_w(ids))
+        np.copyto(out_ang_vel, self._body_ang_vel_w(ids))
+        return out_pos, out_quat, out_lin_vel, out_ang_vel
+
+    def _rows(self, env_ids: object) -> np.ndarray:
+        return check_index_array("env_ids", env_ids, self._num_envs, what="env")
+
+    def get_body_pose_w_rows(self, env_ids: np.ndarray, body_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(pos (k, B, 3), quat (k, B, 4))`` for the env rows ``env_ids``."""
+        rows, ids = self._rows(env_ids), self._ids(body_ids)
+        return self._body_pos_w(ids)[rows], self._body_quat_w(ids)[rows]
+
+    def get_body_lin_vel_w_rows(self, env_ids: np.ndarray, body_ids: np.ndarray) -> np.ndarray:
+        rows, ids = self._rows(env_ids), self._ids(body_ids)
+        return self._body_lin_vel_w(ids)[rows]
+
+    def get_body_ang_vel_w_rows(self, env_ids: np.ndarray, body_ids: np.ndarray) -> np.ndarray:
+        rows, ids = self._rows(env_ids), self._ids(body_ids)
+        return self._body_ang_vel_w(ids)[rows]
+
+    def _base_pose(self) -> tuple[np.ndarray, np.ndarray]:
+        base = np.array([self._base_id])
+        return self._body_pos_w(base), self._body_quat_w(base)
+
+    def get_body_pos_b(self, body_ids: np.ndarray) -> np.ndarray:
+        """``(num_envs, len(body_ids), 3)`` positions relative to the base link, in its frame."""
+        ids = self._ids(body_ids)
+        bpos, bquat = self._base_pose()
+        out = Q.quat_apply_inverse(bquat, self._body_pos_w(ids) - bpos)
+        return out.astype(self.np_dtype, copy=False)
+
+    def get_body_quat_b(self, body_ids: np.ndarray) -> np.ndarray:
+        """``(num_envs, len(body_ids), 4)`` orientations relative to the base link, wxyz."""
+        ids = self._ids(body_ids)
+        _, bquat = self._base_pose()
+        out = Q.quat_mul(Q.quat_conjugate(bquat), self._body_quat_w(ids))
+        return out.astype(self.np_dtype, copy=False)
+
+    def get_body_lin_vel_b(self, body_ids: np.ndarray) -> np.ndarray:
+        """``(num_envs, len(body_ids), 3)`` each body's world linear velocity in its own frame."""
+        ids = self._ids(body_ids)
+        return Q.quat_apply_inverse(self._body_quat_w(ids), self._body_lin_vel_w(ids)).astype(self.np_dtype, copy=False)
+
+    def get_body_ang_vel_b(self, body_ids: np.ndarray) -> np.ndarray:
+        """``(num_envs, len(body_ids), 3)`` each body's world angular velocity in its own frame."""
+        ids = self._ids(body_ids)
+        return Q.quat_apply_inverse(self._body_quat_w(ids), self._body_ang_vel_w(ids)).astype(self.np_dtype, copy=False)
+
+    # ------------------------------------------------------------------ sensors
+    def _sensor(self, name: str) -> int:
+        self._require(Capability.SENSORS)
+        return self._lookup(self._sensor_index, name, "sensor", "name")
+
+    def get_sensor_data(self, name: str) -> np.ndarray:
+        """``(num_envs, dim)`` values of the named sensor."""
+        return self._read_sensor(self._sensor(name))
+
+    def get_sensor_data_rows(self, name: str, env_ids: np.ndarray) -> np.ndarray:
+        """``(k, dim)`` values of the named sensor for the env rows ``env_ids``."""
+        index = self._sensor(name)
+        return self._read_sensor(index)[self._rows(env_ids)]
+
+    def get_sensor_data_batch(self, names: Sequence[str]) -> np.ndarray:
+        """``(num_envs, total)`` named sensors' flattened values concatenated in order."""
+        indices = np.array([self._sensor(n) for n in check_names("names", names)], dtype=np.int64)
+        return self._read_sensors(indices)
+
+    def bind_sensor_data(self, names: Sequence[str]) -> SensorDataView:
+        """Validate named sensors once; the returned view reads them on the hot path."""
+        names = check_names("names", names)
+        indices = np.array([self._sensor(n) for n in names], dtype=np.int64)
+        return SensorDataView(self, names, indices, self._sensor_dims[indices])
+
+    # ------------------------------------------------------------------ forces
+    def apply_body_force(self, body_ids: np.ndarray, force: np.ndarray, torque: np.ndarray | None = None) -> None:
+        """Stage world-frame ``force`` (N) and optional ``torque`` (N·m), each
+        ``(num_envs, len(body_ids), 3)``, on bodies for the next ``step``.
+
+        The wrench acts at the body frame origin over every substep of that step,
+        then is cleared. It replaces any wrench staged earlier on the same bodies.
+        """
+        self._require(Capability.BODY_FORCE)
+        ids = check_index_array("body_ids", body_ids, self.num_bodies, what="body", unique=True)
+        shape = (self._num_envs, len(ids), 3)
+        force = check_float_array("force", force, shape)
+        if torque is not None:
+            self._require(Capability.BODY_TORQUE)
+            torque = check_float_array("torque", torque, shape)
+        self._apply_body_force(ids, force, torque)
+
+    def push_robots(self, force_range: Sequence[float] | np.ndarray) -> np.ndarray:
+        """Stage a random horizontal world force on the push body (``push_body_name``,
+        default the base) of every env for the next ``step``.
+
+        ``force_range`` is ``[low, high]`` in N; x and y are drawn uniformly from it.
+        Returns the drawn forces ``(num_envs, 3)``.
+        """
+        self._require(Capability.PUSH)
+        rng = check_float_array("force_range", force_range, (2,))
+        if rng[0] > rng[1]:
+            raise InvalidInputError(f"force_range: expected [low, high] with low <= high, got {rng.tolist()}")
+        name = self.options.push_body_name
+        body = self._base_id if name is None else self._lookup(self._body_index, name, "body", "push_body_name")
+        force = np.zeros((self._num_envs, 1, 3))
+        force[:, 0, :2] = self._rng.uniform(rng[0], rng[1], size=(self._num_envs, 2))
+        self._apply_body_force(np.array([body]), force, None)
+        return force[:, 0].astype(self.np_dtype)
+
+    # ------------------------------------------------------------------ kinematics
+    def get_site_jacobian_w(self, site_id: int, dof_indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(jacp, jacr)`` world-frame Jacobians ``(num_envs, 3, len(dof_indices))`` of a site
+        w.r.t. the full-``qvel`` columns ``dof_indices``."""
+        self._require(Capability.SITE_JACOBIAN)
+        site = check_int("site_id", site_id, 0, len(self.model_info.site_names) - 1)
+        dofs = check_index_array("dof_indices", dof_indices, self.nv, what="dof")
+        return self._site_jacobian(site, dofs)
+
+    # ------------------------------------------------------------------ terrain and mocap
+    def create_hfield_scanner(self, *, hfield_geom_id: int, offsets: np.ndarray, frame_body_id: int,
+                              alignment: str = "yaw", output: str = "height") -> BackendHeightScanner:
+        """Build a reusable height scanner on the cold path (see ``BackendHeightScanner``).
+
+        ``offsets``: ``(P, 2)`` or ``(P, 3)`` points in the frame body's frame, m (z ignored).
+        """
+        self._require(Capability.HEIGHT_SCAN)
+        info = self.model_info
+        geom = check_int("hfield_geom_id", hfield_geom_id, 0, len(info.geom_names) - 1)
+        if info.geom_types[geom] != "hfield":
+            raise InvalidInputError(f"hfield_geom_id: geom {geom} is a {info.geom_types[geom]}, expected an hfield")
+        offsets = np.asarray(offsets)
+        width = offsets.shape[1] if offsets.ndim == 2 and offsets.shape[1] in (2, 3) else 2
+        offsets = check_float_array("offsets", offsets, (None, width))[:, :2].copy()
+        body = check_int("frame_body_id", frame_body_id, 0, self.num_bodies - 1)
+        if alignment not in ("yaw", "full", "world"):
+            raise InvalidInputError(f"alignment: expected 'yaw', 'full' or 'world', got {alignment!r}")
+        if output not in ("height", "distance"):
+            raise InvalidInputError(f"output: expected 'height' or 'distance', got {output!r}")
+        return self._create_hfield_scanner(geom, offsets, body, alignment, output)
+
+    def bind_mocap_pose(self, body_name: str) -> BackendMocapPoseBinding:
+        """Resolve a mocap body once; the binding reads and writes its pose."""
+        self._require(Capability.MOCAP)
+        b = self._lookup(self._body_index, body_name, "body", "body_name")
+        if body_name not in self.model_info.mocap_body_names:
+            raise InvalidInputError(f"body_name: body {body_name!r} is not a mocap body; "
+                                    f"mocap bodies: {list(self.model_info.mocap_body_names)}")
+        return self._bind_mocap_pose(b)
+
+    # ------------------------------------------------------------------ snapshots
+    @property
+    def physics_state_size(self) -> int:
+        """Width of a snapshot row: ``1 + nq + nv + 7 * nmocap``."""
+        return 1 + self.nq + self.nv + 7 * len(self.model_info.mocap_body_names)
+
+    def get_physics_state(self) -> np.ndarray:
+        """``(num_envs, physics_state_size)`` rows ``[time, qpos, qvel, mocap_pos, mocap_quat]``."""
+        self._require(Capability.PHYSICS_SNAPSHOT)
+        return self._get_physics_state()
+
+    def set_physics_state(self, state: np.ndarray) -> None:
+        """Restore rows from ``get_physics_state``; getters reflect them at once."""
+        self._require(Capability.PHYSICS_SNAPSHOT)
+        self._check_open()
+        state = check_float_array("state", state, (self._num_envs, self.physics_state_size))
+        self._set_physics_state(state)
+
+    # ------------------------------------------------------------------ randomization
+    def _counts(self) -> dict[str, int]:
+        info = self.model_info
+        return {"body": len(info.body_names), "geom": len(info.geom_names), "dof": info.nv,
+                "actuator": len(info.actuator_names)}
+
+    def _resolve_ops(self, plan, allowed, phase, subset: np.ndarray | None = None) -> list:
+        resolved = []
+        for op in plan.iter_ops():
+            spec, ids, targets, values = resolve_op(op, num_envs=self._num_envs, counts=self._counts(),
+                                                    allowed=frozenset(allowed), phase=phase)
+            if subset is not None:
+                if op.env_ids is None:
+                    ids = subset
+                    values = check_float_array(f"{op.term}.values", op.values,
+                                               (len(subset),) + values.shape[1:])
+                elif not np.isin(ids, subset).all():
+                    raise InvalidInputError(f"{op.term}.env_ids: must be among the envs being reset")
+            if spec.kind == "model":
+                nominal = self._nominal(op.term, targets)
+                values = resolved_model_values(spec, op.term, nominal, op.operation, values)
+            resolved.append((spec, ids, targets, values))
+        return resolved
+
+    def _nominal(self, term: str, targets: np.ndarray | None) -> np.ndarray:
+        info = self.model_info
+        table = {
+            "body_mass": info.body_mass, "body_inertia": info.body_inertia, "body_com_offset": info.body_ipos,
+            "geom_friction": info.geom_friction, "geom_size": info.geom_size, "geom_solref": info.geom_solref,
+            "geom_solimp": info.geom_solimp, "dof_damping": info.dof_damping, "dof_armature": info.dof_armature,
+            "dof_frictionloss": info.dof_frictionloss, "actuator_kp": info.actuator_kp,
+            "actuator_kd": info.actuator_kd, "gravity": info.gravity,
+        }[term]
+        return table if targets is None else table[targets]
+
+    def _apply_resolved(self, resolved: list, skip_kinds: tuple[str, ...] = ()) -> None:
+        forces: dict[int, list[np.ndarray | None]] = {}
+        for spec, ids, targets, values in resolved:
+            if spec.kind in skip_kinds:
+                continue
+            if spec.kind == "model":
+                term = next(t for t, s in TERM_SPECS.items() if s is spec)
+                self._write_model_field(term, ids, targets, values)
+            elif spec.kind == "force":
+                slot = 0 if spec is TERM_SPECS["body_force"] else 1
+                for col, b in enumerate(targets):
+                    pair = forces.setdefault(int(b), [None, None])
+                    if pair[slot] is None:
+                        pair[slot] = np.zeros((self._num_envs, 3))
+                    pair[slot][ids] = values[:, col]
+            else:
+                self._add_state_delta(spec, ids, values)
+        if forces:
+            bodies = np.array(sorted(forces))
+            f = np.stack([forces[b][0] if forces[b][0] is not None else np.zeros((self._num_envs, 3))
+                          for b in bodies], axis=1)
+            has_t = any(forces[b][1] is not None for b in bodies)
+            t = np.stack([forces[b][1] if forces[b][1] is not None else np.zeros((self._num_envs, 3))
+                          for b in bodies], axis=1) if has_t else None
+            self.apply_body_force(bodies, f, t)
+
+    def _add_state_delta(self, spec, ids, values) -> None:
+        qpos, qvel = self.get_qpos()[ids].astype(np.float64), self.get_qvel()[ids].astype(np.float64)
+        self._add_root_velocity(qpos, qvel, np.arange(len(ids)), spec, values)
+        self._set_state(ids, qpos, qvel)
+
+    def apply_init_randomization(self, plan: InitRandomizationPlan) -> None:
+        """Apply cold-path model randomization; every op is validated before any is written."""
+        self._require(Capability.INIT_RANDOMIZATION)
+        if not isinstance(plan, InitRandomizationPlan):
+            raise InvalidTypeError(f"plan: expected InitRandomizationPlan, got {type(plan).__name__}")
+        self._apply_resolved(self._resolve_ops(plan, self.INIT_TERMS, "init"))
+
+    def apply_interval_randomization(self, plan: IntervalRandomizationPlan) -> None:
+        """Apply a scheduled plan: velocity deltas now, wrenches for the next step, model terms."""
+        self._require(Capability.INTERVAL_RANDOMIZATION)
+        if not isinstance(plan, IntervalRandomizationPlan):
+            raise InvalidTypeError(f"plan: expected IntervalRandomizationPlan, got {type(plan).__name__}")
+        self._apply_resolved(self._resolve_ops(plan, self.INTERVAL_TERMS, "interval"))
+
+    def get_model_field(self, term: str) -> np.ndarray:
+        """Current per-env values of a randomizable model term,
+        ``(num_envs, count, *value_shape)`` (``(num_envs, *value_shape)`` for global terms)."""
+        if term not in MODEL_TERMS:
+            raise UnknownNameError(f"term: unknown model term {term!r}; known: {sorted(MODEL_TERMS)}")
+        caps = self.capabilities
+        if Capability.INIT_RANDOMIZATION not in caps and Capability.RESET_RANDOMIZATION not in caps:
+            raise self._unsupported(Capability.INIT_RANDOMIZATION)
+        return self._read_model_field(term)
+
+    # ------------------------------------------------------------------ rendering and playback
+    def init_renderer(self, spacing: float = 1.0, *, offset_mode: str = "grid", headless: bool = False,
+                      capture: bool = False, width: int = 1280, height: int = 720,
+                      camera_kwargs: CameraCfg | Mapping[str, Any] | None = None) -> None:
+        """Create the renderer. ``capture=True`` enables ``capture_video_frame``."""
+        needed = Capability.VIDEO_CAPTURE if capture else Capability.RENDER
+        self._require(needed)
+        camera = CameraCfg.coerce(camera_kwargs)
+        if offset_mode not in ("grid", "none"):
+            raise InvalidInputError(f"offset_mode: expected 'grid' or 'none', got {offset_mode!r}")
+        if isinstance(spacing, bool) or not isinstance(spacing, int | float) or not np.isfinite(spacing) or spacing < 0:
+            raise InvalidInputError(f"spacing: expected a finite number >= 0 (m), got {spacing!r}")
+        width = check_int("width", width, 1, 8192)
+        height = check_int("height", height, 1, 8192)
+        self._init_renderer(float(spacing), offset_mode, bool(headless), bool(capture), width, height, camera)
+
+    def render(self) -> None:
+        """Draw one frame through the interactive renderer."""
+        self._require(Capability.RENDER)
+        self._render()
+
+    def capture_video_frame(self) -> np.ndarray:
+        """``(height, width, 3)`` uint8 RGB frame of the current state."""
+        self._require(Capability.VIDEO_CAPTURE)
+        return self._capture_frame()
+
+    def resolve_play_render_plan(self, *, play_render_mode: str | None, play_steps: int | None,
+                                 output_video: str | None) -> BackendPlayRenderPlan:
+        """``play_render_mode``: ``"video"`` (needs PLAYBACK) or ``None``/``"none"``."""
+        mode = play_render_mode or "none"
+        if mode not in ("video", "none"):
+            raise InvalidInputError(f"play_render_mode: expected 'video', 'none' or None, got {mode!r}")
+        if mode == "video":
+            self._require(Capability.PLAYBACK)
+        steps = 0 if play_steps is None else check_int("play_steps", play_steps, 0)
+        return BackendPlayRenderPlan(mode=mode, num_steps=steps,
+                                     output_video=None if output_video is None else str(output_video))
+
+    def run_playback(self, *, env: Any, initialize: Callable[[], Any], step: Callable[[], Any],
+                     num_steps: int | None, output_video: str | None = None, render_spacing: float | None = None,
+                     render_offset_mode: str | None = None, headless: bool | None = None,
+                     record_video: bool | None = None, frame_state_getter: Callable[[], Any] | None = None,
+                     camera_kwargs: CameraCfg | Mapping[str, Any] | None = None,
+                     debug_overlay_getter: Callable[[], Any] | None = None,
+                     on_frame: Callable[[int, np.ndarray], np.ndarray | None] | None = None) -> str | None:
+        """Offline playback: ``initialize()``, then ``num_steps`` × (``step()``, capture a frame),
+        encoding the frames to ``output_video`` (mp4, needs ``imageio[ffmpeg]``).
+
+        ``on_frame(i, frame)`` may return a replacement frame of the same shape/dtype.
+        Returns the video path (``None`` when no video was recorded).
+        """
+        self._require(Capability.PLAYBACK)
+        if debug_overlay_getter is not None:
+            raise NotImplementedError(f"backend {self._label} does not support debug overlays")
+        steps = check_int("num_steps", num_steps if num_steps is not None else 0, 1)
+        record = bool(record_video) if record_video is not None else output_video is not None
+        if record and output_video is None:
+            raise InvalidInputError("output_video: a path is required when record_video is true")
+        frames: list[np.ndarray] = []
+        self.init_renderer(render_spacing if render_spacing is not None else 1.0,
+                           offset_mode=render_offset_mode or "grid", headless=True if headless is None else headless,
+                           capture=True, camera_kwargs=camera_kwargs)
+        initialize()
+        for i in range(steps):
+            step()
+            if frame_state_getter is not None:
+                frame_state_getter()
+            if record:
+                frame = self.capture_video_frame()
+                if on_frame is not None:
+                    new = on_frame(i, frame)
+                    if new is not None:
+                        if not isinstance(new, np.ndarray) or new.shape != frame.shape or new.dtype != frame.dtype:
+                            raise InvalidInputError(f"on_frame: expected a {frame.dtype} array of shape "
+                                                    f"{frame.shape}, got {getattr(new, 'shape', type(new))}")
+                        frame = new
+                frames.append(frame)
+        if not record:
+            return None
+        write_video(str(output_video), frames, fps=max(1, round(1.0 / max(self.sim_dt, 1e-6) / 10)))
+        return str(output_video)
+
+
+def write_video(path: str, frames: Sequence[np.ndarray], fps: int) -> None:
+    """Encode ``(H, W, 3)`` uint8 frames to an mp4 (H.264) with imageio's ffmpeg plugin."""
+    try:
+        import imageio.v2 as imageio
+    except ImportError:
+        raise OptionalDependencyError(
+            "video export needs imageio with ffmpeg: pip install 'imageio[ffmpeg]'"
+        ) from None
+    with imageio.get_writer(path, fps=fps, codec="libx264", macro_block_size=1) as writer:
+        for f in frames:
+            writer.append_data(f)
+
+
+def _as_slice(cols: np.ndarray) -> slice | np.ndarray:
+    """A contiguous ascending column set as a slice (views instead of fancy-index copies)."""
+    if len(cols) == 0:
+        return slice(0, 0)
+    if np.all(np.diff(cols) == 1):
+        return slice(int(cols[0]), int(cols[-1]) + 1)
+    return cols
+

@@ -1,0 +1,80 @@
+"""The errors UniSim raises: each names what was wrong and what was expected."""
+
+from __future__ import annotations
+
+__all__ = [
+    "UniSimError",
+    "UnsupportedCapabilityError",
+    "BackendNotFoundError",
+    "BackendLoadError",
+    "DuplicateBackendError",
+    "OptionalDependencyError",
+    "InvalidInputError",
+    "InvalidTypeError",
+    "UnknownNameError",
+    "RenderClosedError",
+    "EngineError",
+    "BackendClosedError",
+]
+
+
+class UniSimError(Exception):
+    """Base class of UniSim's own errors."""
+
+
+class UnsupportedCapabilityError(UniSimError, NotImplementedError):
+    """A backend was asked for an optional feature it does not declare."""
+
+    def __init__(self, backend: str, capability: object, detail: str = "") -> None:
+        name = getattr(capability, "value", capability)
+        msg = f"backend {backend!r} does not support capability {name!r}"
+        super().__init__(f"{msg}: {detail}" if detail else msg)
+        self.backend = backend
+        self.capability = capability
+
+
+class BackendNotFoundError(UniSimError, LookupError):
+    """No installed backend answers to the requested name."""
+
+
+class BackendLoadError(UniSimError, ImportError):
+    """A backend was found but could not be loaded (import error, bad spec, incompatible)."""
+
+
+class DuplicateBackendError(BackendLoadError):
+    """Two distributions claim the same backend name."""
+
+
+class OptionalDependencyError(UniSimError, ImportError):
+    """A runtime that an optional feature or backend needs is not installed."""
+
+
+class InvalidInputError(UniSimError, ValueError):
+    """An argument has the wrong shape, value, or contains non-finite numbers."""
+
+
+class InvalidTypeError(UniSimError, TypeError):
+    """An argument has the wrong type or dtype kind."""
+
+
+class UnknownNameError(UniSimError, KeyError, ValueError):
+    """A body, joint, sensor, site, geom, actuator or keyframe name is not in the model.
+
+    Subclasses both ``KeyError`` and ``ValueError`` (the reference contract raises
+    ``ValueError`` for unknown names).
+    """
+
+    def __str__(self) -> str:  # KeyError quotes its message; keep it readable.
+        return str(self.args[0]) if self.args else ""
+
+
+class RenderClosedError(UniSimError, RuntimeError):
+    """The user closed the render window."""
+
+
+class EngineError(UniSimError, RuntimeError):
+    """The engine failed inside a call (a wrapped engine panic or error)."""
+
+
+class BackendClosedError(UniSimError, RuntimeError):
+    """A call was made on a backend after ``close()``."""

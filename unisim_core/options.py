@@ -1,0 +1,80 @@
+"""Typed, frozen per-backend options. Unknown options are errors, never ignored."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+import attrs
+import numpy as np
+
+from .errors import InvalidInputError
+
+__all__ = ["BackendOptions", "build_options", "describe_options"]
+
+_DTYPES = {np.dtype(np.float32): np.float32, np.dtype(np.float64): np.float64}
+
+
+def _to_dtype(value: Any) -> type:
+    try:
+        dt = np.dtype(value)
+    except TypeError:
+        raise InvalidInputError(f"np_dtype: expected float32 or float64, got {value!r}") from None
+    if dt not in _DTYPES:
+        raise InvalidInputError(f"np_dtype: expected float32 or float64, got {dt}")
+    return _DTYPES[dt]
+
+
+def _optional_str(inst, attribute, value):
+    if value is not None and (not isinstance(value, str) or not value):
+        raise InvalidInputError(f"{attribute.name}: expected a non-empty str or None, got {value!r}")
+
+
+def _int_seed(inst, attribute, value):
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
+        raise InvalidInputError(f"{attribute.name}: expected a non-negative int, got {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class BackendOptions:
+    """Options every backend accepts. Backends subclass this to add their own.
+
+    - ``np_dtype``: float dtype of every returned array (float32 or float64).
+    - ``base_name``: the base link; ``None`` picks the body that owns the free
+      root joint, or the first body under the world for fixed-base models.
+    - ``push_body_name``: body that ``push_robots`` pushes (default: the base).
+    - ``seed``: seed of the backend's random generator (``push_robots``).
+    """
+
+    np_dtype: type = attrs.field(default=np.float32, converter=_to_dtype)
+    base_name: str | None = attrs.field(default=None, validator=_optional_str)
+    push_body_name: str | None = attrs.field(default=None, validator=_optional_str)
+    seed: int = attrs.field(default=0, validator=_int_seed)
+
+
+def build_options(options_cls: type[BackendOptions], backend_name: str, kwargs: dict) -> BackendOptions:
+    """Construct ``options_cls(**kwargs)``; an unknown key is a ``TypeError`` listing valid ones."""
+    valid = [f.name for f in attrs.fields(options_cls)]
+    unknown = [k for k in kwargs if k not in valid]
+    if unknown:
+        hints = []
+        for key in unknown:
+            close = difflib.get_close_matches(key, valid, n=1)
+            hints.append(f"{key!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        raise TypeError(
+            f"backend {backend_name!r} got unknown option(s) {', '.join(hints)}; "
+            f"valid options: {', '.join(valid)}"
+        )
+    return options_cls(**kwargs)
+
+
+def describe_options(options_cls: type[BackendOptions]) -> list[tuple[str, str, str]]:
+    """``(name, type, default)`` rows of an options class, for ``unisim info``."""
+    rows = []
+    for f in attrs.fields(options_cls):
+        default = f.default.factory() if isinstance(f.default, attrs.Factory) else f.default
+        if isinstance(default, type):
+            default = default.__name__
+        typ = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", str(f.type))
+        rows.append((f.name, str(typ), repr(default)))
+    return rows

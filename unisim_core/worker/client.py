@@ -1,0 +1,297 @@
+"""Host side: spawn a worker, handshake, call ops under deadlines, map faults, tear down."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+import weakref
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from time import monotonic
+from typing import Any, Self
+
+from . import protocol
+from .errors import (
+    WorkerCallError,
+    WorkerCrashedError,
+    WorkerError,
+    WorkerFaultedError,
+    WorkerProtocolError,
+    WorkerStartupError,
+    WorkerTimeoutError,
+    WorkerVersionError,
+)
+from .protocol import HELLO, HELLO_MAGIC, MAX_FRAME, Channel, ChannelClosed
+from .server import FDS_ENV, INIT_OP, SHUTDOWN_OP
+from .shm import SlotSet
+
+SHUTDOWN_GRACE = 2.0  # seconds after SHUTDOWN before SIGTERM
+TERM_GRACE = 1.0  # seconds after SIGTERM before SIGKILL
+EXIT_GRACE = 1.0  # seconds to wait for the exit status once the channel closed
+TAIL_LINES, TAIL_BYTES = 64, 8192
+
+
+def describe_exit(returncode: int) -> str:
+    """'exited with code 3' or 'was killed by SIGSEGV'."""
+    if returncode < 0:
+        try:
+            return f"was killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"was killed by signal {-returncode}"
+    return f"exited with code {returncode}"
+
+
+class _StderrTail:
+    """Drains the worker's stderr on a daemon thread, keeping the last lines."""
+
+    def __init__(self, fd: int) -> None:
+        self._lines: deque[bytes] = deque(maxlen=TAIL_LINES)
+        self._lock = threading.Lock()
+        self._file = open(fd, "rb")  # noqa: SIM115 - closed by the pump thread at EOF
+        self._thread = threading.Thread(target=self._pump, name="unisim-worker-stderr", daemon=True)
+        self._thread.start()
+
+    def _pump(self) -> None:
+        with self._file as f:
+            while line := f.readline(TAIL_BYTES):
+                with self._lock:
+                    self._lines.append(line)
+
+    def text(self) -> str:
+        with self._lock:
+            data = b"".join(self._lines)
+        return data[-TAIL_BYTES:].decode(errors="replace")
+
+    def drain(self, timeout: float) -> None:
+        """Wait for EOF (all writers gone), at most `timeout` seconds."""
+        self._thread.join(timeout)
+
+
+class _Worker:
+    """The process, its channel and its stderr; `stop` is the finalizer and is idempotent."""
+
+    def __init__(
+        self, argv: Sequence[str], env: Mapping[str, str] | None, cwd: str | None, max_frame: int
+    ) -> None:
+        h2w_r, h2w_w = os.pipe()
+        w2h_r, w2h_w = os.pipe()
+        err_r, err_w = os.pipe()
+        env = dict(os.environ if env is None else env)
+        env[FDS_ENV] = f"{h2w_r},{w2h_w}"
+        try:
+            self.popen = subprocess.Popen(
+                list(argv),
+                env=env,
+                cwd=cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=err_w,
+                stderr=err_w,
+                pass_fds=(h2w_r, w2h_w),
+            )
+        except BaseException as e:
+            for fd in (h2w_w, w2h_r, err_r):
+                os.close(fd)
+            raise WorkerStartupError(f"could not start worker {list(argv)}: {e}") from e
+        finally:
+            for fd in (h2w_r, w2h_w, err_w):
+                os.close(fd)
+        os.set_blocking(h2w_w, False)
+        os.set_blocking(w2h_r, False)
+        self.chan = Channel(w2h_r, h2w_w, max_frame=max_frame)
+        self.stderr = _StderrTail(err_r)
+        self.stopped = False
+
+    def wait_exit(self, timeout: float) -> int | None:
+        try:
+            return self.popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def stop(self, graceful: bool = True) -> None:
+        """SHUTDOWN (if graceful), then SIGTERM, then SIGKILL; always reap; close the channel."""
+        if self.stopped:
+            return
+        self.stopped = True
+        p = self.popen
+        if p.poll() is None and graceful:
+            try:
+                self.chan.send({"op": SHUTDOWN_OP, "args": {}}, monotonic() + SHUTDOWN_GRACE)
+            except (OSError, EOFError, TimeoutError):
+                pass
+            self.wait_exit(SHUTDOWN_GRACE)
+        if p.poll() is None:
+            p.terminate()
+            if self.wait_exit(TERM_GRACE) is None:
+                p.kill()
+                p.wait()
+        self.chan.close()
+        self.stderr.drain(0.2)
+
+
+def _release(worker: _Worker, slots: SlotSet) -> None:
+    try:
+        worker.stop()
+    finally:
+        slots.close()
+
+
+class WorkerClient:
+    """One worker process serving ops (see `server.serve`); not thread-safe.
+
+    `argv` starts the worker (e.g. [sys.executable, "-m", "unisim_core.worker", "pkg.mod:factory"]),
+    `env` replaces the environment like in subprocess.Popen. Construction runs INIT under
+    `init_timeout` seconds, re-armed by every progress message (passed to `on_progress`); calls
+    use `call_timeout`. `ops` lists the worker's handlers, `slots` holds the shared-memory arrays
+    this host allocates for the worker (unlinked on close). A timeout, crash or protocol error
+    (and a WorkerCallError that reports possibly half-written state) poisons the client: the
+    worker is stopped and every later call raises WorkerFaultedError.
+    """
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        init_args: Any = None,
+        init_timeout: float = 300.0,
+        call_timeout: float = 30.0,
+        on_progress: Callable[[str], None] | None = None,
+        max_frame: int = MAX_FRAME,
+    ) -> None:
+        self.call_timeout = call_timeout
+        self.on_progress = on_progress
+        self.slots = SlotSet()
+        self._fault: BaseException | None = None
+        self._worker = _Worker(argv, env, cwd, max_frame)
+        self.pid = self._worker.popen.pid
+        self._finalize = weakref.finalize(self, _release, self._worker, self.slots)
+        try:
+            self.ops: list[str] = self._start(init_args, init_timeout)
+        except BaseException:
+            self.close()
+            raise
+
+    def _start(self, init_args: Any, timeout: float) -> list[str]:
+        chan = self._worker.chan
+        try:
+            chan.pack({"op": INIT_OP, "args": init_args})
+            deadline = monotonic() + timeout
+            chan.write_raw(HELLO.pack(HELLO_MAGIC, protocol.PROTOCOL_VERSION), deadline)
+            chan.flush(deadline)
+            magic, version = HELLO.unpack(chan.read_raw(HELLO.size, deadline))
+            if magic != HELLO_MAGIC:
+                raise WorkerProtocolError(f"worker sent {magic!r} instead of a HELLO")
+            if version != protocol.PROTOCOL_VERSION:
+                raise WorkerVersionError(
+                    f"protocol version mismatch: host speaks {protocol.PROTOCOL_VERSION}, "
+                    f"worker speaks {version}"
+                )
+            return self._await(INIT_OP, timeout, deadline)
+        except WorkerCallError as e:
+            raise self._fail(WorkerStartupError(str(e)), INIT_OP, timeout) from None
+        except BaseException as e:
+            raise self._fail(e, INIT_OP, timeout) from e
+
+    def call(self, op: str, /, **args: Any) -> Any:
+        """Run handler `op` with keyword `args` in the worker and return its result."""
+        return self.request(op, args)
+
+    def request(
+        self, op: str, args: Mapping[str, Any] | None = None, *, timeout: float | None = None
+    ) -> Any:
+        """`call` with an explicit args mapping and an optional per-call timeout (seconds)."""
+        if self._fault is not None:
+            raise WorkerFaultedError(self._fault)
+        if self._worker.stopped:
+            raise WorkerError("worker client is closed")
+        chan = self._worker.chan
+        chan.pack({"op": op, "args": {} if args is None else args})  # bad args: nothing sent
+        timeout = self.call_timeout if timeout is None else timeout
+        try:
+            deadline = monotonic() + timeout
+            chan.flush(deadline)
+            return self._await(op, timeout, deadline)
+        except WorkerCallError as e:
+            if e.poisoned:
+                self._fail(e, op, timeout)
+            raise
+        except BaseException as e:
+            raise self._fail(e, op, timeout) from e
+
+    def _await(self, op: str, timeout: float, deadline: float) -> Any:
+        recv = self._worker.chan.recv
+        while True:
+            msg = recv(deadline)
+            ok = msg.get("ok") if type(msg) is dict else None
+            if ok is True:
+                return msg.get("result")
+            if ok is False:
+                err = msg.get("error")
+                if type(err) is dict:
+                    raise WorkerCallError(
+                        op,
+                        str(err.get("type")),
+                        str(err.get("message")),
+                        str(err.get("traceback")),
+                        poisoned=msg.get("poisoned") is not False,
+                        stderr_tail=self._worker.stderr.text(),
+                    )
+            elif type(msg) is dict and type(msg.get("progress")) is str:
+                deadline = monotonic() + timeout
+                if self.on_progress is not None:
+                    self.on_progress(msg["progress"])
+                continue
+            raise WorkerProtocolError(f"unexpected message {msg!r}")
+
+    def _fail(self, exc: BaseException, op: str, timeout: float) -> BaseException:
+        """Poison the client with the WorkerError `exc` maps to, stop the worker, return it."""
+        w = self._worker
+        what = "INIT" if op == INIT_OP else f"op {op!r}"
+        if isinstance(exc, ChannelClosed):
+            rc = w.wait_exit(EXIT_GRACE)
+            w.stderr.drain(0.5)
+            tail = w.stderr.text()
+            if rc is None:
+                err: BaseException = WorkerProtocolError(
+                    f"worker closed the channel during {what} but kept running ({exc})",
+                    stderr_tail=tail,
+                )
+            elif op == INIT_OP:
+                err = WorkerStartupError(
+                    f"worker {describe_exit(rc)} during INIT", returncode=rc, stderr_tail=tail
+                )
+            else:
+                err = WorkerCrashedError(
+                    f"worker {describe_exit(rc)} during {what}", returncode=rc, stderr_tail=tail
+                )
+        elif isinstance(exc, TimeoutError):
+            hint = " (progress messages re-arm it)" if op == INIT_OP else ""
+            err = WorkerTimeoutError(
+                f"worker gave no answer to {what} within {timeout:g} s{hint}",
+                stderr_tail=w.stderr.text(),
+            )
+        elif isinstance(exc, WorkerError) and not exc.stderr_tail:
+            err = type(exc)(str(exc), stderr_tail=w.stderr.text())
+        else:
+            err = exc  # already complete, or not ours (KeyboardInterrupt, a progress callback)
+        self._fault = err
+        w.stop(graceful=False)
+        return err
+
+    @property
+    def faulted(self) -> BaseException | None:
+        """The fault that poisoned this client, if any."""
+        return self._fault
+
+    def close(self) -> None:
+        """Stop the worker (SHUTDOWN, SIGTERM, SIGKILL; reaped) and unlink all slots; idempotent."""
+        self._finalize()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
