@@ -41,10 +41,16 @@ from .randomization import (
     RandomizationOp,
     ResetRandomizationPayload,
 )
+from .registry import BackendRecord, BackendSpec, create_backend, get_backend_class, list_backends
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "BackendRecord",
+    "BackendSpec",
+    "create_backend",
+    "get_backend_class",
+    "list_backends",
     "CONTRACT_VERSION",
     "TERM_SPECS",
     "BackendClosedError",

@@ -41,7 +41,7 @@ from .errors import (
     UnknownNameError,
     UnsupportedCapabilityError,
 )
-from .model import JOINT_QPOS_WIDTH, ModelInfo
+from .model import ModelInfo
 from .options import BackendOptions, build_options
 from .randomization import (
     MODEL_TERMS,
@@ -424,7 +424,9 @@ class SimBackend(abc.ABC):
         j = self._lookup(self._joint_index, name, "joint")
         jtype = self.model_info.joint_types[j]
         if jtype not in ("hinge", "slide"):
-            raise InvalidInputError(f"names: joint {name!r} is a {jtype} joint; only hinge/slide joints have a DoF index")
+            raise InvalidInputError(
+                f"names: joint {name!r} is a {jtype} joint; only hinge/slide joints have a DoF index"
+            )
         return j
 
     def get_joint_state_qpos_indices(self, names: Sequence[str]) -> np.ndarray:
@@ -753,7 +755,8 @@ class SimBackend(abc.ABC):
             shape = (self._num_envs, len(ids), width)
             if not isinstance(buf, np.ndarray) or buf.shape != shape or buf.dtype != self.np_dtype:
                 got = f"{buf.dtype} {buf.shape}" if isinstance(buf, np.ndarray) else type(buf).__name__
-                raise InvalidInputError(f"{name}: expected a {np.dtype(self.np_dtype)} array of shape {shape}, got {got}")
+                expected = f"a {np.dtype(self.np_dtype)} array of shape {shape}"
+                raise InvalidInputError(f"{name}: expected {expected}, got {got}")
             if not buf.flags.writeable:
                 raise InvalidInputError(f"{name}: buffer is read-only")
         np.copyto(out_pos, self._body_pos_w(ids))

@@ -286,6 +286,15 @@ class WorkerClient:
         """The fault that poisoned this client, if any."""
         return self._fault
 
+    @property
+    def returncode(self) -> int | None:
+        """The worker's exit status once it has been reaped, else None."""
+        return self._worker.popen.poll()
+
+    def stderr_tail(self) -> str:
+        """The last lines the worker wrote to stderr (and, redirected, to stdout)."""
+        return self._worker.stderr.text()
+
     def close(self) -> None:
         """Stop the worker (SHUTDOWN, SIGTERM, SIGKILL; reaped) and unlink all slots; idempotent."""
         self._finalize()

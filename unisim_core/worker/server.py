@@ -28,7 +28,7 @@ Factory = Callable[[Any, Progress], Mapping[str, Callable[..., Any]]]
 
 def connect() -> Channel:
     """Protect stdout, open the channel from UNISIM_WORKER_FDS and send this side's HELLO."""
-    spec = os.environ.pop(FDS_ENV, None)
+    spec = os.environ.get(FDS_ENV)
     if spec is None:
         raise RuntimeError(f"{FDS_ENV} is not set: a worker must be started by WorkerClient")
     rfd, wfd = (int(x) for x in spec.split(","))

@@ -1,0 +1,34 @@
+"""pluggy hook specifications through which a loaded plugin contributes to UniSim.
+
+A plugin module named by a ``unisim.backends`` entry point implements any of
+these with ``@unisim_core.hooks.hookimpl``. Each hook is called per plugin, so
+one failing plugin never breaks another.
+"""
+
+from __future__ import annotations
+
+import pluggy
+
+PROJECT = "unisim"
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+__all__ = ["hookspec", "hookimpl", "PROJECT", "UniSimHookSpecs"]
+
+
+class UniSimHookSpecs:
+    """Hooks a backend plugin may implement."""
+
+    @hookspec
+    def unisim_backend_spec(self):
+        """Return the plugin's :class:`~unisim_core.registry.BackendSpec` (static facts,
+        no engine import)."""
+
+    @hookspec
+    def unisim_diagnostics(self):
+        """Return ``{check: result}`` strings describing the plugin's runtime (for ``unisim info``)."""
+
+    @hookspec
+    def unisim_conformance_scenes(self):
+        """Return ``{scene name: MJCF path}`` extra scenes for the conformance kit."""
