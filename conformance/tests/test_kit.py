@@ -1,0 +1,109 @@
+"""The kit's own tests: it passes the fake, catches each classic bug, and stays inert."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+from broken_backends import EXPECTED
+
+from unisim_conformance import list_scenes, scene_path
+
+
+def test_fake_passes_every_selected_check(run_kit):
+    r = run_kit("--unisim-backend=fake")
+    assert r.rc == 0, r.out[-4000:]
+    outcomes = r.outcomes()
+    assert not {k for k, v in outcomes.items() if v in ("failed", "error")}
+    assert outcomes["conventions::yaw_quat_wxyz"] == "passed"
+    assert outcomes["capabilities::declared_works[site_jacobian]"] == "passed"
+    assert "sensors" in r.report["capabilities"]
+
+
+@pytest.mark.parametrize("cls", sorted(EXPECTED))
+def test_broken_backend_fails_named_check(run_kit, cls):
+    layer, check = EXPECTED[cls]
+    r = run_kit(f"--unisim-backend=broken_backends:{cls}", "-m", layer)
+    assert r.rc == 1, r.out[-3000:]
+    assert check in r.failed(), f"{cls}: expected {check} to fail; failed: {sorted(r.failed())}\n{r.out[-3000:]}"
+
+
+def test_capability_skip_reason(run_kit):
+    r = run_kit("--unisim-backend=fake", "-m", "physics")
+    assert r.outcomes()["physics::box_friction_threshold"] == "skipped"
+    assert "does not declare capability 'contacts'" in r.reason("physics::box_friction_threshold")
+
+
+def test_inert_without_kit_options(tmp_path, run_kit):
+    (tmp_path / "test_plain.py").write_text("def test_one():\n    assert True\n")
+    r = run_kit(str(tmp_path), "--co", report=False, pyargs=False)
+    assert r.rc == 0, r.out
+    assert "1 test collected" in r.out and "unisim" not in r.out.lower()
+    # the checks package itself collects nothing when the kit is not activated
+    r = run_kit(report=False)
+    assert r.rc == 5, r.out  # "no tests collected"
+    assert "no tests ran" in r.out
+
+
+def test_markers_registered_only_when_active(run_kit):
+    r = run_kit("--markers", report=False, pyargs=False)
+    assert "UniSim conformance layer" not in r.out
+    r = run_kit("--unisim-backend=fake", "--markers", report=False, pyargs=False)
+    assert "conventions: UniSim conformance layer" in r.out
+
+
+def test_xfail_file_strict_and_unknown_ids(tmp_path, run_kit):
+    f = tmp_path / "xfail.txt"
+    f.write_text(textwrap.dedent("""\
+        # expected failures of broken_force_sign
+        physics::body_force_acceleration: forces applied with the wrong sign (known bug #1)
+        physics::no_such_check: typo
+    """))
+    r = run_kit("--unisim-backend=broken_backends:ForceWrongSign", "-m", "physics", f"--unisim-xfail={f}")
+    assert r.rc == 0, r.out[-3000:]
+    assert r.outcomes()["physics::body_force_acceleration"] == "xfailed"
+    assert "known bug #1" in r.reason("physics::body_force_acceleration")
+    assert "physics::no_such_check" in r.out and r.report["unknown_expected_failures"] == ["physics::no_such_check"]
+    # strict: an expected failure that passes fails the run
+    t = tmp_path / "xfail.toml"
+    t.write_text('[expected_failures]\n"physics::free_fall" = "claimed broken"\n')
+    r = run_kit("--unisim-backend=fake", "-m", "physics", f"--unisim-xfail={t}")
+    assert r.rc == 1, r.out[-3000:]
+    assert r.outcomes()["physics::free_fall"] == "failed"
+    assert "XPASS(strict)" in r.out
+
+
+def test_option_passthrough(run_kit):
+    r = run_kit("--unisim-backend=fake", "--unisim-option", "np_dtype='float64'", "--unisim-option", "seed=3",
+                "-m", "surface")
+    assert r.rc == 0, r.out[-3000:]
+    assert r.report["options"] == {"np_dtype": "'float64'", "seed": "3"}
+    r = run_kit("--unisim-backend=fake", "--unisim-option", "no_such_option=1", "-m", "surface")
+    assert r.rc != 0 and "no_such_option" in r.out
+
+
+def test_factory_fixture_mode(tmp_path, run_kit):
+    (tmp_path / "conftest.py").write_text(textwrap.dedent("""\
+        import pytest
+        from unisim_core.fake import FakeBackend
+
+        @pytest.fixture
+        def unisim_backend_factory():
+            return lambda scene, num_envs, sim_dt: FakeBackend(scene, num_envs, sim_dt, np_dtype="float64")
+
+        @pytest.fixture
+        def unisim_expected_failures():
+            return {"conventions::hinge_body_orientation": "declared through the fixture"}
+    """))
+    r = run_kit("-m", "conventions", cwd=tmp_path)
+    assert r.rc == 1, r.out[-3000:]  # strict xfail of a passing check fails the run
+    outcomes = r.outcomes()
+    assert outcomes["conventions::yaw_quat_wxyz"] == "passed"
+    assert outcomes["conventions::hinge_body_orientation"] == "failed" and "XPASS(strict)" in r.out
+
+
+def test_scene_registry():
+    assert {"pendulum", "free_body", "quadruped", "fixed_arm"} <= set(list_scenes())
+    assert scene_path("quadruped").is_file()
+    with pytest.raises(KeyError, match="known"):
+        scene_path("nope")

@@ -1,0 +1,210 @@
+"""Shared machinery of the checks: backend construction, capability selection, state snapshots."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from unisim_core import CONTRACT_VERSION, Capability, UnsupportedCapabilityError
+from unisim_core.capabilities import parse_version, version_in_range
+
+from . import _xfail, scene_cfg, scene_dt
+
+PROBE_SCENES = ("free_body", "pendulum", "quadruped")
+
+
+class Kit:
+    """What a check sees: ``make()`` builds backends (closed after the test), ``caps`` lists
+    the declared capabilities, ``label`` names the backend in messages."""
+
+    def __init__(self, request, state) -> None:
+        self._request = request
+        self._state = state
+        self._open: list[Any] = []
+        self._factory = state.factory
+        if self._factory is None:
+            try:
+                self._factory = request.getfixturevalue("unisim_backend_factory")
+            except pytest.FixtureLookupError:
+                pytest.fail("unisim-conformance: no backend: pass --unisim-backend=NAME or define a "
+                            "'unisim_backend_factory' fixture in a conftest.py", pytrace=False)
+            if not callable(self._factory):
+                pytest.fail(f"unisim-conformance: fixture 'unisim_backend_factory' returned "
+                            f"{type(self._factory).__name__}, expected a callable factory(scene, num_envs, sim_dt)",
+                            pytrace=False)
+        self._probe()
+
+    # -- probing -----------------------------------------------------------------------------
+    def _probe(self) -> None:
+        cache = self._state.cache
+        if "capabilities" in cache:
+            return
+        errors = []
+        for name in PROBE_SCENES:
+            try:
+                backend = self._factory(scene_cfg(name), 1, scene_dt(name))
+            except UnsupportedCapabilityError as exc:
+                errors.append(f"{name}: {exc}")
+                continue
+            try:
+                cache["capabilities"] = frozenset(backend.capabilities)
+                cache["np_dtype"] = np.dtype(backend.np_dtype).type
+                cache["label"] = backend.name or type(backend).__name__
+                cache["cls"] = type(backend)
+            finally:
+                backend.close()
+            return
+        pytest.fail("unisim-conformance: the backend loads none of the probe scenes "
+                    f"{PROBE_SCENES}: " + "; ".join(errors), pytrace=False)
+
+    @property
+    def caps(self) -> frozenset:
+        return self._state.cache["capabilities"]
+
+    @property
+    def label(self) -> str:
+        return self._state.cache["label"]
+
+    @property
+    def dtype(self):
+        return self._state.cache["np_dtype"]
+
+    @property
+    def backend_cls(self) -> type:
+        return self._state.cache["cls"]
+
+    @property
+    def has_reference(self) -> bool:
+        return self._state.reference_factory is not None
+
+    @property
+    def reference_spec(self) -> str | None:
+        return self._state.reference_spec
+
+    # -- selection ---------------------------------------------------------------------------
+    def select(self, item) -> None:
+        for mark in item.iter_markers("contract"):
+            version = str(mark.args[0])
+            if parse_version(version) > parse_version(CONTRACT_VERSION):
+                pytest.skip(f"check introduced in contract {version}; unisim-core implements {CONTRACT_VERSION}")
+            rng = getattr(self.backend_cls, "contract_range", ">=1.0")
+            if not version_in_range(version, rng):
+                pytest.skip(f"check introduced in contract {version}; backend {self.label!r} implements {rng}")
+        for mark in item.iter_markers("requires"):
+            for cap in mark.args:
+                cap = Capability(cap)
+                if cap not in self.caps:
+                    pytest.skip(f"backend {self.label!r} does not declare capability {cap.value!r} "
+                                f"(required by this check)")
+        # expected failures declared through a ``unisim_expected_failures`` fixture
+        try:
+            entries = dict(self._request.getfixturevalue("unisim_expected_failures") or {})
+        except pytest.FixtureLookupError:
+            entries = {}
+        if entries:
+            self._state.cache.setdefault("fixture_expected", {}).update(entries)
+            key = _xfail.match(item, entries)
+            if key is not None:
+                self._state.fixture_expected_seen.add(key)
+                item.add_marker(pytest.mark.xfail(reason=f"expected failure (fixture): {entries[key]}", strict=True))
+
+    # -- construction ------------------------------------------------------------------------
+    def make(self, scene: str | Any = "free_body", num_envs: int = 2, sim_dt: float | None = None,
+             reference: bool = False, **scene_kwargs):
+        """A backend on a kit scene (name) or a ``SceneCfg``; skipped when the backend reports
+        the scene needs a capability it lacks (``UnsupportedCapabilityError`` at load)."""
+        if isinstance(scene, str):
+            dt = scene_dt(scene) if sim_dt is None else sim_dt
+            cfg = scene_cfg(scene, **scene_kwargs)
+            label = scene
+        else:
+            cfg, dt, label = scene, (sim_dt if sim_dt is not None else 0.002), str(scene.model_file)
+        factory = self._state.reference_factory if reference else self._factory
+        try:
+            backend = factory(cfg, num_envs, dt)
+        except UnsupportedCapabilityError as exc:
+            who = self._state.reference_spec if reference else self.label
+            pytest.skip(f"backend {who!r} cannot load scene {label!r}: {exc}")
+        self._open.append(backend)
+        return backend
+
+    def close_all(self) -> None:
+        for b in self._open:
+            try:
+                b.close()
+            except Exception:  # noqa: BLE001 - closing is best effort at teardown
+                pass
+        self._open.clear()
+
+
+# ----------------------------------------------------------------------------------------------
+def eps(dtype) -> float:
+    return float(np.finfo(dtype).eps)
+
+
+def zero_ctrl(backend) -> np.ndarray:
+    return np.zeros((backend.num_envs, backend.num_actuators), dtype=np.float64)
+
+
+def home_ctrl(backend) -> np.ndarray:
+    """Position targets of the quadruped's ``home`` keyframe for every env."""
+    q = np.asarray(backend.get_keyframe_qpos("home"), dtype=np.float64)
+    cols = backend.get_joint_state_qpos_indices(list(backend.get_actuator_joint_names()))
+    return np.tile(q[cols], (backend.num_envs, 1))
+
+
+def varied_quadruped_state(backend, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct per-env states around ``home`` (different base pose, joints and velocities)."""
+    rng = np.random.default_rng(seed)
+    n = backend.num_envs
+    q0 = np.asarray(backend.get_keyframe_qpos("home"), dtype=np.float64)
+    qpos = np.tile(q0, (n, 1))
+    qpos[:, 0:2] += rng.uniform(-1, 1, (n, 2))
+    qpos[:, 2] += 0.05 + 0.02 * np.arange(n)
+    yaw = rng.uniform(-1, 1, n)
+    qpos[:, 3:7] = np.stack([np.cos(yaw / 2), 0 * yaw, 0 * yaw, np.sin(yaw / 2)], axis=1)
+    qpos[:, 7:] += rng.uniform(-0.1, 0.1, (n, backend.nq - 7))
+    qvel = rng.uniform(-0.5, 0.5, (n, backend.nv))
+    return qpos, qvel
+
+
+def all_getters(backend) -> dict[str, np.ndarray]:
+    """Every state read of the contract (base, dof, all bodies in both frames, sensors)."""
+    from unisim_core import Capability as C
+
+    ids = np.arange(backend.num_bodies, dtype=np.int32)
+    out = {
+        "get_qpos": backend.get_qpos(), "get_qvel": backend.get_qvel(),
+        "get_base_pos": backend.get_base_pos(), "get_base_quat": backend.get_base_quat(),
+        "get_base_lin_vel": backend.get_base_lin_vel(), "get_base_ang_vel": backend.get_base_ang_vel(),
+        "get_dof_pos": backend.get_dof_pos(), "get_dof_vel": backend.get_dof_vel(),
+        "get_body_pos_w": backend.get_body_pos_w(ids), "get_body_quat_w": backend.get_body_quat_w(ids),
+        "get_body_lin_vel_w": backend.get_body_lin_vel_w(ids), "get_body_ang_vel_w": backend.get_body_ang_vel_w(ids),
+        "get_body_pos_b": backend.get_body_pos_b(ids), "get_body_quat_b": backend.get_body_quat_b(ids),
+        "get_body_lin_vel_b": backend.get_body_lin_vel_b(ids), "get_body_ang_vel_b": backend.get_body_ang_vel_b(ids),
+    }
+    if C.SENSORS in backend.capabilities:
+        for name in backend.model_info.sensor_names:
+            out[f"get_sensor_data({name!r})"] = backend.get_sensor_data(name)
+    if C.PHYSICS_SNAPSHOT in backend.capabilities:
+        out["get_physics_state"] = backend.get_physics_state()
+    return out
+
+
+def diff_report(a: dict[str, np.ndarray], b: dict[str, np.ndarray], rows=None) -> list[str]:
+    """Names of the reads whose (selected) rows differ bitwise, with the max deviation."""
+    bad = []
+    for k in a:
+        x, y = np.asarray(a[k]), np.asarray(b[k])
+        if rows is not None:
+            x, y = x[rows], y[rows]
+        if x.shape != y.shape or not np.array_equal(x, y):
+            dev = float(np.max(np.abs(x.astype(np.float64) - y.astype(np.float64)))) if x.shape == y.shape else "shape"
+            bad.append(f"{k} (max |diff| {dev})")
+    return bad
+
+
+def yaw_quat(yaw: float) -> np.ndarray:
+    return np.array([np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)])

@@ -1,0 +1,1 @@
+"""The kit's checks, one module per layer (collected only when the kit is active)."""

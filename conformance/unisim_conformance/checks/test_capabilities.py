@@ -1,0 +1,422 @@
+"""Layer 6 - capability honesty: every declared capability works (exercised with a known
+answer); every undeclared one raises ``UnsupportedCapabilityError`` (a NotImplementedError)
+naming the backend; randomization terms outside the declared ones fail closed."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+from unisim_conformance import scene_path
+from unisim_conformance._support import home_ctrl, varied_quadruped_state
+from unisim_core import (
+    Capability,
+    InitRandomizationPlan,
+    IntervalRandomizationPlan,
+    RandomizationOp,
+    ResetRandomizationPayload,
+    SceneCfg,
+    TerrainCfg,
+    UnsupportedCapabilityError,
+)
+from unisim_core.randomization import MODEL_TERMS, TERM_SPECS
+
+pytestmark = [pytest.mark.capabilities, pytest.mark.contract("1.0")]
+
+C = Capability
+MOCAP_XML = """<mujoco model="mocap_probe">
+  <worldbody>
+    <body name="target" mocap="true" pos="0.5 0 1"><geom type="sphere" size="0.05" contype="0" conaffinity="0" mass="0"/></body>
+    <body name="box" pos="0 0 1"><freejoint name="root"/><inertial pos="0 0 0" mass="1" diaginertia="0.01 0.01 0.01"/>
+      <geom type="box" size="0.1 0.1 0.1" contype="0" conaffinity="0" mass="0"/></body>
+  </worldbody>
+</mujoco>
+"""
+
+
+# ---------------------------------------------------------------------------------- undeclared
+def _call(cap, kit, tmp_path):
+    """Invoke the API of ``cap`` on a backend (must raise when ``cap`` is undeclared)."""
+    b = kit.make("quadruped", 2)
+    ids = b.get_body_ids(["base"])
+    z = np.zeros((2, 1, 3))
+    calls = {
+        C.SENSORS: lambda: b.get_sensor_data("imu_gyro"),
+        C.BODY_FORCE: lambda: b.apply_body_force(ids, z),
+        C.BODY_TORQUE: lambda: b.apply_body_force(ids, z, z),
+        C.PUSH: lambda: b.push_robots([0.0, 1.0]),
+        C.SITE_JACOBIAN: lambda: b.get_site_jacobian_w(0, np.arange(b.nv)),
+        C.HEIGHT_SCAN: lambda: b.create_hfield_scanner(hfield_geom_id=0, offsets=np.zeros((1, 2)), frame_body_id=1),
+        C.MOCAP: lambda: b.bind_mocap_pose("base"),
+        C.PRE_STEP_CONTROL: lambda: b.set_pre_step_control(lambda be, c: c),
+        C.PHYSICS_SNAPSHOT: lambda: b.get_physics_state(),
+        C.RENDER: lambda: (b.init_renderer(headless=True), b.render()),
+        C.VIDEO_CAPTURE: lambda: b.capture_video_frame(),
+        C.PLAYBACK: lambda: b.run_playback(env=None, initialize=lambda: None, step=lambda: None, num_steps=1,
+                                           output_video=str(tmp_path / "x.mp4")),
+        C.INIT_RANDOMIZATION: lambda: b.apply_init_randomization(InitRandomizationPlan()),
+        C.INTERVAL_RANDOMIZATION: lambda: b.apply_interval_randomization(IntervalRandomizationPlan()),
+        C.RESET_RANDOMIZATION: lambda: b.set_state(np.array([0]), b.get_qpos()[:1], b.get_qvel()[:1],
+                                                   randomization=ResetRandomizationPayload()),
+    }
+    return b, calls.get(cap)
+
+
+@pytest.mark.parametrize("cap", list(Capability), ids=lambda c: c.value)
+def test_undeclared_raises(kit, cap, tmp_path):
+    """An undeclared capability raises UnsupportedCapabilityError naming the backend and the
+    capability, and writes nothing (qpos/qvel bitwise unchanged)."""
+    if cap in kit.caps:
+        pytest.skip(f"backend {kit.label!r} declares {cap.value!r} (exercised by capabilities::declared_works)")
+    if cap is C.CONTACTS:
+        pytest.skip("'contacts' has no API to call; an undeclared backend must not be asked for contact scenes")
+    if cap is C.TERRAIN:
+        # the contract's answer for "no terrain support" is None, not an error
+        cfg = SceneCfg(str(scene_path("quadruped")), terrain=None)
+        b = kit.make(cfg, 1)
+        assert b.get_terrain_spawn_data() is None, "TERRAIN undeclared: get_terrain_spawn_data() must return None"
+        return
+    b, call = _call(cap, kit, tmp_path)
+    before = (b.get_qpos(), b.get_qvel())
+    with pytest.raises(UnsupportedCapabilityError) as info:
+        result = call()
+        pytest.fail(f"undeclared capability {cap.value!r} returned {type(result).__name__} instead of raising")
+    assert isinstance(info.value, NotImplementedError)
+    msg = str(info.value)
+    assert cap.value in msg, f"error does not name the capability {cap.value!r}: {msg!r}"
+    assert kit.label in msg or type(b).__name__ in msg, f"error does not name the backend {kit.label!r}: {msg!r}"
+    assert np.array_equal(b.get_qpos(), before[0]) and np.array_equal(b.get_qvel(), before[1]), \
+        "a rejected call changed the state"
+
+
+def test_reported_capabilities_consistent(kit):
+    """get_play_capabilities / get_dr_capabilities agree with ``capabilities``; derived
+    capabilities have their prerequisites (PUSH needs BODY_FORCE, PLAYBACK needs VIDEO_CAPTURE)."""
+    b = kit.make("free_body", 1)
+    caps = b.capabilities
+    play = b.get_play_capabilities()
+    assert play.supports_render == (C.RENDER in caps)
+    assert play.supports_video_capture == (C.VIDEO_CAPTURE in caps)
+    assert play.supports_playback == (C.PLAYBACK in caps)
+    dr = b.get_dr_capabilities()
+    for phase, cap in (("init_terms", C.INIT_RANDOMIZATION), ("interval_terms", C.INTERVAL_RANDOMIZATION),
+                       ("reset_terms", C.RESET_RANDOMIZATION)):
+        terms = getattr(dr, phase)
+        if cap not in caps:
+            assert not terms, f"{phase} lists {sorted(terms)} but {cap.value!r} is not declared"
+        assert set(terms) <= set(TERM_SPECS), f"{phase}: unknown terms {sorted(set(terms) - set(TERM_SPECS))}"
+    if C.PUSH in caps:
+        assert C.BODY_FORCE in caps
+    if C.PLAYBACK in caps:
+        assert C.VIDEO_CAPTURE in caps
+    if C.BODY_TORQUE in caps:
+        assert C.BODY_FORCE in caps
+
+
+# ------------------------------------------------------------------------------------ declared
+def _sensors(kit, tmp_path):
+    """free_body sensors: framepos == base position, framequat == base quaternion (wxyz)."""
+    b = kit.make("free_body", 2)
+    qpos = np.array([[0.1, 0.2, 1.3, np.cos(0.4), 0, 0, np.sin(0.4)], [0, 0, 1, 1, 0, 0, 0]])
+    b.set_state(np.arange(2), qpos, np.zeros((2, 6)))
+    np.testing.assert_allclose(b.get_sensor_data("box_pos"), qpos[:, :3], atol=1e-5, err_msg="framepos sensor")
+    np.testing.assert_allclose(b.get_sensor_data("box_quat"), qpos[:, 3:], atol=1e-5,
+                               err_msg="framequat sensor must be wxyz")
+    view = b.bind_sensor_data(["box_quat", "box_pos"])
+    np.testing.assert_array_equal(view.read(), b.get_sensor_data_batch(["box_quat", "box_pos"]))
+    np.testing.assert_array_equal(view.read()[:, view.slices["box_pos"]], b.get_sensor_data("box_pos"))
+
+
+def _body_force(kit, tmp_path):
+    b = kit.make("free_body", 1)
+    b.apply_body_force(b.get_body_ids(["box"]), np.array([[[2.0, 0, 0]]]))
+    b.step(np.zeros((1, 0)), 1)
+    np.testing.assert_allclose(b.get_base_lin_vel()[0, 0], 1.0 * b.sim_dt, atol=1e-6, err_msg="F/m dt along +x")
+
+
+def _body_torque(kit, tmp_path):
+    b = kit.make("free_body", 1)
+    b.apply_body_force(b.get_body_ids(["box"]), np.zeros((1, 1, 3)), np.array([[[0, 0, 0.03]]]))
+    b.step(np.zeros((1, 0)), 1)
+    np.testing.assert_allclose(b.get_base_ang_vel()[0], [0, 0, 0.1 * b.sim_dt], atol=1e-6, err_msg="I^-1 tau dt")
+
+
+def _push(kit, tmp_path):
+    b = kit.make("free_body", 3)
+    f = b.push_robots([1.0, 2.0])
+    assert f.shape == (3, 3) and np.all((f[:, :2] >= 1.0) & (f[:, :2] <= 2.0)) and not np.any(f[:, 2])
+    b.step(np.zeros((3, 0)), 1)
+    np.testing.assert_allclose(b.get_base_lin_vel()[:, :2], f[:, :2] / 2.0 * b.sim_dt, atol=1e-6,
+                               err_msg="push_robots force must act for the next step (dv = F/m dt)")
+
+
+def _arm_fk(q):
+    q1, a = q[0], q[1]
+    bb, c = a + q[2], a + q[2] + q[3]
+    r = 0.4 * np.sin(a) + 0.3 * np.sin(bb) + 0.1 * np.sin(c)
+    z = 0.1 + 0.4 * np.cos(a) + 0.3 * np.cos(bb) + 0.1 * np.cos(c)
+    return np.array([r * np.cos(q1), r * np.sin(q1), z])
+
+
+def _site_jacobian(kit, tmp_path):
+    """fixed_arm: jacp equals central finite differences of the closed-form FK of site 'ee'
+    (error O(h^2) = 1e-10 for h = 1e-5, tolerance 1e-4 covers float32), jacr columns are the
+    joint axes (z, then y rotated by q1)."""
+    b = kit.make("fixed_arm", 2)
+    q = np.array([[0.3, 0.4, -0.7, 0.5], [-1.0, 0.1, 0.9, -0.2]])
+    b.set_state(np.arange(2), q, np.zeros((2, 4)))
+    site = int(b.get_site_ids(["ee"])[0])
+    jacp, jacr = b.get_site_jacobian_w(site, np.arange(4))
+    assert jacp.shape == jacr.shape == (2, 3, 4)
+    h = 1e-5
+    for e in range(2):
+        fd = np.stack([(_arm_fk(q[e] + h * np.eye(4)[j]) - _arm_fk(q[e] - h * np.eye(4)[j])) / (2 * h)
+                       for j in range(4)], axis=1)
+        np.testing.assert_allclose(jacp[e], fd, atol=1e-4, err_msg=f"jacp vs finite differences (env {e})")
+        y = np.array([-np.sin(q[e, 0]), np.cos(q[e, 0]), 0.0])
+        np.testing.assert_allclose(jacr[e], np.stack([[0, 0, 1.0], y, y, y], axis=1), atol=1e-5,
+                                   err_msg=f"jacr columns = joint axes (env {e})")
+    sub_p, _ = b.get_site_jacobian_w(site, np.array([2, 0]))
+    np.testing.assert_allclose(sub_p, jacp[:, :, [2, 0]], atol=1e-6, err_msg="dof_indices column selection")
+
+
+def _hfield_h(x):
+    return np.where(x <= 0, 0.2 * (x + 2), 0.4)
+
+
+def _height_scan(kit, tmp_path):
+    """hfield_terrain: h(x, y) = 0.2 (x + 2) for x <= 0, 0.4 for x >= 0 (grid points and the
+    linear region are exact; tolerance 2e-3 m)."""
+    b = kit.make("hfield_terrain", 1)
+    geom = b.get_geom_id("terrain")
+    ball = int(b.get_body_ids(["ball"])[0])
+    qpos = np.array([[1.0, 0.0, 1.0, 1, 0, 0, 0]])
+    b.set_state(np.array([0]), qpos, np.zeros((1, 6)))
+    offsets = np.array([[0.0, 0.0], [-2.0, 0.0], [-1.5, 0.3], [-2.6, -1.0], [0.5, 0.5]])
+    sc = b.create_hfield_scanner(hfield_geom_id=geom, offsets=offsets, frame_body_id=ball, alignment="world")
+    h = sc.scan()
+    assert h.shape == (1, len(offsets))
+    np.testing.assert_allclose(h[0], _hfield_h(1.0 + offsets[:, 0]), atol=2e-3, err_msg="scanned heights")
+    d = b.create_hfield_scanner(hfield_geom_id=geom, offsets=offsets, frame_body_id=ball, alignment="world",
+                                output="distance").scan()
+    np.testing.assert_allclose(d[0], 1.0 - _hfield_h(1.0 + offsets[:, 0]), atol=2e-3, err_msg="distance output")
+
+
+def _terrain(kit, tmp_path):
+    """Spawn origins: a 2 x 2 grid, 1 m apart, centred on the terrain geom, on its surface."""
+    cfg = SceneCfg(str(scene_path("hfield_terrain")),
+                   terrain=TerrainCfg(hfield_geom="terrain", rows=2, cols=2, spacing=1.0))
+    b = kit.make(cfg, 1, sim_dt=0.002)
+    data = b.get_terrain_spawn_data()
+    assert data is not None, "TERRAIN declared but get_terrain_spawn_data() returned None"
+    o = np.asarray(data.origins, dtype=np.float64)
+    assert o.shape == (4, 3)
+    assert sorted(map(tuple, np.round(o[:, :2], 6))) == [(-0.5, -0.5), (-0.5, 0.5), (0.5, -0.5), (0.5, 0.5)]
+    np.testing.assert_allclose(o[:, 2], _hfield_h(o[:, 0]), atol=2e-3, err_msg="origins on the surface")
+    np.testing.assert_allclose(np.asarray(data.sample_height(o[:, :2])).reshape(-1), _hfield_h(o[:, 0]), atol=2e-3)
+    assert data.hfield_geom_id == b.get_geom_id("terrain")
+    np.testing.assert_allclose(data.size, (2, 2, 0.4, 0.1), atol=1e-6)
+
+
+def _mocap(kit, tmp_path):
+    path = tmp_path / "mocap_probe.xml"
+    path.write_text(MOCAP_XML)
+    b = kit.make(SceneCfg(str(path)), 2, sim_dt=0.002)
+    bind = b.bind_mocap_pose("target")
+    pos, quat = bind.get()
+    np.testing.assert_allclose(pos, [[0.5, 0, 1]] * 2, atol=1e-6, err_msg="initial mocap pose")
+    np.testing.assert_allclose(quat, [[1, 0, 0, 0]] * 2, atol=1e-6)
+    q = np.array([[np.cos(0.3), 0, 0, np.sin(0.3)]])
+    bind.set(np.array([[1.0, 2.0, 3.0]]), q, env_ids=np.array([1]))
+    pos, quat = bind.get()
+    np.testing.assert_allclose(pos, [[0.5, 0, 1], [1, 2, 3]], atol=1e-6, err_msg="mocap write is per env")
+    np.testing.assert_allclose(quat[1], q[0], atol=1e-6, err_msg="mocap quaternion (wxyz)")
+    tid = b.get_body_ids(["target"])
+    np.testing.assert_allclose(b.get_body_pos_w(tid)[:, 0], [[0.5, 0, 1], [1, 2, 3]], atol=1e-6,
+                               err_msg="mocap body world position after a write")
+
+
+def _pre_step(kit, tmp_path):
+    """The callback runs once per substep with (backend, ctrl), sees fresh state, and its
+    output is what the actuators get."""
+    b = kit.make("fixed_arm", 2)
+    seen = []
+
+    def cb(backend, ctrl):
+        assert backend is b and ctrl.shape == (2, 4)
+        seen.append(backend.get_dof_pos()[0, 1].copy())
+        out = np.zeros_like(ctrl)
+        out[:, 1] = 5.0
+        return out
+
+    b.set_pre_step_control(cb)
+    b.step(np.full((2, 4), 40.0), 3)
+    assert len(seen) == 3, f"pre-step callback called {len(seen)} times for nsteps=3"
+    assert seen[2] != seen[0], "callback did not see the state refreshed between substeps"
+    b.set_pre_step_control(None)
+    ref = kit.make("fixed_arm", 2)
+    c = np.zeros((2, 4))
+    c[:, 1] = 5.0
+    ref.step(c, 1)
+    ref.step(c, 1)
+    ref.step(c, 1)
+    np.testing.assert_allclose(b.get_qpos(), ref.get_qpos(), rtol=1e-5, atol=1e-7,
+                               err_msg="the callback's output must replace ctrl")
+
+
+def _snapshot(kit, tmp_path):
+    """Restore-then-step reproduces the trajectory bitwise; rows are [time, qpos, qvel, ...]."""
+    b = kit.make("quadruped", 2)
+    qpos, qvel = varied_quadruped_state(b)
+    b.set_state(np.arange(2), qpos, qvel)
+    b.step(home_ctrl(b), 4)
+    snap = b.get_physics_state()
+    assert snap.shape == (2, b.physics_state_size)
+    np.testing.assert_allclose(snap[:, 0], 4 * b.sim_dt, rtol=1e-5, err_msg="snapshot time column")
+    np.testing.assert_allclose(snap[:, 1:1 + b.nq], b.get_qpos(), rtol=1e-6, atol=1e-6, err_msg="snapshot qpos")
+    b.step(home_ctrl(b), 10)
+    a = b.get_qpos()
+    b.set_physics_state(snap)
+    b.step(home_ctrl(b), 10)
+    assert np.array_equal(b.get_qpos(), a), "restore-then-step diverged from the original trajectory"
+
+
+def _render(kit, tmp_path):
+    b = kit.make("free_body", 1)
+    b.init_renderer(headless=True, width=64, height=48)
+    b.render()
+
+
+def _frames(kit, capture_only=True):
+    b = kit.make("free_body", 1)
+    b.init_renderer(headless=True, capture=True, width=64, height=48, camera_kwargs={"lookat": (0, 0, 1)})
+    f1 = b.capture_video_frame()
+    b.set_state(np.array([0]), np.array([[0.4, 0, 1.2, np.cos(0.5), 0, 0, np.sin(0.5)]]), np.zeros((1, 6)))
+    f2 = b.capture_video_frame()
+    return f1, f2
+
+
+def _video(kit, tmp_path):
+    f1, f2 = _frames(kit)
+    assert f1.shape == (48, 64, 3) and f1.dtype == np.uint8, f"frame {f1.shape} {f1.dtype}, expected (48, 64, 3) uint8"
+    assert not np.array_equal(f1, f2), "moving the body did not change the pixels"
+
+
+def _playback(kit, tmp_path):
+    if importlib.util.find_spec("imageio") is None:
+        pytest.skip("PLAYBACK check needs imageio[ffmpeg] (pip install 'imageio[ffmpeg]')")
+    b = kit.make("free_body", 1)
+    out = tmp_path / "play.mp4"
+    zero = np.zeros((1, 0))
+    path = b.run_playback(env=None, initialize=lambda: None, step=lambda: b.step(zero, 5), num_steps=5,
+                          output_video=str(out), camera_kwargs={"width": 64} if False else None)
+    assert path is not None and out.is_file() and out.stat().st_size > 0, "no mp4 written"
+
+
+def _dr_values(term, n_targets):
+    spec = TERM_SPECS[term]
+    shape = (1,) + ((n_targets,) if spec.target else ()) + spec.value_shape
+    return np.full(shape, 0.5)
+
+
+def _dr_phase(kit, phase):
+    """Each declared model term of ``phase`` changes only the targeted env and ids (read back
+    with get_model_field); state terms change only the targeted env's root velocity."""
+    b = kit.make("quadruped", 3)
+    terms = sorted(getattr(b.get_dr_capabilities(), f"{phase}_terms"))
+    assert terms, f"{phase} randomization declared but no terms listed"
+    counts = b._counts()
+    for term in terms:
+        spec = TERM_SPECS[term]
+        tid = None if spec.target is None else np.array([counts[spec.target] - 1])
+        op = RandomizationOp(term=term, env_ids=np.array([1]), target_ids=tid, values=_dr_values(term, 1),
+                             operation="add")
+        if term in ("body_force", "body_torque"):
+            op = RandomizationOp(term=term, env_ids=np.array([1]), target_ids=tid, values=_dr_values(term, 1),
+                                 operation="set")
+        before_field = b.get_model_field(term) if term in MODEL_TERMS else None
+        before_v = b.get_qvel()
+        if phase == "init":
+            b.apply_init_randomization(InitRandomizationPlan([op]))
+        elif phase == "interval":
+            b.apply_interval_randomization(IntervalRandomizationPlan([op]))
+        else:
+            b.set_state(np.array([1]), b.get_qpos()[1:2], b.get_qvel()[1:2], randomization=ResetRandomizationPayload([op]))
+        if term in MODEL_TERMS:
+            after = b.get_model_field(term)
+            changed = np.argwhere(np.any((after != before_field).reshape(after.shape[0], -1), axis=1)).ravel()
+            assert changed.tolist() == [1], f"{phase} {term}: envs changed {changed.tolist()}, expected [1]"
+            if tid is not None:
+                rows = np.flatnonzero(np.any((after[1] != before_field[1]).reshape(after.shape[1], -1), axis=1))
+                assert rows.tolist() == tid.tolist(), f"{phase} {term}: ids changed {rows.tolist()}, expected {tid}"
+        elif spec.kind == "state":
+            dv = b.get_qvel() - before_v
+            assert np.any(dv[1]) and not np.any(dv[[0, 2]]), f"{phase} {term}: velocity change not limited to env 1"
+        b.step(home_ctrl(b), 1)
+        assert np.isfinite(b.get_qpos()).all()
+
+
+def _dr_unsupported(kit, phase):
+    b = kit.make("quadruped", 2)
+    allowed = set(getattr(b.get_dr_capabilities(), f"{phase}_terms"))
+    others = sorted(t for t in MODEL_TERMS if t not in allowed)
+    if not others:
+        return
+    term = others[0]
+    spec = TERM_SPECS[term]
+    op = RandomizationOp(term=term, env_ids=np.array([0]), target_ids=None if spec.target is None else np.array([0]),
+                         values=_dr_values(term, 1), operation="scale")
+    q, v = b.get_qpos(), b.get_qvel()
+    with pytest.raises((ValueError, NotImplementedError)):
+        if phase == "init":
+            b.apply_init_randomization(InitRandomizationPlan([op]))
+        elif phase == "interval":
+            b.apply_interval_randomization(IntervalRandomizationPlan([op]))
+        else:
+            b.set_state(np.array([0]), q[:1], v[:1], randomization=ResetRandomizationPayload([op]))
+    assert np.array_equal(b.get_qpos(), q) and np.array_equal(b.get_qvel(), v), f"rejected {term} wrote state"
+
+
+def _dr(phase):
+    def run(kit, tmp_path):
+        _dr_phase(kit, phase)
+        _dr_unsupported(kit, phase)
+    run.__doc__ = f"{phase} randomization: declared terms are targeted; undeclared terms fail closed."
+    return run
+
+
+def _contacts(kit, tmp_path):
+    """box_on_plane: the box rests on the floor (z = 0.1 m, within 5 mm after 0.5 s)."""
+    b = kit.make("box_on_plane", 1)
+    b.step(np.zeros((1, 0)), int(0.5 / b.sim_dt))
+    z = float(b.get_base_pos()[0, 2])
+    assert abs(z - 0.1) < 5e-3, f"box resting on the plane at z={z:.4f}, expected 0.1 (fell through?)"
+
+
+EXERCISERS = {
+    C.CONTACTS: _contacts, C.SENSORS: _sensors, C.BODY_FORCE: _body_force, C.BODY_TORQUE: _body_torque,
+    C.PUSH: _push, C.SITE_JACOBIAN: _site_jacobian, C.HEIGHT_SCAN: _height_scan, C.TERRAIN: _terrain,
+    C.MOCAP: _mocap, C.PRE_STEP_CONTROL: _pre_step, C.PHYSICS_SNAPSHOT: _snapshot, C.RENDER: _render,
+    C.VIDEO_CAPTURE: _video, C.PLAYBACK: _playback, C.INIT_RANDOMIZATION: _dr("init"),
+    C.INTERVAL_RANDOMIZATION: _dr("interval"), C.RESET_RANDOMIZATION: _dr("reset"),
+}
+
+
+@pytest.mark.parametrize("cap", list(Capability), ids=lambda c: c.value)
+def test_declared_works(kit, cap, tmp_path):
+    """A declared capability is exercised against a known answer (see each exerciser)."""
+    if cap not in kit.caps:
+        pytest.skip(f"backend {kit.label!r} does not declare capability {cap.value!r}")
+    EXERCISERS[cap](kit, tmp_path)
+
+
+def test_undeclared_scene_feature_fails_closed(kit):
+    """Randomization on a backend: a term name that does not exist is a KeyError/ValueError."""
+    if not ({C.INIT_RANDOMIZATION, C.RESET_RANDOMIZATION} & kit.caps):
+        with pytest.raises(UnsupportedCapabilityError):
+            kit.make("free_body", 1).get_model_field("body_mass")
+        return
+    with pytest.raises((KeyError, ValueError)):
+        kit.make("free_body", 1).get_model_field("no_such_term")

@@ -1,0 +1,124 @@
+"""Layer 3 - state: ``set_state`` isolation and visibility, round trips, ``step(nsteps)``.
+
+Tolerances: isolation and ``nsteps`` are bitwise (``np.array_equal`` on every read). For
+``nsteps`` the contract says ``step(ctrl, k)`` holds ``ctrl`` over k substeps, so it must be the
+same computation as k single steps; an engine whose fused stepping reorders floating-point
+work may list ``state::nsteps_equals_repeated_steps`` as an expected failure with its bound.
+Round trips through ``np_dtype`` allow ``4 * eps(np_dtype)`` relative (set_state renormalizes
+quaternions from rounded values).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from unisim_conformance._support import all_getters, diff_report, eps, home_ctrl, varied_quadruped_state
+
+pytestmark = [pytest.mark.state, pytest.mark.contract("1.0")]
+
+
+def _setup(kit, n=4):
+    b = kit.make("quadruped", n)
+    qpos, qvel = varied_quadruped_state(b)
+    b.set_state(np.arange(n), qpos, qvel)
+    b.step(home_ctrl(b), 3)
+    return b
+
+
+def test_set_state_subset_isolation(kit):
+    """set_state on envs [1, 3] leaves envs [0, 2] bit-identical in every read (base, dof,
+    all bodies in world and base/body frames, sensors, snapshots)."""
+    b = _setup(kit)
+    before = all_getters(b)
+    qpos, qvel = varied_quadruped_state(b, seed=7)
+    b.set_state(np.array([3, 1]), qpos[:2], qvel[:2])
+    after = all_getters(b)
+    bad = diff_report(before, after, rows=[0, 2])
+    assert not bad, f"set_state([3, 1]) changed untouched envs 0 and 2 in: {', '.join(bad)}"
+    changed = diff_report(before, after, rows=[1, 3])
+    assert changed, "set_state([3, 1]) changed nothing in envs 1 and 3"
+
+
+def test_set_state_subset_does_not_perturb_future(kit):
+    """After set_state on env 1, env 0 evolves exactly as in a twin backend without that reset."""
+    b, twin = _setup(kit, 2), _setup(kit, 2)
+    qpos, qvel = varied_quadruped_state(b, seed=3)
+    b.set_state(np.array([1]), qpos[:1], qvel[:1])
+    for _ in range(5):
+        b.step(home_ctrl(b), 2)
+        twin.step(home_ctrl(twin), 2)
+    bad = diff_report(all_getters(twin), all_getters(b), rows=[0])
+    assert not bad, f"a reset of env 1 changed the later trajectory of env 0 in: {', '.join(bad)}"
+
+
+def test_set_state_visible_immediately(kit):
+    """Getters reflect a set_state at once: base pose, and body poses moved rigidly with it."""
+    b = _setup(kit, 2)
+    ids = np.arange(b.num_bodies, dtype=np.int32)
+    q0 = np.tile(np.asarray(b.get_keyframe_qpos("home"), dtype=np.float64), (2, 1))
+    b.set_state(np.arange(2), q0, np.zeros((2, b.nv)))
+    p0 = b.get_body_pos_w(ids).astype(np.float64)
+    q1 = q0.copy()
+    q1[:, 0:3] += [[1.0, 2.0, 0.5], [-3.0, 0.25, 1.0]]
+    b.set_state(np.arange(2), q1, np.zeros((2, b.nv)))
+    tol = 1e-5 * 4
+    np.testing.assert_allclose(b.get_base_pos(), q1[:, 0:3], atol=tol, err_msg="get_base_pos stale after set_state")
+    moved = b.get_body_pos_w(ids).astype(np.float64) - p0
+    want = np.repeat((q1 - q0)[:, None, 0:3], len(ids), axis=1)
+    want[:, 0] = 0.0  # the world body does not move
+    np.testing.assert_allclose(moved, want, atol=tol, err_msg="get_body_pos_w stale after set_state "
+                                                              "(bodies must translate with the base)")
+    assert not np.any(b.get_base_lin_vel()), "velocity not cleared by set_state(qvel=0)"
+
+
+def test_get_set_round_trip(kit):
+    """get_qpos/get_qvel -> set_state(all) reproduces every read to 4 eps(np_dtype)."""
+    b = _setup(kit, 3)
+    before = all_getters(b)
+    b.set_state(np.arange(3), b.get_qpos(), b.get_qvel())
+    after = all_getters(b)
+    tol = 4 * eps(kit.dtype)
+    for k in ("get_qpos", "get_qvel", "get_base_pos", "get_base_quat", "get_dof_pos", "get_body_pos_w"):
+        np.testing.assert_allclose(after[k], before[k], rtol=tol, atol=tol, err_msg=f"{k} after get->set round trip")
+
+
+def test_keyframe_and_default_round_trip(kit):
+    """Keyframe 'home' (joints (0, 0.9, -1.8) per leg, base z 0.2848) and the default qpos
+    (the model qpos0, or the scene's default_keyframe) survive set_state -> get_qpos."""
+    b = kit.make("quadruped", 2)
+    home = np.asarray(b.get_keyframe_qpos("home"), dtype=np.float64)
+    assert home.shape == (b.nq,)
+    np.testing.assert_allclose(home[7:], np.tile([0, 0.9, -1.8], 4), atol=1e-6, err_msg="keyframe joints")
+    np.testing.assert_allclose(home[:7], [0, 0, 0.2848, 1, 0, 0, 0], atol=1e-6, err_msg="keyframe root")
+    tol = 4 * eps(kit.dtype)
+    b.set_state(np.arange(2), np.tile(home, (2, 1)), np.zeros((2, b.nv)))
+    np.testing.assert_allclose(b.get_qpos(), np.tile(home, (2, 1)), rtol=tol, atol=tol, err_msg="keyframe round trip")
+    d = np.asarray(b.get_default_qpos(), dtype=np.float64)
+    np.testing.assert_allclose(d[:7], [0, 0, 0.2848, 1, 0, 0, 0], atol=1e-6, err_msg="default qpos root (qpos0)")
+    b.set_state(np.arange(2), np.tile(d, (2, 1)), np.tile(b.get_init_qvel(), (2, 1)))
+    np.testing.assert_allclose(b.get_qpos(), np.tile(d, (2, 1)), rtol=tol, atol=tol, err_msg="default round trip")
+    k = kit.make("quadruped", 1, default_keyframe="home")
+    np.testing.assert_allclose(k.get_default_qpos(), home, atol=tol,
+                               err_msg="get_default_qpos with SceneCfg(default_keyframe='home')")
+
+
+def test_nsteps_equals_repeated_steps(kit):
+    """step(ctrl, 5) equals five step(ctrl, 1) calls, bitwise in every read."""
+    a, b = _setup(kit, 2), _setup(kit, 2)
+    ctrl = home_ctrl(a) + 0.1
+    a.step(ctrl, 5)
+    for _ in range(5):
+        b.step(ctrl, 1)
+    bad = diff_report(all_getters(b), all_getters(a))
+    assert not bad, f"step(ctrl, 5) differs from 5 x step(ctrl, 1) in: {', '.join(bad)}"
+
+
+def test_nsteps_advances(kit):
+    """step(ctrl, k) advances k substeps: free fall velocity after k steps is -g k dt."""
+    b = kit.make("free_body", 1)
+    dt = b.sim_dt
+    b.step(np.zeros((1, b.num_actuators)), 7)
+    vz = float(b.get_base_lin_vel()[0, 2])
+    # constant acceleration: every integrator gives v = -g t exactly (float rounding only)
+    assert abs(vz - (-9.81 * 7 * dt)) < 1e-4, f"after step(ctrl, 7): vz = {vz}, expected {-9.81 * 7 * dt}"

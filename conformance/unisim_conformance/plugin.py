@@ -1,0 +1,322 @@
+"""The kit's pytest plugin (entry point ``pytest11: unisim_conformance``).
+
+Inert until activated: with no ``--unisim-*`` option and no ``unisim_backend_factory``
+fixture in a conftest, it registers no marker, collects nothing and changes no test.
+The checks (``unisim_conformance/checks/test_*.py``) are ignored at collection unless
+the kit is active.
+
+Activation:
+
+- ``--unisim-backend=NAME`` (entry-point name, ``"module:Class"``), with repeatable
+  ``--unisim-option KEY=VALUE`` passed to every backend the kit creates; or
+- a conftest fixture ``unisim_backend_factory`` returning
+  ``factory(scene: SceneCfg, num_envs: int, sim_dt: float) -> SimBackend``.
+  (``--unisim-backend`` wins when both are present.)
+
+Options: ``--unisim-reference=NAME`` enables the parity layer; ``--unisim-xfail=PATH``
+lists expected failures (strict xfail; see ``_xfail``); ``--unisim-report=PATH`` writes a
+JSON report (outcome, skip reason and measured values per check).
+"""
+
+from __future__ import annotations
+
+import json
+import types
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from . import _xfail
+from ._resolve import make_factory, parse_options
+
+CHECKS_DIR = (Path(__file__).parent / "checks").resolve()
+FACTORY_FIXTURE = "unisim_backend_factory"
+XFAIL_FIXTURE = "unisim_expected_failures"
+
+LAYERS = {
+    "surface": "methods, signatures, shapes, dtypes of the contract surface",
+    "conventions": "frames and layouts with known answers (wxyz, world/body velocities)",
+    "state": "set_state isolation, visibility, round trips; step(nsteps) semantics",
+    "determinism": "same state and controls give the same trajectory",
+    "physics": "closed-form physics (free fall, pendulum period, F = m a, friction)",
+    "capabilities": "declared capabilities work; undeclared ones raise UnsupportedCapabilityError",
+    "bad_input": "invalid input is rejected with a named argument and nothing written",
+    "parity": "trajectories against --unisim-reference within per-scene tolerance tiers",
+}
+MARKERS = [f"{name}: UniSim conformance layer - {doc}" for name, doc in LAYERS.items()] + [
+    "contract(version): UniSim conformance: contract version that introduced the check",
+    "requires(*capabilities): UniSim conformance: capabilities the check needs (skipped otherwise)",
+]
+
+
+class KitState:
+    """Per-session kit state (in ``config.stash``)."""
+
+    def __init__(self) -> None:
+        self.active = False
+        self.mode = ""  # "option" | "fixture"
+        self.spec: str | None = None
+        self.options: dict[str, Any] = {}
+        self.factory = None
+        self.reference_spec: str | None = None
+        self.reference_factory = None
+        self.expected: dict[str, str] = {}
+        self.expected_source: dict[str, str] = {}
+        self.matched: set[str] = set()
+        self.fixture_expected_seen: set[str] = set()
+        self.unmatched: list[str] = []
+        self.report_path: str | None = None
+        self.results: list[dict[str, Any]] = []
+        self.cache: dict[str, Any] = {}
+
+
+KIT = pytest.StashKey[KitState]()
+
+
+class UnisimConformanceHooks:
+    """Hook specifications the kit adds (for a backend's conftest)."""
+
+    @pytest.hookspec(firstresult=False)
+    def pytest_unisim_expected_failures(self, config):  # pragma: no cover - spec
+        """Return ``{check id: reason}`` of expected failures for the backend under test."""
+
+
+def pytest_addhooks(pluginmanager) -> None:
+    pluginmanager.add_hookspecs(UnisimConformanceHooks)
+
+
+def pytest_addoption(parser) -> None:
+    group = parser.getgroup("unisim", "UniSim conformance kit (pytest --pyargs unisim_conformance)")
+    group.addoption("--unisim-backend", dest="unisim_backend", default=None, metavar="NAME",
+                    help="backend under test: entry-point name or 'module:Class' (activates the kit)")
+    group.addoption("--unisim-option", dest="unisim_option", action="append", default=[], metavar="KEY=VALUE",
+                    help="backend option for every backend the kit creates (repeatable; value parsed "
+                         "as a Python literal, else kept as a string)")
+    group.addoption("--unisim-reference", dest="unisim_reference", default=None, metavar="NAME",
+                    help="reference backend for the parity layer (opt-in)")
+    group.addoption("--unisim-xfail", dest="unisim_xfail", default=None, metavar="PATH",
+                    help="expected-failures file (TOML or 'check_id: reason' lines); strict xfail")
+    group.addoption("--unisim-report", dest="unisim_report", default=None, metavar="PATH",
+                    help="write a JSON report of every kit check to PATH")
+
+
+def _state(config) -> KitState:
+    state = config.stash.get(KIT, None)
+    if state is None:
+        state = config.stash[KIT] = KitState()
+    return state
+
+
+def is_active(config) -> bool:
+    state = config.stash.get(KIT, None)
+    return bool(state and state.active)
+
+
+def _activate(config, mode: str) -> None:
+    state = _state(config)
+    if state.active:
+        return
+    state.active = True
+    state.mode = mode
+    for line in MARKERS:
+        config.addinivalue_line("markers", line)
+    state.options = parse_options(config.getoption("unisim_option"))
+    state.spec = config.getoption("unisim_backend")
+    if state.spec:
+        state.factory = make_factory(state.spec, state.options)
+    state.reference_spec = config.getoption("unisim_reference")
+    if state.reference_spec:
+        state.reference_factory = make_factory(state.reference_spec, {})
+    state.report_path = config.getoption("unisim_report")
+    path = config.getoption("unisim_xfail")
+    if path:
+        for key, reason in _xfail.load_expected_failures(path).items():
+            state.expected[key] = reason
+            state.expected_source[key] = str(path)
+
+
+def pytest_configure(config) -> None:
+    state = _state(config)
+    if any(config.getoption(o) for o in ("unisim_backend", "unisim_reference", "unisim_xfail", "unisim_option",
+                                         "unisim_report")):
+        _activate(config, "option")
+        if not state.spec:
+            # Options without a backend: the backend must then come from the factory fixture.
+            state.mode = "fixture"
+
+
+def _conftests_with(config, name: str) -> list[types.ModuleType]:
+    out = []
+    for plugin in config.pluginmanager.get_plugins():
+        if isinstance(plugin, types.ModuleType) and str(getattr(plugin, "__file__", "")).endswith("conftest.py") \
+                and hasattr(plugin, name):
+            out.append(plugin)
+    return out
+
+
+def _globalize_conftest_fixtures(config, modules) -> None:
+    """Make a backend conftest's fixtures visible to the kit's checks.
+
+    The checks live in the installed package, outside the directory of the conftest that
+    provides ``unisim_backend_factory``; conftest fixtures are only visible below their own
+    directory, so their fixture functions are re-registered under a global (non-conftest) holder.
+    """
+    from _pytest.fixtures import FixtureFunctionDefinition  # type: ignore[attr-defined]
+
+    for i, mod in enumerate(modules):
+        holder = types.SimpleNamespace()
+        for attr in dir(mod):
+            value = getattr(mod, attr, None)
+            if isinstance(value, FixtureFunctionDefinition):
+                setattr(holder, attr, value)
+        name = f"unisim-conformance-fixtures-{i}"
+        if config.pluginmanager.get_plugin(name) is None:
+            config.pluginmanager.register(holder, name)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection(session) -> None:
+    config = session.config
+    state = _state(config)
+    factories = _conftests_with(config, FACTORY_FIXTURE)
+    if not state.active and factories:
+        _activate(config, "fixture")
+    if not state.active:
+        return
+    try:
+        _globalize_conftest_fixtures(config, factories + [m for m in _conftests_with(config, XFAIL_FIXTURE)
+                                                          if m not in factories])
+    except ImportError:  # very old pytest: the conftest must sit at the rootdir instead
+        pass
+    for result in config.hook.pytest_unisim_expected_failures(config=config):
+        for key, reason in (result or {}).items():
+            state.expected.setdefault(str(key), str(reason))
+            state.expected_source.setdefault(str(key), "pytest_unisim_expected_failures")
+
+
+def _in_checks(path: Path) -> bool:
+    try:
+        Path(path).resolve().relative_to(CHECKS_DIR)
+    except ValueError:
+        return False
+    return True
+
+
+def pytest_ignore_collect(collection_path: Path, config) -> bool | None:
+    if _in_checks(collection_path) and not is_active(config):
+        return True
+    return None
+
+
+def is_kit_item(item) -> bool:
+    return _in_checks(Path(str(item.path)))
+
+
+def pytest_collection_modifyitems(session, config, items) -> None:
+    if not is_active(config):
+        return
+    state = _state(config)
+    for item in items:
+        if not is_kit_item(item):
+            continue
+        key = _xfail.match(item, state.expected)
+        if key is not None:
+            state.matched.add(key)
+            item.add_marker(pytest.mark.xfail(reason=f"expected failure ({state.expected_source[key]}): "
+                                                     f"{state.expected[key]}", strict=True))
+    state.unmatched = sorted(set(state.expected) - state.matched)
+    if state.unmatched:
+        warnings.warn(pytest.PytestWarning(
+            "unisim-conformance: expected-failure ids that match no collected check: "
+            + ", ".join(state.unmatched)), stacklevel=1)
+
+
+def pytest_report_header(config) -> list[str] | None:
+    if not is_active(config):
+        return None
+    state = _state(config)
+    backend = state.spec or f"fixture {FACTORY_FIXTURE!r}"
+    lines = [f"unisim-conformance: backend {backend}" + (f" options {state.options}" if state.options else "")]
+    if state.reference_spec:
+        lines.append(f"unisim-conformance: parity reference {state.reference_spec}")
+    if state.expected:
+        lines.append(f"unisim-conformance: {len(state.expected)} expected failure(s) declared")
+    return lines
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    config = item.config
+    if is_active(config) and is_kit_item(item):
+        state = _state(config)
+        if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
+            outcome = report.outcome
+            if hasattr(report, "wasxfail"):
+                outcome = "xfailed" if report.skipped else "xpassed"
+            reason = ""
+            if report.skipped and isinstance(report.longrepr, tuple):
+                reason = str(report.longrepr[2])
+            elif report.failed:
+                reason = str(getattr(report, "longreprtext", ""))[-2000:]
+            state.results.append({
+                "check": _xfail.check_id(item), "nodeid": item.nodeid, "outcome": outcome,
+                "reason": reason or getattr(report, "wasxfail", ""),
+                "layer": _xfail.check_id(item).split("::")[0],
+                "properties": {k: _jsonable(v) for k, v in item.user_properties},
+            })
+    return report
+
+
+def _jsonable(v: Any) -> Any:
+    try:
+        json.dumps(v)
+        return v
+    except TypeError:
+        return repr(v)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    if not is_active(config):
+        return
+    state = _state(config)
+    tr = terminalreporter
+    fixture_unseen = sorted(k for k in state.cache.get("fixture_expected", {})
+                            if k not in state.fixture_expected_seen)
+    if state.unmatched or fixture_unseen:
+        tr.section("unisim-conformance: unknown expected-failure ids")
+        for key in state.unmatched + fixture_unseen:
+            tr.write_line(f"{key}: matches no collected check")
+    if state.results:
+        counts: dict[str, dict[str, int]] = {}
+        for r in state.results:
+            counts.setdefault(r["layer"], {}).setdefault(r["outcome"], 0)
+            counts[r["layer"]][r["outcome"]] += 1
+        tr.section("unisim-conformance summary")
+        caps = state.cache.get("capabilities")
+        if caps is not None:
+            tr.write_line("declared capabilities: " + (", ".join(sorted(str(c) for c in caps)) or "(none)"))
+        for layer in LAYERS:
+            if layer in counts:
+                tr.write_line(f"{layer:13s} " + ", ".join(f"{n} {o}" for o, n in sorted(counts[layer].items())))
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    config = session.config
+    if not is_active(config):
+        return
+    state = _state(config)
+    if state.report_path:
+        caps = state.cache.get("capabilities")
+        data = {
+            "backend": state.spec or FACTORY_FIXTURE,
+            "options": {k: repr(v) for k, v in state.options.items()},
+            "reference": state.reference_spec,
+            "capabilities": sorted(str(c) for c in caps) if caps is not None else None,
+            "unknown_expected_failures": state.unmatched,
+            "exitstatus": int(exitstatus),
+            "checks": state.results,
+        }
+        Path(state.report_path).write_text(json.dumps(data, indent=1), encoding="utf-8")

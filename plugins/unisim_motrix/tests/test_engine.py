@@ -1,0 +1,121 @@
+"""Engine boundary: thread pool, panics, loader errors, ignored MJCF options, gymnasium models."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+from unisim_core import SceneCfg
+from unisim_core.errors import EngineError
+
+from unisim_motrix import MotrixBackend, MotrixModellingWarning, engine_call
+from unisim_motrix import _mjcf
+
+from conftest import scene_path
+
+
+def test_thread_pool_same_request_ok_conflict_is_clear_error():
+    """Process-wide pool: run in a fresh interpreter (it must be initialised before any model load)."""
+    code = f"""
+import warnings; warnings.simplefilter('ignore')
+from unisim_core import SceneCfg
+from unisim_motrix import MotrixBackend, ThreadPoolConflictError
+s = SceneCfg({scene_path('pendulum.xml')!r})
+MotrixBackend(s, 2, 0.001, threads=1).step(__import__('numpy').zeros((2, 0)), 2)
+MotrixBackend(s, 2, 0.001, threads=1)   # same request: fine
+MotrixBackend(s, 2, 0.001)              # no request: fine
+try:
+    MotrixBackend(s, 2, 0.001, threads=2)
+except ThreadPoolConflictError as e:
+    print('CONFLICT', e)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert "CONFLICT threads:" in out.stdout and "initialised with 1 thread" in out.stdout, out.stderr[-2000:]
+
+
+def test_engine_panic_is_wrapped_in_engine_error(make):
+    """A real Rust panic (unknown sensor name) becomes EngineError naming the call."""
+    b = make("pendulum.xml", 1)
+    with pytest.raises(EngineError, match=r"motrixsim get_sensor_value panicked: cannot get given sensor") as ei:
+        with engine_call("get_sensor_value"):
+            b.model.get_sensor_value("no_such_sensor", b.data)
+    assert type(ei.value.__cause__).__name__ == "PanicException"
+    # a non-unit quaternion never reaches the engine through the contract (it would panic there)
+    fb = make("free_body.xml", 1)
+    with pytest.raises(ValueError, match="zero norm"):
+        fb.set_state(np.array([0]), np.zeros((1, 7)), np.zeros((1, 6)))
+
+
+def test_unloadable_model_names_the_element(tmp_path):
+    xml = tmp_path / "flex.xml"
+    xml.write_text("""<mujoco><worldbody><body name="b"><freejoint/><geom type="sphere" size="0.1"/></body>
+      <flexcomp name="f" type="grid" count="2 2 1" spacing="0.1 0.1 0.1" dim="2"/></worldbody></mujoco>""")
+    with pytest.raises(EngineError, match="unsupported MJCF element 'flexcomp'"):
+        MotrixBackend(SceneCfg(str(xml)), 1, 0.002)
+
+
+def test_ignored_options_warn_once_naming_the_option(tmp_path):
+    xml = tmp_path / "opt.xml"
+    xml.write_text("""<mujoco><option cone="elliptic" impratio="10" integrator="RK4"/>
+      <worldbody><body name="b"><freejoint/><geom type="sphere" size="0.1"/></body></worldbody></mujoco>""")
+    _mjcf._warned.clear()
+    with pytest.warns(MotrixModellingWarning) as rec:
+        MotrixBackend(SceneCfg(str(xml)), 1, 0.002).close()
+    msgs = " ".join(str(w.message) for w in rec)
+    for opt in ("option@cone", "option@impratio", "option@integrator"):
+        assert opt in msgs
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MotrixModellingWarning)
+        MotrixBackend(SceneCfg(str(xml)), 1, 0.002).close()  # once per file and option
+
+
+GYM = ["ant", "humanoid", "half_cheetah", "hopper", "walker2d"]
+
+
+def _gym_path(name):
+    gym = pytest.importorskip("gymnasium")
+    return os.path.join(os.path.dirname(gym.__file__), "envs", "mujoco", "assets", f"{name}.xml")
+
+
+@pytest.mark.parametrize("name", GYM)
+def test_gymnasium_models_roll_out(name):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MotrixModellingWarning)
+        b = MotrixBackend(SceneCfg(_gym_path(name)), 2, 0.005)
+    with b:
+        rng = np.random.default_rng(0)
+        lo, hi = b.get_actuator_ctrl_range().T
+        for _ in range(50):
+            b.step(rng.uniform(lo, hi, size=(2, b.num_actuators)), 1)
+        assert b.get_qpos().shape == (2, b.nq) and b.get_qvel().shape == (2, b.nv)
+        assert np.isfinite(b.get_qpos()).all() and np.isfinite(b.get_qvel()).all()
+        assert b.get_body_pos_w(np.arange(b.num_bodies)).shape == (2, b.num_bodies, 3)
+
+
+def test_modelling_difference_inertia_from_geoms(tmp_path):
+    """Known difference: without <inertial>, inertia derived from a capsule geom differs from MuJoCo's."""
+    mujoco = pytest.importorskip("mujoco")
+    xml = tmp_path / "cap.xml"
+    xml.write_text("""<mujoco><worldbody><body name="b"><freejoint/>
+      <geom type="capsule" size="0.05 0.2" density="1000"/></body></worldbody></mujoco>""")
+    m = mujoco.MjModel.from_xml_path(str(xml))
+    with MotrixBackend(SceneCfg(str(xml)), 1, 0.002) as b:
+        np.testing.assert_allclose(b.model_info.body_mass[1], m.body_mass[1], rtol=1e-5)  # mass agrees
+        rel = np.abs(b.model_info.body_inertia[1] - m.body_inertia[1]) / m.body_inertia[1]
+        assert rel.max() > 0.01, rel  # transverse inertia differs by more than 1 %
+
+
+def test_modelling_difference_settotalmass_ignored():
+    """Known difference: compiler@settotalmass (half_cheetah: 14 kg) is ignored by MotrixSim."""
+    mujoco = pytest.importorskip("mujoco")
+    m = mujoco.MjModel.from_xml_path(_gym_path("half_cheetah"))
+    _mjcf._warned.clear()
+    with pytest.warns(MotrixModellingWarning, match="compiler@settotalmass"):
+        b = MotrixBackend(SceneCfg(_gym_path("half_cheetah")), 1, 0.01)
+    with b:
+        assert m.body_mass.sum() == pytest.approx(14.0)
+        assert abs(b.model_info.body_mass.sum() - 14.0) > 0.5

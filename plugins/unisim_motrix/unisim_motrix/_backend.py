@@ -1,0 +1,518 @@
+"""``MotrixBackend``: MotrixSim 0.10 behind the UniSim ``SimBackend`` contract.
+
+One batched ``SceneData`` holds ``num_envs`` worlds. Reads go through compiled query
+programs into persistent buffers (refreshed lazily, once per step); conventions
+(xyzw -> wxyz, MotrixSim dof order -> MuJoCo qpos/qvel layout, float32 -> np_dtype)
+are converted here.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+from unisim_core import quat as Q
+from unisim_core.backend import SimBackend
+from unisim_core.capabilities import Capability
+from unisim_core.config import BackendTerrainSpawnData, SceneCfg
+from unisim_core.errors import EngineError, InvalidInputError
+from unisim_core.model import ModelInfo
+
+from . import _model
+from ._errors import engine_call
+from ._mjcf import read_mjcf, warn_ignored_options
+from ._options import MotrixOptions
+from ._scanner import MotrixHeightScanner, terrain_spawn_data
+from ._threads import ensure_thread_pool
+
+__all__ = ["MotrixBackend"]
+
+_SUPPORTED_MODEL_TERMS = frozenset({
+    "body_mass", "body_inertia", "body_com_offset", "geom_friction", "dof_armature", "dof_frictionloss",
+    "actuator_kp", "actuator_kd", "gravity",
+})
+_STATE_AND_FORCE_TERMS = frozenset({"root_lin_vel_delta", "root_ang_vel_delta", "body_force", "body_torque"})
+_QUAT_SENSORS = frozenset({"framequat", "ballquat"})
+_WXYZ = np.array([3, 0, 1, 2])
+
+
+def _gather(src: np.ndarray, cols: np.ndarray, out: np.ndarray) -> None:
+    """``out[:] = src[:, cols]`` without a temporary when dtypes agree."""
+    if src.dtype == out.dtype:
+        np.take(src, cols, axis=1, out=out)
+    else:
+        out[:] = src[:, cols]
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("unisim-motrix")
+    except Exception:  # noqa: BLE001
+        return "0.1.0"
+
+
+def _load_error(path: str, exc: BaseException) -> EngineError:
+    text = str(exc.__cause__ or exc)
+    m = re.search(r"unknown (?:variant|field) `([^`]+)`", text)
+    what = f"unsupported MJCF element {m.group(1)!r}" if m else "the engine rejected the model"
+    return EngineError(f"MotrixSim cannot load {path}: {what}. Engine said: {text.strip().splitlines()[0]}")
+
+
+class MotrixBackend(SimBackend):
+    """MotrixSim backend (``motrixsim`` 0.10.x); see the package README for differences from MuJoCo."""
+
+    name = "motrix"
+    version = _version()
+    options_cls = MotrixOptions
+    CAPABILITIES = frozenset({
+        Capability.CONTACTS, Capability.SENSORS, Capability.BODY_FORCE, Capability.BODY_TORQUE, Capability.PUSH,
+        Capability.SITE_JACOBIAN, Capability.HEIGHT_SCAN, Capability.TERRAIN, Capability.PRE_STEP_CONTROL,
+        Capability.PHYSICS_SNAPSHOT, Capability.INIT_RANDOMIZATION, Capability.INTERVAL_RANDOMIZATION,
+        Capability.RESET_RANDOMIZATION,
+    })
+    INIT_TERMS = _SUPPORTED_MODEL_TERMS
+    INTERVAL_TERMS = _SUPPORTED_MODEL_TERMS | _STATE_AND_FORCE_TERMS
+    RESET_TERMS = _SUPPORTED_MODEL_TERMS | _STATE_AND_FORCE_TERMS
+
+    options: MotrixOptions
+
+    # ------------------------------------------------------------------ construction
+    def __init__(self, scene: SceneCfg, num_envs: int, sim_dt: float, **options: Any) -> None:
+        super().__init__(scene, num_envs, sim_dt, **options)
+        ensure_thread_pool(self.options.threads)
+        import motrixsim
+        from motrixsim import query as mq
+
+        path = scene.model_file
+        self._facts = read_mjcf(path)
+        warn_ignored_options(path, self._facts.ignored)
+        try:
+            with engine_call(f"load_model({path!r})"):
+                M = motrixsim.load_model(path)
+        except EngineError as exc:
+            raise _load_error(path, exc) from exc.__cause__
+        with engine_call("options"):
+            M.options.timestep = self.sim_dt
+            if self.options.max_iterations is not None:
+                M.options.max_iterations = self.options.max_iterations
+            D = motrixsim.SceneData(M, batch=[self._num_envs])
+            M.forward_kinematic(D)
+        self._M, self._D = M, D
+        self._links = list(M.links)
+        self._layout = _model.build_layout(M)
+        N, nb = self._num_envs, len(self._links) + 1
+        # sensors: MuJoCo (document) order, dims from the engine
+        self._sensor_decl = [s for s in self._facts.sensors if s.name]
+        dims: dict[str, int] = {}
+        for s in self._sensor_decl:
+            with engine_call(f"compile_query(sensor {s.name!r})"):
+                dims[s.name] = int(np.prod(M.compile_query({"s": mq.SensorValues([s.name])}).fields[0].shape))
+        self._body_sensors: list[tuple[str, int]] = []
+        if self.options.add_body_sensors:
+            taken = set(dims)
+            for ln in self._links:
+                for suffix, d in (("pos", 3), ("quat", 4), ("linvel", 3), ("angvel", 3)):
+                    n = f"{ln.name}_body_{suffix}"
+                    if n in taken:
+                        raise InvalidInputError(f"add_body_sensors: derived sensor name {n!r} clashes with a model sensor")
+                    self._body_sensors.append((n, d))
+        self._sensor_dims_by_name = dims
+        # persistent query programs and buffers
+        with engine_call("compile_query"):
+            self._q_state = M.compile_query({"q": mq.DofPosition(), "v": mq.DofVelocity()}).allocate(D)
+            self._q_body = M.compile_query({"p": mq.LinkPosition(), "r": mq.LinkRotation(),
+                                            "lv": mq.LinkLinearVelocity(), "av": mq.LinkAngularVelocity()}).allocate(D)
+            self._q_sens = (M.compile_query({"s": mq.SensorValues([s.name for s in self._sensor_decl])}).allocate(D)
+                            if self._sensor_decl else None)
+        dt = self.np_dtype
+        self._qpos = np.zeros((N, M.num_dof_pos), dt)
+        self._qvel = np.zeros((N, M.num_dof_vel), dt)
+        self._xpos = np.zeros((N, nb, 3), dt)
+        self._xquat = np.zeros((N, nb, 4), dt)
+        self._xquat[:, 0, 0] = 1.0
+        self._xlin = np.zeros((N, nb, 3), dt)
+        self._xang = np.zeros((N, nb, 3), dt)
+        self._q_g, self._v_g = self._layout.qpos_gather, self._layout.qvel_gather
+        self._v_identity = self._layout.identity_qvel
+        self._ctrl32 = np.zeros((N, M.num_actuators), np.float32)
+        self._forces: dict[int, tuple[np.ndarray, np.ndarray | None]] = {}
+        self._origin = np.zeros((N, 3))
+        self._time = np.zeros(N)
+        self._stale_state = self._stale_body = self._stale_sens = True
+        self._fk_fresh = True
+        # which links move (a mass/inertia override on a link welded to the world is ignored)
+        moving = np.zeros(nb, bool)
+        has_joint = {r.link for r in self._layout.joints}
+        for i, ln in enumerate(self._links):
+            p = ln.parent.index + 1 if ln.parent is not None else 0
+            moving[i + 1] = (i in has_joint) or moving[p]
+        self._moving = moving
+
+    @property
+    def model(self) -> Any:
+        """The ``motrixsim.SceneModel``."""
+        return self._M
+
+    @property
+    def data(self) -> Any:
+        """The batched ``motrixsim.SceneData``."""
+        return self._D
+
+    def _load_model_info(self) -> ModelInfo:
+        with engine_call("model introspection"):
+            return _model.build_model_info(self._M, self._layout, self._facts, self._sensor_dims_by_name,
+                                           self._body_sensors)
+
+    def _close(self) -> None:
+        self._forces.clear()
+
+    # ------------------------------------------------------------------ refresh
+    def _ensure_fk(self) -> None:
+        if not self._fk_fresh:
+            with engine_call("forward_kinematic"):
+                self._M.forward_kinematic(self._D)
+            self._fk_fresh = True
+
+    def _refresh_state(self) -> None:
+        with engine_call("query(dof state)"):
+            self._q_state.execute(self._D)
+        _gather(self._q_state["q"], self._q_g, self._qpos)
+        if self._v_identity:
+            np.copyto(self._qvel, self._q_state["v"])
+        else:
+            _gather(self._q_state["v"], self._v_g, self._qvel)
+        self._stale_state = False
+
+    def _refresh_bodies(self) -> None:
+        self._ensure_fk()
+        p = self._q_body
+        with engine_call("query(link state)"):
+            p.execute(self._D)
+        self._xpos[:, 1:] = p["p"]
+        self._xquat[:, 1:] = p["r"][..., _WXYZ]
+        self._xlin[:, 1:] = p["lv"]
+        self._xang[:, 1:] = p["av"]
+        self._stale_body = False
+
+    def _mark_stale(self) -> None:
+        self._stale_state = self._stale_body = self._stale_sens = True
+
+    # ------------------------------------------------------------------ state primitives
+    def get_qpos(self) -> np.ndarray:
+        if self._stale_state:
+            self._refresh_state()
+        return self._qpos.copy()
+
+    def get_qvel(self) -> np.ndarray:
+        if self._stale_state:
+            self._refresh_state()
+        return self._qvel.copy()
+
+    def _body_pos_w(self, body_ids: np.ndarray) -> np.ndarray:
+        if self._stale_body:
+            self._refresh_bodies()
+        return self._xpos[:, body_ids]
+
+    def _body_quat_w(self, body_ids: np.ndarray) -> np.ndarray:
+        if self._stale_body:
+            self._refresh_bodies()
+        return self._xquat[:, body_ids]
+
+    def _body_lin_vel_w(self, body_ids: np.ndarray) -> np.ndarray:
+        if self._stale_body:
+            self._refresh_bodies()
+        return self._xlin[:, body_ids]
+
+    def _body_ang_vel_w(self, body_ids: np.ndarray) -> np.ndarray:
+        if self._stale_body:
+            self._refresh_bodies()
+        return self._xang[:, body_ids]
+
+    def _step(self, ctrl: np.ndarray, nsteps: int) -> None:
+        M, D = self._M, self._D
+        with engine_call("step"):
+            if self._ctrl32.shape[1]:
+                np.copyto(self._ctrl32, ctrl, casting="same_kind")
+                D.actuator_ctrls = self._ctrl32
+            if self._forces:
+                # MotrixSim clears external forces after every step: re-apply before each substep.
+                for _ in range(nsteps):
+                    for b, (f, t) in self._forces.items():
+                        link = self._links[b - 1]
+                        link.add_external_force(D, f, point=self._origin, local=False)
+                        if t is not None:
+                            link.add_external_torque(D, t, local=False)
+                    M.step(D)
+            elif nsteps == 1:
+                M.step(D)
+            else:
+                M.step_n(D, nsteps)
+        self._time += nsteps * self.sim_dt
+        self._fk_fresh = False
+        self._mark_stale()
+
+    def _sub(self, env_ids: np.ndarray):
+        """``(sub-data, row order)``: the worlds ``env_ids`` (ascending) and the permutation that
+        puts caller rows (in ``env_ids`` order) into sub-data order."""
+        order = np.argsort(env_ids, kind="stable")
+        if len(env_ids) == self._num_envs:
+            return self._D, order
+        mask = np.zeros(self._num_envs, bool)
+        mask[env_ids] = True
+        return self._D.get(mask), order
+
+    def _set_state(self, env_ids: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> None:
+        lay = self._layout
+        sub, order = self._sub(env_ids)
+        q = np.ascontiguousarray(qpos[order][:, lay.qpos_scatter], np.float32)
+        v = np.ascontiguousarray(qvel[order][:, lay.qvel_scatter], np.float32)
+        with engine_call("set_state"):
+            sub.set_dof_pos(q, self._M)
+            sub.set_dof_vel(v)
+            self._M.forward_kinematic(sub)
+        self._fk_fresh = self._fk_fresh or len(env_ids) == self._num_envs
+        self._mark_stale()
+
+    # ------------------------------------------------------------------ sensors
+    def _refresh_sensors(self) -> None:
+        self._ensure_fk()
+        info = self.model_info
+        if not hasattr(self, "_sens"):
+            self._sens = np.zeros((self._num_envs, int(info.sensor_dims.sum())), self.np_dtype)
+            cols = np.arange(sum(self._sensor_dims_by_name[s.name] for s in self._sensor_decl))
+            adr = 0
+            for s in self._sensor_decl:
+                d = self._sensor_dims_by_name[s.name]
+                if s.kind in _QUAT_SENSORS and d == 4:
+                    cols[adr:adr + 4] = adr + _WXYZ
+                adr += d
+            self._sens_cols = cols
+        n_model = len(self._sens_cols)
+        if self._q_sens is not None:
+            with engine_call("query(sensors)"):
+                self._q_sens.execute(self._D)
+            self._sens[:, :n_model] = self._q_sens["s"][:, self._sens_cols]
+        if self._body_sensors:
+            if self._stale_body:
+                self._refresh_bodies()
+            nb = len(self._links)
+            blk = np.concatenate([self._xpos[:, 1:], self._xquat[:, 1:], self._xlin[:, 1:], self._xang[:, 1:]], axis=2)
+            self._sens[:, n_model:] = blk.reshape(self._num_envs, nb * 13)
+        self._stale_sens = False
+
+    def _read_sensor(self, index: int) -> np.ndarray:
+        if self._stale_sens:
+            self._refresh_sensors()
+        a = int(self.model_info.sensor_adr[index])
+        return self._sens[:, a:a + int(self._sensor_dims[index])].copy()
+
+    def _read_sensors(self, indices: np.ndarray) -> np.ndarray:
+        if self._stale_sens:
+            self._refresh_sensors()
+        adr, dims = self.model_info.sensor_adr, self._sensor_dims
+        cols = np.concatenate([np.arange(adr[i], adr[i] + dims[i]) for i in indices])
+        return self._sens[:, cols]
+
+    # ------------------------------------------------------------------ forces
+    def _apply_body_force(self, body_ids: np.ndarray, force: np.ndarray, torque: np.ndarray | None) -> None:
+        if np.any(body_ids == 0):
+            raise InvalidInputError("body_ids: body 0 is the world; it cannot take an external force")
+        for col, b in enumerate(body_ids):
+            f = np.ascontiguousarray(force[:, col], np.float64)
+            t = None if torque is None else np.ascontiguousarray(torque[:, col], np.float64)
+            self._forces[int(b)] = (f, t)
+
+    def _clear_body_forces(self) -> None:
+        self._forces.clear()
+
+    # ------------------------------------------------------------------ kinematics, terrain
+    def _site_jacobian(self, site_id: int, dof_indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        self._ensure_fk()
+        site = self._M.sites[site_id]
+        with engine_call("Site.get_jacobian"):
+            J = np.asarray(site.get_jacobian(self._D), np.float64).reshape(self._num_envs, 6, -1)
+            cols = self._layout.qvel_scatter[np.asarray(site.dof_vel_indices, np.int64)]
+        full = np.zeros((self._num_envs, 6, self.nv))
+        full[:, :, cols] = J  # MotrixSim: rows 0-2 angular, 3-5 linear; columns leaf-to-root
+        jacp = np.ascontiguousarray(full[:, 3:6][:, :, dof_indices], self.np_dtype)
+        jacr = np.ascontiguousarray(full[:, 0:3][:, :, dof_indices], self.np_dtype)
+        return jacp, jacr
+
+    def _create_hfield_scanner(self, hfield_geom_id, offsets, frame_body_id, alignment, output):
+        return MotrixHeightScanner(self, hfield_geom_id, offsets, frame_body_id, alignment, output)
+
+    def _terrain_spawn_data(self) -> BackendTerrainSpawnData:
+        return terrain_spawn_data(self)
+
+    # ------------------------------------------------------------------ snapshots
+    def _mocap_links(self) -> list[int]:
+        return [self._body_index[n] for n in self.model_info.mocap_body_names]
+
+    def _get_physics_state(self) -> np.ndarray:
+        out = np.concatenate([self._time[:, None], self.get_qpos().astype(np.float64),
+                              self.get_qvel().astype(np.float64)], axis=1)
+        mocap = self._mocap_links()
+        if mocap:
+            ids = np.array(mocap)
+            out = np.concatenate([out, self._body_pos_w(ids).reshape(self._num_envs, -1),
+                                  self._body_quat_w(ids).reshape(self._num_envs, -1)], axis=1)
+        return out
+
+    def _set_physics_state(self, state: np.ndarray) -> None:
+        nq, nv = self.nq, self.nv
+        qpos = state[:, 1:1 + nq].copy()
+        for c in self._quat_cols:  # rows from get_physics_state are unit in float32: keep their bits
+            n = np.linalg.norm(qpos[:, c:c + 4], axis=1, keepdims=True)
+            if np.any(n < 1e-12):
+                raise InvalidInputError(f"state: quaternion columns {1 + c}:{5 + c} have zero norm")
+            qpos[:, c:c + 4] = np.where(np.abs(n - 1) > 1e-6, qpos[:, c:c + 4] / n, qpos[:, c:c + 4])
+        mocap = self._mocap_links()
+        if mocap:
+            k = len(mocap)
+            pos = state[:, 1 + nq + nv:1 + nq + nv + 3 * k].reshape(-1, k, 3)
+            quat = state[:, 1 + nq + nv + 3 * k:].reshape(-1, k, 4)
+            with engine_call("Mocap.set_pose"):
+                for j, b in enumerate(mocap):
+                    body = next(x for x in self._M.bodies if x.is_mocap and x.base_link.index == b - 1)
+                    pose = np.concatenate([pos[:, j], quat[:, j][:, [1, 2, 3, 0]]], axis=1)
+                    body.mocap.set_pose(self._D, pose.astype(np.float32))
+        self._set_state(np.arange(self._num_envs), qpos, state[:, 1 + nq:1 + nq + nv].copy())
+        self._time[:] = state[:, 0]
+
+    # ------------------------------------------------------------------ model randomization
+    def _link(self, b: int, term: str):
+        if b == 0 or not self._moving[b]:
+            raise InvalidInputError(f"{term}.target_ids: body {self.model_info.body_names[b]!r} is welded to the world; "
+                                    "MotrixSim ignores mass/inertia/COM overrides there")
+        return self._links[b - 1]
+
+    def _dof_joint(self, d: int, term: str):
+        for r, vadr in zip(self._layout.joints, self._layout.dofadr):
+            if r.type in ("hinge", "slide") and vadr == d:
+                return r.obj
+        raise InvalidInputError(f"{term}.target_ids: dof {d} is not a hinge/slide dof; MotrixSim overrides "
+                                f"{term.split('_', 1)[1]} per single-DoF joint only")
+
+    def _position_actuator(self, a: int, term: str):
+        act = self._M.actuators[a]
+        if type(act).__name__ != "PositionActuator":
+            raise InvalidInputError(f"{term}.target_ids: actuator {act.name!r} is a {type(act).__name__}; "
+                                    "MotrixSim overrides kp/kd of position actuators only")
+        return act
+
+    def _inertia_axes(self, link) -> np.ndarray:
+        """xyzw rotation of the nominal principal axes in the link frame."""
+        import motrixsim
+
+        if not hasattr(self, "_axes_cache"):
+            self._axes_cache: dict[int, np.ndarray] = {}
+        if link.index not in self._axes_cache:
+            I6 = np.asarray(link.get_inertia_override(motrixsim.SceneData(self._M)), np.float64).reshape(6)
+            full = np.array([[I6[0], I6[3], I6[4]], [I6[3], I6[1], I6[5]], [I6[4], I6[5], I6[2]]])
+            if np.allclose(I6[3:], 0.0):
+                R = np.eye(3)
+            else:
+                w, R = np.linalg.eigh(full)
+                R = R[:, np.argsort(w)[::-1]]
+                if np.linalg.det(R) < 0:
+                    R[:, 2] *= -1
+            self._axes_cache[link.index] = Q.quat_wxyz_to_xyzw(Q.quat_from_matrix(R))
+        return self._axes_cache[link.index]
+
+    def _write_model_field(self, term: str, env_ids: np.ndarray, target_ids: np.ndarray | None,
+                           values: np.ndarray) -> None:
+        sub, order = self._sub(env_ids)
+        v = np.ascontiguousarray(values[order], np.float64)
+        M = self._M
+        # resolve (and validate) every target before writing anything
+        if term in ("body_mass", "body_inertia", "body_com_offset"):
+            objs = [self._link(int(b), term) for b in target_ids]
+        elif term == "geom_friction":
+            objs = [M.geoms[int(g)] for g in target_ids]
+        elif term in ("dof_armature", "dof_frictionloss"):
+            objs = [self._dof_joint(int(d), term) for d in target_ids]
+        elif term in ("actuator_kp", "actuator_kd"):
+            objs = [self._position_actuator(int(a), term) for a in target_ids]
+        elif term == "gravity":
+            objs = []
+        else:  # pragma: no cover - the base only passes declared terms
+            raise InvalidInputError(f"{term}: not supported by MotrixSim")
+        if term == "body_inertia":
+            s = np.sort(v, axis=-1)
+            if np.any(s[..., 0] + s[..., 1] < s[..., 2] * (1 - 1e-9)):
+                raise InvalidInputError("body_inertia: principal moments must satisfy the triangle inequality "
+                                        "(I1 + I2 >= I3); MotrixSim silently ignores such values")
+        with engine_call(f"randomization({term})"):
+            if term == "gravity":
+                M.set_gravity_override(sub, v)
+                return
+            for col, obj in enumerate(objs):
+                x = np.ascontiguousarray(v[:, col])
+                if term == "body_mass":
+                    obj.set_mass_override(sub, x)
+                elif term == "body_inertia":
+                    axes = np.tile(self._inertia_axes(obj), (len(x), 1))
+                    obj.set_principal_inertia_override(sub, x, axes)
+                elif term == "body_com_offset":
+                    obj.set_center_of_mass_override(sub, x)
+                elif term == "geom_friction":
+                    obj.set_friction_override(sub, x)
+                elif term == "dof_armature":
+                    obj.set_armature_override(sub, x)
+                elif term == "dof_frictionloss":
+                    obj.set_frictionloss_override(sub, x)
+                elif term == "actuator_kp":
+                    obj.set_kp_override(sub, x)
+                elif term == "actuator_kd":
+                    obj.set_damping_override(sub, x)
+
+    def _read_model_field(self, term: str) -> np.ndarray:
+        info, D, N = self.model_info, self._D, self._num_envs
+
+        def col(getter, n, width=()):
+            return np.asarray(getter(D), np.float64).reshape((N,) + width)
+
+        with engine_call(f"read model field {term}"):
+            if term == "gravity":
+                return col(self._M.get_gravity_override, 0, (3,)).astype(self.np_dtype)
+            if term in ("body_mass", "body_inertia", "body_com_offset"):
+                nom = {"body_mass": info.body_mass, "body_inertia": info.body_inertia,
+                       "body_com_offset": info.body_ipos}[term]
+                out = np.broadcast_to(nom, (N,) + nom.shape).copy()
+                for b in range(1, len(info.body_names)):
+                    if not self._moving[b]:
+                        continue
+                    ln = self._links[b - 1]
+                    if term == "body_mass":
+                        out[:, b] = col(ln.get_mass_override, b)
+                    elif term == "body_com_offset":
+                        out[:, b] = col(ln.get_center_of_mass_override, b, (3,))
+                    else:
+                        I6 = col(ln.get_inertia_override, b, (6,))
+                        full = np.stack([I6[:, [0, 3, 4]], I6[:, [3, 1, 5]], I6[:, [4, 5, 2]]], axis=1)
+                        R = Q.matrix_from_quat(Q.quat_xyzw_to_wxyz(self._inertia_axes(ln)))
+                        out[:, b] = np.diagonal(R.T @ full @ R, axis1=1, axis2=2)
+                return out.astype(self.np_dtype)
+            if term == "geom_friction":
+                return np.stack([col(g.get_friction_override, 0, (3,)) for g in self._M.geoms], axis=1
+                                ).astype(self.np_dtype)
+            if term in ("dof_armature", "dof_frictionloss"):
+                out = np.broadcast_to(getattr(info, term), (N, self.nv)).copy()
+                for r, vadr in zip(self._layout.joints, self._layout.dofadr):
+                    if r.type in ("hinge", "slide"):
+                        g = r.obj.get_armature_override if term == "dof_armature" else r.obj.get_frictionloss_override
+                        out[:, vadr] = col(g, 0)
+                return out.astype(self.np_dtype)
+            if term in ("actuator_kp", "actuator_kd"):
+                out = np.broadcast_to(getattr(info, term), (N, self.num_actuators)).copy()
+                for a, act in enumerate(self._M.actuators):
+                    if type(act).__name__ == "PositionActuator":
+                        out[:, a] = col(act.get_kp_override if term == "actuator_kp" else act.get_kd_override, 0)
+                return out.astype(self.np_dtype)
+        from unisim_core.errors import UnsupportedCapabilityError
+
+        raise UnsupportedCapabilityError(self._label, Capability.INIT_RANDOMIZATION,
+                                         f"model term {term!r} has no per-env override in MotrixSim")

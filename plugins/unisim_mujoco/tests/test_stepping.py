@@ -1,0 +1,155 @@
+"""Stepping, state, getters and snapshots against MuJoCo itself and closed-form answers."""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+import pytest
+from unisim_core.errors import EngineError
+
+from conftest import QUADRUPED, home_ctrl, kit
+
+
+def _random_states(sim, n, seed):
+    rng = np.random.default_rng(seed)
+    qpos = np.tile(sim.get_keyframe_qpos("home"), (n, 1))
+    qpos[:, 7:] += rng.uniform(-0.2, 0.2, (n, sim.nq - 7))
+    qvel = rng.normal(0, 0.3, (n, sim.nv))
+    ctrl = home_ctrl(sim)[:n] + rng.uniform(-0.3, 0.3, (n, sim.num_actuators))
+    return qpos, qvel, ctrl
+
+
+def test_batch_env_is_bit_identical_to_the_env_alone(make):
+    # Batch promises a loop over one MjData per simulation, at any thread count.
+    batch = make(QUADRUPED, num_envs=4, threads=2)
+    qpos, qvel, ctrl = _random_states(batch, 4, seed=0)
+    batch.set_state(np.arange(4), qpos, qvel)
+    for _ in range(50):
+        batch.step(ctrl, 1)
+    for i in (0, 3):
+        alone = make(QUADRUPED, num_envs=1, threads=1)
+        alone.set_state(np.array([0]), qpos[i:i + 1], qvel[i:i + 1])
+        for _ in range(50):
+            alone.step(ctrl[i:i + 1], 1)
+        assert np.array_equal(alone.get_qpos()[0], batch.get_qpos()[i])
+        assert np.array_equal(alone.get_qvel()[0], batch.get_qvel()[i])
+
+
+def test_step_matches_plain_mj_step_and_getters_are_current(make):
+    # Reference: the same model stepped with mj_step, then mj_forward at the final state.
+    sim = make(QUADRUPED, num_envs=2, add_body_sensors=True)
+    qpos, qvel, ctrl = _random_states(sim, 2, seed=1)
+    sim.set_state(np.arange(2), qpos, qvel)
+    sim.step(ctrl, 5)
+    m = sim.model
+    d = mujoco.MjData(m)
+    d.qpos[:], d.qvel[:], d.ctrl[:] = qpos[1], qvel[1], ctrl[1]
+    mujoco.mj_forward(m, d)
+    for _ in range(5):
+        mujoco.mj_step(m, d)
+    mujoco.mj_forward(m, d)
+    assert np.array_equal(sim.get_qpos()[1], d.qpos)
+    ids = np.arange(m.nbody)
+    np.testing.assert_array_equal(sim.get_body_pos_w(ids)[1], d.xpos)
+    np.testing.assert_array_equal(sim.get_body_quat_w(ids)[1], d.xquat)
+    np.testing.assert_array_equal(sim.get_sensor_data("imu_acc")[1], d.sensor("imu_acc").data)
+    res = np.zeros(6)
+    for b in range(1, m.nbody):  # XBODY: the body frame origin, the contract's point
+        mujoco.mj_objectVelocity(m, d, mujoco.mjtObj.mjOBJ_XBODY, b, res, 0)
+        np.testing.assert_allclose(sim.get_body_lin_vel_w(np.array([b]))[1, 0], res[3:], atol=1e-12)
+        np.testing.assert_allclose(sim.get_body_ang_vel_w(np.array([b]))[1, 0], res[:3], atol=1e-12)
+    # the added frame sensors of the body frames agree with the getters
+    np.testing.assert_allclose(sim.get_sensor_data("FL_calf_linvel")[1],
+                               sim.get_body_lin_vel_w(np.array([4]))[1, 0], atol=1e-12)
+
+
+def test_body_origin_velocity_matches_finite_differences(make):
+    # v_origin = d xpos / dt: integrate qpos by qvel*eps, difference the origins.
+    sim = make(QUADRUPED, num_envs=1)
+    qpos, qvel, _ = _random_states(sim, 1, seed=2)
+    sim.set_state(np.array([0]), qpos, qvel)
+    m, eps = sim.model, 1e-7
+    d = mujoco.MjData(m)
+    d.qpos[:] = qpos[0]
+    mujoco.mj_integratePos(m, d.qpos, qvel[0], eps)
+    mujoco.mj_kinematics(m, d)
+    ids = np.arange(1, m.nbody)
+    fd = (d.xpos[ids] - sim.get_body_pos_w(ids)[0]) / eps
+    np.testing.assert_allclose(sim.get_body_lin_vel_w(ids)[0], fd, atol=2e-6)  # O(eps) truncation
+
+
+def test_set_state_changes_only_listed_envs_and_getters_follow(make):
+    sim = make(QUADRUPED, num_envs=3)
+    sim.step(home_ctrl(sim), 3)
+    before = sim.get_qpos(), sim.get_body_pos_w(np.arange(13))
+    qpos = sim.get_qpos()[[1]].astype(np.float64)
+    qpos[0, :3] = [1.0, -2.0, 0.5]
+    qpos[0, 3:7] = [np.cos(np.pi / 4), 0, 0, np.sin(np.pi / 4)]  # 90 deg yaw
+    qvel = np.zeros((1, sim.nv))
+    qvel[0, 5] = 2.0  # body-frame yaw rate
+    sim.set_state(np.array([1]), qpos, qvel)
+    after = sim.get_qpos()
+    assert np.array_equal(after[[0, 2]], before[0][[0, 2]])
+    np.testing.assert_allclose(sim.get_base_pos()[1], [1.0, -2.0, 0.5])
+    np.testing.assert_allclose(sim.get_body_pos_w(np.array([1]))[1, 0], [1.0, -2.0, 0.5])
+    np.testing.assert_allclose(sim.get_base_ang_vel()[1], [0, 0, 2.0], atol=1e-12)
+    np.testing.assert_allclose(sim.get_body_ang_vel_w(np.array([1]))[1, 0], [0, 0, 2.0], atol=1e-12)
+
+
+def test_getters_are_detached_and_dtype(make):
+    sim = make(QUADRUPED, num_envs=2, np_dtype=np.float32)
+    q = sim.get_qpos()
+    assert q.dtype == np.float32 and q.flags.c_contiguous and q.shape == (2, 19)
+    q[:] = 7
+    assert not np.any(sim.get_qpos() == 7)
+
+
+def test_free_fall_closed_form(make):
+    # semi-implicit Euler: z_n = 1 - g dt^2 n(n+1)/2 (SCENES.md)
+    sim = make(kit("free_body.xml"), num_envs=2, integrator="euler")
+    sim.step(np.zeros((2, 0)), 50)
+    dt, g = 0.002, 9.81
+    np.testing.assert_allclose(sim.get_base_pos()[:, 2], 1 - g * dt * dt * 50 * 51 / 2, rtol=0, atol=1e-12)
+
+
+def test_snapshot_restore_reproduces_trajectory_bit_for_bit(make):
+    sim = make(QUADRUPED, num_envs=2, scene_kwargs={"default_keyframe": "home"})
+    ctrl = home_ctrl(sim)
+    sim.step(ctrl, 30)  # contacts active: the solver's warm start matters
+    snap = sim.get_physics_state()
+    assert snap.shape == (2, 1 + sim.nq + sim.nv) and snap.dtype == np.float64
+    for _ in range(20):
+        sim.step(ctrl, 2)
+    a = sim.get_qpos()
+    sim.set_physics_state(snap)
+    np.testing.assert_array_equal(sim.get_physics_state(), snap)
+    for _ in range(20):
+        sim.step(ctrl, 2)
+    assert np.array_equal(sim.get_qpos(), a)
+
+
+def test_instability_raises_engine_error_naming_env(make):
+    sim = make(kit("free_body.xml"), num_envs=3)
+    qvel = np.zeros((1, 6))
+    qvel[0, 0] = 1e11  # beyond mjMAXVAL: MuJoCo flags the env and resets it
+    try:
+        sim.set_state(np.array([1]), sim.get_qpos()[[1]], qvel)
+        sim.step(np.zeros((3, 0)), 1)
+    except EngineError as exc:
+        assert "env(s) [1]" in str(exc)
+    else:
+        pytest.fail("no EngineError")
+    sim.step(np.zeros((3, 0)), 1)  # reported once; the reset env steps on
+
+
+def test_options(make):
+    with pytest.raises(TypeError, match="thread"):
+        make(QUADRUPED, thread=2)
+    with pytest.raises(ValueError, match="integrator"):
+        make(QUADRUPED, integrator="verlet")
+    with pytest.raises(ValueError, match="iterations"):
+        make(QUADRUPED, iterations=0)
+    sim = make(QUADRUPED, sim_dt=0.005, integrator="rk4", iterations=7, ls_iterations=3)
+    opt = sim.model.opt
+    assert (opt.timestep, opt.integrator, opt.iterations, opt.ls_iterations) == \
+        (0.005, mujoco.mjtIntegrator.mjINT_RK4, 7, 3)

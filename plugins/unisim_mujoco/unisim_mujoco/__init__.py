@@ -1,0 +1,21 @@
+"""UniSim backend for MuJoCo 4.x (``mujoco.batch.Batch``).
+
+``MujocoBackend`` runs ``num_envs`` copies of an MJCF scene on MuJoCo's batch
+thread pool behind the ``unisim_core.SimBackend`` contract.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+# Offscreen rendering needs a GL platform chosen before mujoco is imported;
+# on a headless Linux machine EGL is the one that works without a display.
+if sys.platform.startswith("linux") and not os.environ.get("DISPLAY") and "MUJOCO_GL" not in os.environ:
+    os.environ["MUJOCO_GL"] = "egl"
+
+from .backend import MujocoBackend  # noqa: E402
+from .options import MujocoOptions  # noqa: E402
+
+__all__ = ["MujocoBackend", "MujocoOptions", "__version__"]
+__version__ = "0.1.0"

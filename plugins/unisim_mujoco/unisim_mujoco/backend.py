@@ -1,0 +1,392 @@
+"""``MujocoBackend``: the SimBackend contract on ``mujoco.batch.Batch``.
+
+One persistent ``Batch`` holds the ``num_envs`` simulations (one MjData each,
+stepped on MuJoCo's C++ thread pool; env i is bit-identical to the same env
+stepped alone). State fields (qpos, qvel, ctrl, xfrc_applied, mocap) are live
+views of the batch's state rows; derived fields (xpos, xquat, xipos, cvel,
+subtree_com, site_xpos, sensordata) are bound outputs, refreshed by every call.
+
+Every call that changes the state ends by computing the forward stages up to
+``mjSTAGE_VEL`` at the new state (``Batch.step(stage=...)`` / ``Batch.forward``;
+free in a persistent batch, whose next step continues from it), so poses,
+velocities and position/velocity sensors always describe the current state,
+never the one a substep behind. Acceleration-stage sensors (accelerometer,
+force, touch, ...) are refreshed lazily: the first read of one after a change
+runs ``mj_forward`` (``mjSTAGE_ACC``) on the batch, so a loop that never reads
+them never pays for it.
+"""
+
+from __future__ import annotations
+
+import collections
+from importlib import metadata
+
+import mujoco
+import numpy as np
+from mujoco.batch import Batch, SimulationError
+from unisim_core.backend import SimBackend
+from unisim_core.capabilities import Capability
+from unisim_core.config import BackendTerrainSpawnData, CameraCfg, SceneCfg
+from unisim_core.errors import EngineError, InvalidInputError
+from unisim_core.model import ModelInfo
+from unisim_core.randomization import MODEL_TERMS
+
+from .mocap import MujocoMocapPoseBinding
+from .model_info import actuator_gains, build_model_info, load_model
+from .options import MujocoOptions
+from .randomization import SETCONST_TERMS, SIZED_GEOMS, TERM_FIELDS, primitive_aabb
+from .scanner import HFieldSampler, MujocoHeightScanner, terrain_spawn_data
+
+__all__ = ["MujocoBackend"]
+
+try:
+    _VERSION = metadata.version("unisim-mujoco")
+except metadata.PackageNotFoundError:  # pragma: no cover - source checkout
+    _VERSION = "0.1.0"
+
+_S = mujoco.mjtState
+_STAGE_VEL = int(mujoco.mjtStage.mjSTAGE_VEL)
+_STAGE_ACC = int(mujoco.mjtStage.mjSTAGE_ACC)
+#: Warnings after which MuJoCo resets a simulation (instability).
+_UNSTABLE = (int(mujoco.mjtWarning.mjWARN_BADQPOS), int(mujoco.mjtWarning.mjWARN_BADQVEL),
+             int(mujoco.mjtWarning.mjWARN_BADQACC))
+assert _UNSTABLE == tuple(range(_UNSTABLE[0], _UNSTABLE[0] + 3))  # one slice of the warning table
+#: State components a snapshot row does not hold but the next step depends on.
+_EXTRA_STATE = (_S.mjSTATE_WARMSTART, _S.mjSTATE_ACT, _S.mjSTATE_HISTORY, _S.mjSTATE_PLUGIN)
+#: Snapshots whose extra state is remembered for bit-exact restores (per env row).
+_SNAPSHOT_MEMORY = 8
+
+_STATE_TERMS = frozenset({"root_lin_vel_delta", "root_ang_vel_delta", "body_force", "body_torque"})
+
+
+class MujocoBackend(SimBackend):
+    """MuJoCo 4.x behind the UniSim contract (``num_envs`` simulations on ``mujoco.batch.Batch``)."""
+
+    name = "mujoco"
+    version = _VERSION
+    contract_range = ">=1.0,<2"
+    options_cls = MujocoOptions
+    CAPABILITIES = frozenset({
+        Capability.CONTACTS, Capability.SENSORS, Capability.BODY_FORCE, Capability.BODY_TORQUE,
+        Capability.PUSH, Capability.SITE_JACOBIAN, Capability.HEIGHT_SCAN, Capability.TERRAIN,
+        Capability.MOCAP, Capability.PRE_STEP_CONTROL, Capability.PHYSICS_SNAPSHOT,
+        Capability.VIDEO_CAPTURE, Capability.PLAYBACK, Capability.INIT_RANDOMIZATION,
+        Capability.INTERVAL_RANDOMIZATION, Capability.RESET_RANDOMIZATION,
+    })
+    INIT_TERMS = frozenset(MODEL_TERMS)
+    INTERVAL_TERMS = frozenset(MODEL_TERMS | _STATE_TERMS)
+    RESET_TERMS = frozenset(MODEL_TERMS | _STATE_TERMS)
+
+    options: MujocoOptions
+
+    def __init__(self, scene: SceneCfg, num_envs: int, sim_dt: float, **options) -> None:
+        super().__init__(scene, num_envs, sim_dt, **options)
+        m = load_model(scene.model_file, self.sim_dt, self.options)
+        self._m = m
+        n = self._num_envs
+        threads = self.options.threads
+        self._batch = b = Batch(m, n, 0 if threads is None else threads, persistent=True)
+        # state views (writable, live)
+        self._state = b.state
+        self._time = b.bind("time")
+        self._qpos, self._qvel, self._ctrl = b.bind("qpos"), b.bind("qvel"), b.bind("ctrl")
+        self._xfrc = b.bind("xfrc_applied")
+        self._mocap_pos, self._mocap_quat = b.bind("mocap_pos"), b.bind("mocap_quat")
+        # derived outputs: bound before the first call so they are filled by it
+        self._xpos, self._xquat, self._xipos = b.bind("xpos"), b.bind("xquat"), b.bind("xipos")
+        self._cvel, self._subtree_com = b.bind("cvel"), b.bind("subtree_com")
+        self._site_xpos = b.bind("site_xpos") if m.nsite else np.zeros((n, 0, 3))
+        self._sensordata = b.bind("sensordata") if m.nsensordata else np.zeros((n, 0))
+        self._warnings = b.warning
+        self._unstable = b.warning[:, _UNSTABLE[0]:_UNSTABLE[-1] + 1, 1]  # live view: counters per env
+        self._unstable_seen = np.zeros((n, len(_UNSTABLE)), dtype=np.int64)
+        self._stage = _STAGE_VEL
+        self._acc_sensor = m.sensor_needstage == _STAGE_ACC  # (nsensor,) refreshed lazily
+        self._acc_fresh = False
+        self._body_root = m.body_rootid.astype(np.int64)
+        self._sensor_cols: dict[bytes, np.ndarray] = {}
+        # staged wrenches (world frame, at the body origin)
+        self._stage_force = np.zeros((n, m.nbody, 3))
+        self._stage_torque = np.zeros((n, m.nbody, 3))
+        self._staged = np.zeros(m.nbody, dtype=bool)
+        self._staged_ids = np.zeros(0, dtype=np.int64)
+        # snapshots: [time, qpos, qvel, mocap_pos, mocap_quat] columns of the state rows
+        self._snap_cols = np.concatenate([self._component_cols(c) for c in (
+            _S.mjSTATE_TIME, _S.mjSTATE_QPOS, _S.mjSTATE_QVEL, _S.mjSTATE_MOCAP_POS, _S.mjSTATE_MOCAP_QUAT)])
+        self._extra_cols = np.concatenate([self._component_cols(c) for c in _EXTRA_STATE])
+        self._warm_cols = self._component_cols(_S.mjSTATE_WARMSTART)
+        self._snap_memory: collections.OrderedDict[bytes, np.ndarray] = collections.OrderedDict()
+        self._renderer = None
+        key = -1
+        if scene.default_keyframe is not None:
+            key = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_KEY, scene.default_keyframe)
+            if key < 0:
+                raise InvalidInputError(f"scene.default_keyframe: unknown keyframe {scene.default_keyframe!r}")
+        self._call(lambda: b.reset(keyframe=key, stage=self._stage))
+
+    def _component_cols(self, component) -> np.ndarray:
+        start, size = self._batch._component(component)
+        return np.arange(start, start + size, dtype=np.int64)
+
+    # ------------------------------------------------------------------ engine calls
+    def _call(self, fn) -> None:
+        """Run a batch call; engine failures and instabilities become ``EngineError``."""
+        self._acc_fresh = False
+        try:
+            fn()
+        except SimulationError as exc:
+            raise self._engine_error(exc) from exc
+        except mujoco.FatalError as exc:
+            raise EngineError(f"MuJoCo error: {exc}") from exc
+        if self._unstable.any():
+            self._check_unstable()
+
+    def _engine_error(self, exc: SimulationError) -> EngineError:
+        return EngineError(f"MuJoCo failed in env(s) {exc.ids.tolist()} (their state is unchanged): "
+                           f"{self._batch.error(int(exc.ids[0]))}")
+
+    def _check_unstable(self) -> None:
+        w = self._unstable
+        if w.any():
+            changed = np.flatnonzero((w != self._unstable_seen).any(axis=1))
+            if changed.size:
+                self._unstable_seen[:] = w
+                names = [mujoco.mjtWarning(_UNSTABLE[k]).name for k in
+                         np.flatnonzero((w[changed[0]] != 0))]
+                raise EngineError(
+                    f"MuJoCo simulation unstable in env(s) {changed.tolist()} ({', '.join(names)}: NaN or "
+                    f"huge qpos/qvel/qacc); MuJoCo reset those envs to the model defaults. Reduce sim_dt, "
+                    f"check the model, or the controls and forces applied.")
+
+    def _forward(self, env_ids: np.ndarray | None = None) -> None:
+        self._call(lambda: self._batch.forward(env_ids, self._stage))
+
+    # ------------------------------------------------------------------ primitives
+    @property
+    def model(self) -> mujoco.MjModel:
+        """The shared ``mjModel`` (per-env randomized fields live in the batch)."""
+        return self._m
+
+    @property
+    def batch(self) -> Batch:
+        """The underlying ``mujoco.batch.Batch`` (advanced use; writes bypass validation)."""
+        return self._batch
+
+    def _load_model_info(self) -> ModelInfo:
+        return build_model_info(self._m)
+
+    def _step(self, ctrl: np.ndarray, nsteps: int) -> None:
+        self._ctrl[...] = ctrl
+        b = self._batch
+        if not self._staged_ids.size:  # hot path, inlined _call
+            self._acc_fresh = False
+            try:
+                b.step(None, nsteps, _STAGE_VEL)
+            except SimulationError as exc:
+                raise self._engine_error(exc) from exc
+            except mujoco.FatalError as exc:
+                raise EngineError(f"MuJoCo error: {exc}") from exc
+            if self._unstable.any():
+                self._check_unstable()
+            return
+        ids = self._staged_ids
+        f = self._stage_force[:, ids]
+        t = self._stage_torque[:, ids]
+        self._xfrc[:, ids, :3] = f
+        # xfrc_applied acts at the COM: a force F at the origin p is F at the COM c plus (p - c) x F.
+        # The lever arm follows the body, so it is recomputed before every substep.
+        for _ in range(nsteps):
+            self._xfrc[:, ids, 3:] = t + np.cross(self._xpos[:, ids] - self._xipos[:, ids], f)
+            self._call(lambda: b.step(None, 1, self._stage))
+
+    def _set_state(self, env_ids: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> None:
+        self._qpos[env_ids] = qpos
+        self._qvel[env_ids] = qvel
+        # a new state starts the constraint solver cold, independent of the env's history
+        self._state[np.ix_(env_ids, self._warm_cols)] = 0.0
+        self._forward(np.sort(env_ids))
+
+    def get_qpos(self) -> np.ndarray:
+        return self._qpos.astype(self.np_dtype)
+
+    def get_qvel(self) -> np.ndarray:
+        return self._qvel.astype(self.np_dtype)
+
+    def _body_pos_w(self, body_ids: np.ndarray) -> np.ndarray:
+        return self._xpos[:, body_ids].astype(self.np_dtype, copy=False)
+
+    def _body_quat_w(self, body_ids: np.ndarray) -> np.ndarray:
+        return self._xquat[:, body_ids].astype(self.np_dtype, copy=False)
+
+    def _body_lin_vel_w(self, body_ids: np.ndarray) -> np.ndarray:
+        # cvel = [w, v] at the subtree COM of the body's root; shift v to the body frame origin
+        cvel = self._cvel[:, body_ids]
+        arm = self._xpos[:, body_ids] - self._subtree_com[:, self._body_root[body_ids]]
+        return (cvel[..., 3:] + np.cross(cvel[..., :3], arm)).astype(self.np_dtype, copy=False)
+
+    def _body_ang_vel_w(self, body_ids: np.ndarray) -> np.ndarray:
+        return self._cvel[:, body_ids, :3].astype(self.np_dtype, copy=False)
+
+    # ------------------------------------------------------------------ sensors
+    def _refresh_acc(self) -> None:
+        self._call(lambda: self._batch.forward(None, _STAGE_ACC))
+        self._acc_fresh = True
+
+    def _read_sensor(self, index: int) -> np.ndarray:
+        if not self._acc_fresh and self._acc_sensor[index]:
+            self._refresh_acc()
+        adr, dim = int(self._m.sensor_adr[index]), int(self._m.sensor_dim[index])
+        return self._sensordata[:, adr:adr + dim].astype(self.np_dtype)
+
+    def _read_sensors(self, indices: np.ndarray) -> np.ndarray:
+        if not self._acc_fresh and self._acc_sensor[indices].any():
+            self._refresh_acc()
+        key = indices.tobytes()
+        cols = self._sensor_cols.get(key)
+        if cols is None:
+            adr, dim = self._m.sensor_adr, self._m.sensor_dim
+            cols = np.concatenate([np.arange(adr[i], adr[i] + dim[i]) for i in indices]).astype(np.int64)
+            if cols.size and np.array_equal(cols, np.arange(cols[0], cols[0] + cols.size)):
+                cols = slice(int(cols[0]), int(cols[0]) + cols.size)  # one contiguous read
+            self._sensor_cols[key] = cols
+        return self._sensordata[:, cols].astype(self.np_dtype)
+
+    # ------------------------------------------------------------------ forces
+    def _apply_body_force(self, body_ids: np.ndarray, force: np.ndarray, torque: np.ndarray | None) -> None:
+        self._stage_force[:, body_ids] = force
+        self._stage_torque[:, body_ids] = 0.0 if torque is None else torque
+        self._staged[body_ids] = True
+        self._staged_ids = np.flatnonzero(self._staged)
+
+    def _clear_body_forces(self) -> None:
+        if self._staged_ids.size:
+            self._xfrc[:, self._staged_ids] = 0.0
+            self._stage_force[:, self._staged_ids] = 0.0
+            self._stage_torque[:, self._staged_ids] = 0.0
+            self._staged[:] = False
+            self._staged_ids = self._staged_ids[:0]
+
+    # ------------------------------------------------------------------ kinematics
+    def _site_jacobian(self, site_id: int, dof_indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        body = int(self._m.site_bodyid[site_id])
+        point = np.ascontiguousarray(self._site_xpos[:, site_id])
+        jacp, jacr = self._batch.jac(body, point)
+        return (jacp[:, :, dof_indices].astype(self.np_dtype, copy=False),
+                jacr[:, :, dof_indices].astype(self.np_dtype, copy=False))
+
+    # ------------------------------------------------------------------ terrain and mocap
+    def _create_hfield_scanner(self, hfield_geom_id, offsets, frame_body_id, alignment, output):
+        sampler = HFieldSampler(self._m, hfield_geom_id)
+        return MujocoHeightScanner(self, sampler, offsets, frame_body_id, alignment, output)
+
+    def _terrain_spawn_data(self) -> BackendTerrainSpawnData:
+        return terrain_spawn_data(self._m, self.scene.terrain)
+
+    def _bind_mocap_pose(self, body_id: int) -> MujocoMocapPoseBinding:
+        return MujocoMocapPoseBinding(self, self.model_info.body_names[body_id], int(self._m.body_mocapid[body_id]))
+
+    # ------------------------------------------------------------------ snapshots
+    def _get_physics_state(self) -> np.ndarray:
+        rows = self._state[:, self._snap_cols]
+        # Remember the solver warm start (and activations) of each row so that restoring
+        # this snapshot continues bit for bit; the contract's row does not carry them.
+        extras = self._state[:, self._extra_cols]
+        mem = self._snap_memory
+        for i in range(self._num_envs):
+            key = rows[i].tobytes()
+            mem[key] = extras[i]
+            mem.move_to_end(key)
+        while len(mem) > _SNAPSHOT_MEMORY * self._num_envs:
+            mem.popitem(last=False)
+        return rows  # float64 whatever np_dtype is: a restore must be exact
+
+    def _set_physics_state(self, state: np.ndarray) -> None:
+        self._check_open()
+        self._state[:, self._snap_cols] = state
+        for i in range(self._num_envs):
+            extras = self._snap_memory.get(state[i].tobytes())
+            if extras is not None:
+                self._state[i, self._extra_cols] = extras
+            else:  # an unknown row: start the solver cold (activations are kept)
+                self._state[i, self._warm_cols] = 0.0
+        self._forward()
+
+    # ------------------------------------------------------------------ randomization
+    def _model_table(self, field: str) -> np.ndarray:
+        """Per-env values of a model field: expanded, or the shared value broadcast (read-only)."""
+        got = self._batch.expanded(field)
+        if got is not None:
+            return got
+        value = np.asarray(getattr(self._m.opt, field[4:]) if field.startswith("opt.") else getattr(self._m, field))
+        return np.broadcast_to(value, (self._num_envs, *value.shape))
+
+    def _read_model_field(self, term: str) -> np.ndarray:
+        field = TERM_FIELDS[term]
+        table = self._model_table(field)
+        if term == "actuator_kp":
+            table = np.where(self._m.actuator_biastype == int(mujoco.mjtBias.mjBIAS_AFFINE),
+                             -table[..., 1], 0.0)
+        elif term == "actuator_kd":
+            table = actuator_gains(self._m, biasprm=table)[1]
+        return np.array(table, dtype=self.np_dtype)
+
+    def _write_model_field(self, term: str, env_ids: np.ndarray, target_ids: np.ndarray | None,
+                           values: np.ndarray) -> None:
+        self._check_open()
+        m, b = self._m, self._batch
+        if term in ("actuator_kp", "actuator_kd"):
+            bad = [int(a) for a in target_ids if m.actuator_biastype[a] != int(mujoco.mjtBias.mjBIAS_AFFINE)]
+            if bad:
+                names = [self.model_info.actuator_names[a] for a in bad]
+                raise InvalidInputError(f"{term}.target_ids: actuators {names} have no PD bias "
+                                        "(only position/velocity-type actuators have kp/kd)")
+        if term == "geom_size":
+            bad = [int(g) for g in target_ids if int(m.geom_type[g]) not in SIZED_GEOMS]
+            if bad:
+                raise InvalidInputError(f"geom_size.target_ids: geoms {bad} are not primitives "
+                                        "(sphere, capsule, ellipsoid, cylinder, box); their size cannot change")
+        rows = env_ids[:, None]
+        if target_ids is None:  # gravity
+            b.expand(TERM_FIELDS[term])[env_ids] = values
+        elif term == "actuator_kp":
+            b.expand("actuator_gainprm")[rows, target_ids, 0] = values
+            b.expand("actuator_biasprm")[rows, target_ids, 1] = -values
+        elif term == "actuator_kd":
+            b.expand("actuator_biasprm")[rows, target_ids, 2] = -values
+        else:
+            b.expand(TERM_FIELDS[term])[rows, target_ids] = values
+        if term == "geom_size":  # broad phase bounds of the resized primitives
+            b.expand("geom_aabb")[rows, target_ids, 3:] = primitive_aabb(m.geom_type[target_ids], values)
+        ids = np.sort(env_ids)
+        if term in SETCONST_TERMS:
+            self._call(lambda: b.set_const(ids))
+        self._forward(ids)
+
+    # ------------------------------------------------------------------ rendering
+    def _init_renderer(self, spacing: float, offset_mode: str, headless: bool, capture: bool,
+                       width: int, height: int, camera: CameraCfg) -> None:
+        from .render import BatchRenderer
+
+        if self._renderer is not None:
+            self._renderer.close()
+        self._renderer = BatchRenderer(self._m, self._num_envs, width, height, spacing, offset_mode, camera)
+
+    def _capture_frame(self) -> np.ndarray:
+        if self._renderer is None:
+            self.init_renderer(capture=True, headless=True)
+        return self._renderer.capture(self._batch)
+
+    def get_playback_model(self, env_index: int | None = None) -> mujoco.MjModel:
+        """The shared model, or env ``env_index``'s model with its randomized fields."""
+        if env_index is None:
+            return self._m
+        from unisim_core.validation import check_int
+
+        return self._batch.get_model(check_int("env_index", env_index, 0, self._num_envs - 1))
+
+    # ------------------------------------------------------------------ lifecycle
+    def _close(self) -> None:
+        if self._renderer is not None:
+            self._renderer.close()
+            self._renderer = None
+        self._batch = None  # type: ignore[assignment]

@@ -1,0 +1,51 @@
+"""``MujocoOptions``: the MuJoCo backend's typed options."""
+
+from __future__ import annotations
+
+import attrs
+from unisim_core.errors import InvalidInputError
+from unisim_core.options import BackendOptions
+
+__all__ = ["MujocoOptions", "INTEGRATORS"]
+
+#: Integrator names accepted by ``MujocoOptions.integrator`` -> ``mjtIntegrator`` member names.
+INTEGRATORS = {"euler": "mjINT_EULER", "implicit": "mjINT_IMPLICIT",
+               "implicitfast": "mjINT_IMPLICITFAST", "rk4": "mjINT_RK4"}
+
+
+def _opt_pos_int(inst, attribute, value):
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidInputError(f"{attribute.name}: expected an int >= 1 or None, got {value!r}")
+
+
+def _bool(inst, attribute, value):
+    if not isinstance(value, bool):
+        raise InvalidInputError(f"{attribute.name}: expected a bool, got {value!r}")
+
+
+def _integrator(inst, attribute, value):
+    if value is not None and value not in INTEGRATORS:
+        raise InvalidInputError(f"{attribute.name}: expected None or one of {sorted(INTEGRATORS)}, got {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class MujocoOptions(BackendOptions):
+    """Options of the MuJoCo backend (on top of :class:`BackendOptions`).
+
+    - ``threads``: threads of the batch's pool (``None``: all CPUs).
+    - ``add_body_sensors``: add ``<body>_pos``/``_quat``/``_linvel``/``_angvel`` frame
+      sensors (body frame origin, world frame) for every body before compiling.
+    - ``integrator``: override the model's integrator (``"euler"``, ``"implicit"``,
+      ``"implicitfast"``, ``"rk4"``); ``None`` keeps the model's.
+    - ``iterations`` / ``ls_iterations``: solver iteration overrides (``None`` keeps the model's).
+
+    The time step always comes from ``sim_dt`` (``model.opt.timestep = sim_dt``).
+    """
+
+    threads: int | None = attrs.field(default=None, validator=_opt_pos_int)
+    add_body_sensors: bool = attrs.field(default=False, validator=_bool)
+    integrator: str | None = attrs.field(default=None, validator=_integrator)
+    iterations: int | None = attrs.field(default=None, validator=_opt_pos_int)
+    ls_iterations: int | None = attrs.field(default=None, validator=_opt_pos_int)

@@ -1,0 +1,170 @@
+"""Pure parts of unisim-ray, no Ray instance: layout, options, scene transfer, plugin hooks,
+and the shard host driven in-process (real inner backend: the engine-free ``fake``)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import unisim_core
+from unisim_core import SceneCfg, create_backend
+from unisim_core.errors import InvalidInputError, InvalidTypeError
+
+from unisim_ray import RayOptions, split_envs, unisim_backend_spec, unisim_diagnostics
+from unisim_ray._layout import describe_layout, route
+from unisim_ray._scene import materialize_scene, pack_scene
+from unisim_ray._shard import ShardHost
+
+QUADRUPED = Path(unisim_core.__file__).parent / "scenes" / "quadruped.xml"
+
+
+# ----------------------------------------------------------------------------- layout
+@pytest.mark.parametrize(("n", "k", "expected"), [
+    (6, 2, [(0, 3), (3, 6)]),
+    (10, 3, [(0, 4), (4, 7), (7, 10)]),
+    (5, 5, [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5)]),
+    (7, 1, [(0, 7)]),
+])
+def test_split_envs_is_contiguous_and_front_loads_the_remainder(n, k, expected):
+    assert split_envs(n, k) == expected
+
+
+def test_split_envs_rejects_more_shards_than_envs():
+    with pytest.raises(ValueError, match="3 envs over 4 shards"):
+        split_envs(3, 4)
+
+
+def test_route_maps_env_ids_to_shard_local_ids_keeping_caller_order():
+    ranges = split_envs(10, 3)  # [0:4) [4:7) [7:10)
+    ids = np.array([8, 1, 5, 0, 9])
+    got = [(k, rows.tolist(), local.tolist()) for k, rows, local in route(ids, ranges)]
+    assert got == [(0, [1, 3], [1, 0]), (1, [2], [1]), (2, [0, 4], [1, 2])]
+    assert describe_layout(10, 3) == "[0:4) [4:7) [7:10)"
+
+
+# ----------------------------------------------------------------------------- options
+def test_options_defaults_and_validation():
+    o = RayOptions()
+    assert (o.inner, o.shards, o.inner_options, o.address, o.call_timeout_s) == ("mujoco", 2, {}, None, 60.0)
+    with pytest.raises(InvalidInputError, match="shards"):
+        RayOptions(shards=0)
+    with pytest.raises(InvalidInputError, match="cannot shard itself"):
+        RayOptions(inner="ray")
+    with pytest.raises(InvalidInputError, match="forwarded"):
+        RayOptions(inner_options={"np_dtype": np.float64})
+    with pytest.raises(InvalidTypeError):
+        RayOptions(inner_options=[("threads", 1)])
+    with pytest.raises(InvalidInputError, match="scene_transfer"):
+        RayOptions(scene_transfer="nfs")
+    with pytest.raises(InvalidInputError, match="call_timeout_s"):
+        RayOptions(call_timeout_s=0)
+
+
+def test_unknown_option_is_a_type_error_listing_valid_ones_before_ray_starts():
+    with pytest.raises(TypeError, match="valid options: .*shards"):
+        create_backend("ray", SceneCfg(QUADRUPED), 2, 0.01, inner="fake", shard=2)
+
+
+def test_bad_inner_option_is_rejected_on_the_host_before_ray_starts():
+    # The host validates inner_options against the inner backend's options class (from its
+    # registry spec, no engine import), so a typo never reaches a cluster.
+    with pytest.raises(TypeError, match="backend 'fake' got unknown option"):
+        create_backend("ray", SceneCfg(QUADRUPED), 2, 0.01, inner="fake", inner_options={"threads": 1})
+    with pytest.raises(unisim_core.BackendNotFoundError, match="no backend named 'nope'"):
+        create_backend("ray", SceneCfg(QUADRUPED), 2, 0.01, inner="nope")
+
+
+def test_more_shards_than_envs_is_rejected():
+    with pytest.raises(InvalidInputError, match="at most num_envs=2 shards, got 3"):
+        create_backend("ray", SceneCfg(QUADRUPED), 2, 0.01, inner="fake", shards=3)
+
+
+# ----------------------------------------------------------------------------- scene transfer
+def _scene_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "model"
+    (d / "parts").mkdir(parents=True)
+    (d / "parts" / "body.xml").write_text("<mujoco/>")
+    (d / "robot.xml").write_text("<mujoco><include file='parts/body.xml'/></mujoco>")
+    (d / "__pycache__").mkdir()
+    (d / "__pycache__" / "junk.pyc").write_bytes(b"x")
+    return d / "robot.xml"
+
+
+def test_directory_transfer_sends_the_model_directory_and_rebuilds_it(tmp_path):
+    model = _scene_dir(tmp_path)
+    payload, how = pack_scene(SceneCfg(model, default_keyframe="home"), "auto", 32.0)
+    assert how == "directory"
+    assert sorted(payload["files"]) == ["model/parts/body.xml", "model/robot.xml"]  # __pycache__ skipped
+    out = tmp_path / "shard"
+    out.mkdir()
+    scene = materialize_scene(payload, str(out))
+    assert Path(scene.model_file) == out / "model" / "robot.xml"
+    assert (out / "model" / "parts" / "body.xml").read_text() == "<mujoco/>"
+    assert scene.default_keyframe == "home"
+
+
+def test_auto_falls_back_to_the_file_alone_when_the_directory_is_too_large(tmp_path, caplog):
+    model = _scene_dir(tmp_path)
+    (model.parent / "big.bin").write_bytes(b"\0" * 4096)
+    payload, how = pack_scene(SceneCfg(model), "auto", 1 / 1024)  # 1 KiB limit
+    assert how == "file" and list(payload["files"]) == ["model/robot.xml"]
+    assert "will not resolve" in caplog.text
+    with pytest.raises(InvalidInputError, match="scene_dir_limit_mb"):
+        pack_scene(SceneCfg(model), "directory", 1 / 1024)
+
+
+def test_path_transfer_sends_the_path_and_payload_paths_cannot_escape(tmp_path):
+    payload, how = pack_scene(SceneCfg(QUADRUPED), "path", 32.0)
+    assert how == "path" and materialize_scene(payload, "").model_file == str(QUADRUPED)
+    evil = {"kind": "files", "files": {"../evil.xml": b"x"}, "model": "../evil.xml", "visual": None,
+            "default_keyframe": None, "terrain": None}
+    (tmp_path / "w").mkdir()
+    with pytest.raises(InvalidInputError, match="escapes"):
+        materialize_scene(evil, str(tmp_path / "w"))
+
+
+# ----------------------------------------------------------------------------- plugin hooks
+def test_spec_and_diagnostics_without_importing_ray():
+    code = ("import sys, unisim_core, unisim_ray; from unisim_core.registry import get_backend_spec, "
+            "plugin_diagnostics; s = get_backend_spec('ray'); d = plugin_diagnostics('ray'); "
+            "print(s.backend, 'layout' in ' '.join(d), 'ray' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "RAY_ADDRESS": ""})
+    assert out.stdout.split() == ["unisim_ray.backend:RayBackend", "True", "False"]
+    spec = unisim_backend_spec()
+    assert spec.name == "ray" and spec.options_cls is RayOptions and spec.required_modules == ("ray",)
+    assert "render" not in {c.value for c in spec.capabilities}
+    diag = unisim_diagnostics()
+    assert {"ray version", "cluster", "default layout"} <= set(diag)
+    assert "[0:6) [6:11)" in diag["default layout"]
+
+
+# ----------------------------------------------------------------------------- shard host in-process
+def test_shard_host_packs_the_inner_state_exactly():
+    payload, _ = pack_scene(SceneCfg(QUADRUPED), "auto", 32.0)
+    host = ShardHost(1, 3, 6)
+    try:
+        res = host.start("fake", payload, 0.005, {"np_dtype": np.float32})
+        ref = create_backend("fake", SceneCfg(QUADRUPED), 3, 0.005)
+        ctrl = np.linspace(-1, 1, 3 * ref.num_actuators, dtype=np.float32).reshape(3, -1)
+        rows = host.step(ctrl, 3, False)
+        ref.step(ctrl, 3)
+        nq, nv = ref.nq, ref.nv
+        nb = ref.num_bodies
+        assert res["widths"][:6] == (nq, nv, 3 * nb, 4 * nb, 3 * nb, 3 * nb)
+        assert rows.dtype == np.float32
+        assert np.array_equal(rows[:, :nq], ref.get_qpos())
+        assert np.array_equal(rows[:, nq:nq + nv], ref.get_qvel())
+        xquat = rows[:, nq + nv + 3 * nb:nq + nv + 7 * nb].reshape(3, nb, 4)
+        assert np.array_equal(xquat, ref.get_body_quat_w(np.arange(nb)))
+        names = list(ref.model_info.sensor_names)
+        assert np.array_equal(rows[:, -res["widths"][6]:], ref.get_sensor_data_batch(names))
+        workdir = host._workdir
+        assert workdir and Path(workdir).is_dir()
+    finally:
+        host.close()
+    assert not Path(workdir).exists()  # the shard's scene copy is removed on close

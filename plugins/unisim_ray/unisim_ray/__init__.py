@@ -1,0 +1,109 @@
+"""unisim-ray: one ``SimBackend`` sharded over Ray actors, each running any registered backend.
+
+This module is the light plugin named by the ``unisim.backends`` entry point
+``ray``: it implements the ``unisim_backend_spec`` and ``unisim_diagnostics``
+hooks and never imports Ray (listing backends must not import an engine).
+``RayBackend`` is loaded lazily on first access; Ray itself is imported when a
+backend is constructed.
+
+>>> from unisim_core import SceneCfg, create_backend
+>>> env = create_backend("ray", SceneCfg("robot.xml"), 4096, 0.005,
+...                      inner="mujoco", shards=2, inner_options={"threads": 1})
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+from typing import TYPE_CHECKING, Any
+
+from unisim_core.hooks import hookimpl
+
+from ._layout import describe_layout, split_envs
+from .errors import (
+    ShardCallError,
+    ShardDiedError,
+    ShardError,
+    ShardFaultedError,
+    ShardStartupError,
+    ShardTimeoutError,
+)
+from .options import RayOptions
+
+if TYPE_CHECKING:
+    from .backend import FORWARDED_CAPABILITIES, RayBackend, ShardInfo
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "RayBackend",
+    "RayOptions",
+    "ShardInfo",
+    "FORWARDED_CAPABILITIES",
+    "ShardError",
+    "ShardDiedError",
+    "ShardTimeoutError",
+    "ShardCallError",
+    "ShardStartupError",
+    "ShardFaultedError",
+    "split_envs",
+    "unisim_backend_spec",
+    "unisim_diagnostics",
+]
+
+_LAZY = {"RayBackend", "ShardInfo", "FORWARDED_CAPABILITIES"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from . import backend
+
+        return getattr(backend, name)
+    raise AttributeError(f"module 'unisim_ray' has no attribute {name!r}")
+
+
+def _forwarded() -> frozenset:
+    # Mirrors backend.FORWARDED_CAPABILITIES without importing the backend module.
+    from unisim_core.capabilities import Capability
+
+    return frozenset(Capability) - {Capability.RENDER, Capability.VIDEO_CAPTURE, Capability.PLAYBACK}
+
+
+@hookimpl
+def unisim_backend_spec():
+    """Static facts of the ``ray`` backend (no Ray import)."""
+    from unisim_core.registry import BackendSpec
+
+    return BackendSpec(
+        name="ray",
+        backend="unisim_ray.backend:RayBackend",
+        version=__version__,
+        contract_range=">=1.0,<2",
+        options_cls=RayOptions,
+        capabilities=_forwarded(),
+        required_modules=("ray",),
+        required_runtime="Ray (a local instance is started when no cluster address is given)",
+        description="num_envs envs as one backend, run as K shards of an inner backend in Ray actors; "
+                    "capabilities are the inner backend's minus render/video_capture/playback",
+    )
+
+
+@hookimpl
+def unisim_diagnostics():
+    """``unisim info ray``: Ray version, cluster address, default shard layout."""
+    out: dict[str, str] = {}
+    try:
+        out["ray version"] = importlib.metadata.version("ray")
+    except importlib.metadata.PackageNotFoundError:
+        out["ray version"] = "not installed (pip install 'ray>=2.9')"
+    addr = os.environ.get("RAY_ADDRESS")
+    out["cluster"] = (f"RAY_ADDRESS={addr} (joined unless address= is given)" if addr
+                      else "RAY_ADDRESS not set: address=None starts a local Ray instance (no dashboard)")
+    default = RayOptions()
+    out["default layout"] = (f"inner={default.inner!r}, shards={default.shards}: envs split contiguously, "
+                             f"earlier shards take the remainder, e.g. 11 envs -> "
+                             f"{describe_layout(11, default.shards)}; 4096 envs -> "
+                             f"{describe_layout(4096, default.shards)}")
+    out["capabilities"] = "the inner backend's, minus render, video_capture, playback (not forwarded)"
+    out["inner backends"] = "any registered backend; it must be installed on every Ray node that hosts a shard"
+    return out

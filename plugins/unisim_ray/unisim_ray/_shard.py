@@ -1,0 +1,207 @@
+"""The shard host: one inner backend inside one Ray actor (plain class, no Ray import).
+
+The host side (:class:`unisim_ray.RayBackend`) has already validated every input
+with the contract's checks, so the shard calls the inner backend's *primitives*
+directly (no second validation or quaternion normalization: results stay
+bit-identical to the inner backend run in-process). Every call that can change
+what the getters read returns the shard's packed state rows, so the host cache
+is refreshed in the same round trip.
+
+Packed state row (one per env, dtype ``pack_dtype``)::
+
+    qpos (nq) | qvel (nv) | xpos (nbody*3) | xquat (nbody*4) | lin_vel (nbody*3)
+    | ang_vel (nbody*3) | sensordata (nsensordata, when SENSORS)
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import tempfile
+import time
+from typing import Any
+
+import numpy as np
+from unisim_core.capabilities import Capability
+
+from ._scene import materialize_scene
+
+__all__ = ["ShardHost", "STATE_FIELDS"]
+
+STATE_FIELDS = ("qpos", "qvel", "xpos", "xquat", "lin_vel", "ang_vel", "sensordata")
+
+
+def _w(arr: Any) -> Any:
+    """A writeable array (arrays arriving through Ray's object store are read-only)."""
+    if isinstance(arr, np.ndarray) and not arr.flags.writeable:
+        return arr.copy()
+    return arr
+
+
+class ShardHost:
+    """Hosts ``create_backend(inner, scene, env_stop - env_start, sim_dt, **options)``."""
+
+    def __init__(self, index: int, env_start: int, env_stop: int) -> None:
+        self.index = index
+        self.env_start, self.env_stop = env_start, env_stop
+        self.num_envs = env_stop - env_start
+        self.backend: Any = None
+        self._workdir: str | None = None
+        self._handles: dict[int, Any] = {}
+
+    # ------------------------------------------------------------------ cold path
+    def start(self, inner: str, scene_payload: dict[str, Any], sim_dt: float, options: dict[str, Any]) -> dict:
+        """Build the inner backend; return what the host needs (model info from shard 0)."""
+        from unisim_core.registry import create_backend
+
+        t0 = time.perf_counter()
+        if scene_payload["kind"] == "files":
+            self._workdir = tempfile.mkdtemp(prefix=f"unisim-ray-shard{self.index}-")
+        try:
+            scene = materialize_scene(scene_payload, self._workdir or "")
+            self.backend = b = create_backend(inner, scene, self.num_envs, sim_dt, **options)
+        except BaseException:
+            self.close()
+            raise
+        info = b.model_info
+        caps = frozenset(b.capabilities)
+        nbody = len(info.body_names)
+        self._bodies = np.arange(nbody, dtype=np.int64)
+        self._sensors = (np.arange(len(info.sensor_names), dtype=np.int64)
+                         if Capability.SENSORS in caps and len(info.sensor_names) else None)
+        self._body_force = Capability.BODY_FORCE in caps
+        readers = [
+            b.get_qpos, b.get_qvel,
+            lambda: b._body_pos_w(self._bodies), lambda: b._body_quat_w(self._bodies),
+            lambda: b._body_lin_vel_w(self._bodies), lambda: b._body_ang_vel_w(self._bodies),
+        ]
+        if self._sensors is not None:
+            readers.append(lambda: b._read_sensors(self._sensors))
+        first = [np.asarray(r()).reshape(self.num_envs, -1) for r in readers]
+        widths = [a.shape[1] for a in first] + [0] * (len(STATE_FIELDS) - len(first))
+        dtypes = [a.dtype.str for a in first] + [np.dtype(b.np_dtype).str] * (len(STATE_FIELDS) - len(first))
+        self._pack_dtype = np.result_type(*[a.dtype for a in first])
+        offsets = np.concatenate(([0], np.cumsum(widths))).astype(int)
+        self._readers = [(slice(int(offsets[i]), int(offsets[i + 1])), r) for i, r in enumerate(readers)]
+        self._width = int(offsets[-1])
+        cls = type(b)
+        try:
+            import ray
+
+            node_ip = ray.util.get_node_ip_address()
+        except Exception:  # outside Ray (unit tests of this class)
+            node_ip = "127.0.0.1"
+        return {
+            "model_info": info,
+            "capabilities": caps,
+            "init_terms": frozenset(cls.INIT_TERMS),
+            "interval_terms": frozenset(cls.INTERVAL_TERMS),
+            "reset_terms": frozenset(cls.RESET_TERMS),
+            "inner_class": f"{cls.__module__}:{cls.__qualname__}",
+            "inner_name": cls.name or cls.__name__,
+            "inner_version": cls.version,
+            "widths": tuple(int(w) for w in widths),
+            "dtypes": tuple(dtypes),
+            "pack_dtype": self._pack_dtype.str,
+            "node_ip": node_ip,
+            "hostname": socket.gethostname(),
+            "pid": os.getpid(),
+            "startup_s": time.perf_counter() - t0,
+            "state": self.state(),
+        }
+
+    def ping(self) -> int:
+        return os.getpid()
+
+    def state(self) -> np.ndarray:
+        """``(num_envs, width)`` packed state rows (see the module docstring)."""
+        out = np.empty((self.num_envs, self._width), dtype=self._pack_dtype)
+        for cols, read in self._readers:
+            out[:, cols] = np.asarray(read()).reshape(self.num_envs, -1)
+        return out
+
+    def _clear(self, clear_forces: bool) -> None:
+        if clear_forces and self._body_force:
+            self.backend._clear_body_forces()
+
+    # ------------------------------------------------------------------ hot path
+    def step(self, ctrl: np.ndarray, nsteps: int, clear_forces: bool) -> np.ndarray:
+        self._clear(clear_forces)
+        self.backend._step(_w(ctrl), nsteps)
+        return self.state()
+
+    def set_state(self, env_ids: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> np.ndarray:
+        self.backend._set_state(_w(env_ids), _w(qpos), _w(qvel))
+        return self.state()[env_ids]
+
+    def apply_body_force(self, clear_forces: bool, body_ids: np.ndarray, force: np.ndarray,
+                         torque: np.ndarray | None) -> None:
+        self._clear(clear_forces)
+        self.backend._apply_body_force(_w(body_ids), _w(force), _w(torque))
+
+    def clear_body_forces(self) -> None:
+        self._clear(True)
+
+    # ------------------------------------------------------------------ model fields, snapshots, kinematics
+    def write_model_field(self, term: str, env_ids: np.ndarray, target_ids: np.ndarray | None,
+                          values: np.ndarray) -> np.ndarray:
+        self.backend._write_model_field(term, _w(env_ids), _w(target_ids), _w(values))
+        return self.state()[env_ids]
+
+    def read_model_field(self, term: str) -> np.ndarray:
+        return self.backend._read_model_field(term)
+
+    def get_physics_state(self) -> np.ndarray:
+        return self.backend._get_physics_state()
+
+    def set_physics_state(self, state: np.ndarray) -> np.ndarray:
+        self.backend._set_physics_state(_w(state))
+        return self.state()
+
+    def site_jacobian(self, site_id: int, dof_indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return self.backend._site_jacobian(site_id, _w(dof_indices))
+
+    # ------------------------------------------------------------------ terrain, scanners, mocap
+    def terrain_spawn_data(self) -> dict[str, Any]:
+        data = self.backend._terrain_spawn_data()
+        self._handles[-1] = data.sample_height
+        return {"origins": np.asarray(data.origins), "hfield_geom_id": int(data.hfield_geom_id),
+                "size": tuple(float(x) for x in data.size)}
+
+    def sample_height(self, xy: np.ndarray) -> np.ndarray:
+        return np.asarray(self._handles[-1](xy))
+
+    def create_scanner(self, key: int, hfield_geom_id: int, offsets: np.ndarray, frame_body_id: int,
+                       alignment: str, output: str) -> int:
+        scanner = self.backend._create_hfield_scanner(hfield_geom_id, _w(offsets), frame_body_id, alignment, output)
+        self._handles[key] = scanner
+        return int(scanner.num_points)
+
+    def scan(self, key: int) -> np.ndarray:
+        return self._handles[key].scan()
+
+    def bind_mocap(self, key: int, body_id: int) -> None:
+        self._handles[key] = self.backend._bind_mocap_pose(body_id)
+
+    def mocap_get(self, key: int) -> tuple[np.ndarray, np.ndarray]:
+        return self._handles[key].get()
+
+    def mocap_write(self, key: int, env_ids: np.ndarray, pos: np.ndarray, quat: np.ndarray) -> np.ndarray:
+        self._handles[key]._write(_w(env_ids), _w(pos), _w(quat))
+        return self.state()[env_ids]
+
+    def cleanup_scene_assets(self) -> None:
+        self.backend.cleanup_scene_assets()
+
+    # ------------------------------------------------------------------ teardown
+    def close(self) -> None:
+        try:
+            if self.backend is not None:
+                self.backend.close()
+        finally:
+            self.backend = None
+            self._handles.clear()
+            if self._workdir is not None:
+                shutil.rmtree(self._workdir, ignore_errors=True)
+                self._workdir = None

@@ -1,0 +1,581 @@
+"""``RayBackend``: ``num_envs`` envs presented as one ``SimBackend``, run as K shards of any
+registered backend inside Ray actors.
+
+Envs are split contiguously (earlier shards take the remainder). Every contract
+call fans out to the shards owning the requested envs and gathers the results
+in env order. The hot path is one remote call per shard per ``step``: the shard
+returns its packed state (qpos, qvel, all body poses/velocities, sensordata) in
+the same round trip, and the getters read that host cache without any further
+remote call. ``ray`` is imported when a backend is constructed, never when the
+plugin is listed.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import itertools
+import logging
+import math
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
+
+import attrs
+import numpy as np
+from unisim_core.backend import SimBackend
+from unisim_core.bindings import BackendHeightScanner, BackendMocapPoseBinding
+from unisim_core.capabilities import Capability
+from unisim_core.config import BackendTerrainSpawnData, SceneCfg
+from unisim_core.errors import (
+    BackendClosedError,
+    InvalidInputError,
+    InvalidTypeError,
+    OptionalDependencyError,
+    UnknownNameError,
+    UnsupportedCapabilityError,
+)
+from unisim_core.model import ModelInfo
+from unisim_core.options import build_options
+
+from ._layout import route, split_envs
+from ._scene import pack_scene
+from ._shard import STATE_FIELDS, ShardHost
+from .errors import (
+    ShardCallError,
+    ShardDiedError,
+    ShardError,
+    ShardFaultedError,
+    ShardStartupError,
+    ShardTimeoutError,
+)
+from .options import FORWARDED_OPTIONS, RayOptions
+
+__all__ = ["RayBackend", "ShardInfo", "FORWARDED_CAPABILITIES"]
+
+log = logging.getLogger("unisim_ray")
+
+#: Capabilities forwarded when the inner backend declares them. Not forwarded:
+#: RENDER (an interactive window on a remote node), VIDEO_CAPTURE and PLAYBACK
+#: (one shard's renderer can only draw its own envs, so a frame of "all envs"
+#: would silently omit the other shards' envs).
+FORWARDED_CAPABILITIES: frozenset[Capability] = frozenset(Capability) - {
+    Capability.RENDER, Capability.VIDEO_CAPTURE, Capability.PLAYBACK,
+}
+#: Errors that, by contract, a backend raises before writing anything.
+_REJECTIONS = (InvalidInputError, InvalidTypeError, UnknownNameError, UnsupportedCapabilityError)
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("unisim-ray")
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - source checkout
+        return "0"
+
+
+@attrs.frozen(kw_only=True)
+class ShardInfo:
+    """Where one shard runs and which envs it owns (``describe_shards()``, progress callback)."""
+
+    index: int
+    env_start: int  #: first env (global id) owned by the shard
+    env_stop: int  #: one past the last env
+    node_ip: str
+    hostname: str
+    pid: int
+    actor_id: str
+    inner: str  #: inner backend name and version
+    startup_s: float  #: seconds the shard took to build its inner backend
+
+    @property
+    def num_envs(self) -> int:
+        return self.env_stop - self.env_start
+
+    def label(self) -> str:
+        return f"shard {self.index} (envs [{self.env_start}:{self.env_stop}))"
+
+
+# ----------------------------------------------------------------------------- the Ray session
+_ray_mod: Any = None
+_actor_cls: Any = None
+_session_lock = threading.Lock()
+_session = {"owned": False, "users": 0}
+
+
+def _import_ray() -> Any:
+    global _ray_mod
+    if _ray_mod is None:
+        try:
+            import ray
+        except ImportError as exc:
+            raise OptionalDependencyError(
+                f"the 'ray' backend needs Ray: pip install 'ray>=2.9' ({exc})"
+            ) from None
+        _ray_mod = ray
+    return _ray_mod
+
+
+def _remote_shard_cls(ray: Any) -> Any:
+    global _actor_cls
+    if _actor_cls is None:
+        _actor_cls = ray.remote(ShardHost)
+    return _actor_cls
+
+
+def _acquire_session(ray: Any, opts: RayOptions) -> bool:
+    """Join or start Ray; returns whether this process's Ray instance was started by unisim_ray."""
+    with _session_lock:
+        if ray.is_initialized():
+            _session["users"] += 1
+            return bool(_session["owned"])
+        kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
+                                  "logging_level": logging.WARNING}
+        if opts.address is None and not os.environ.get("RAY_ADDRESS"):
+            need = math.ceil(opts.shards * opts.actor_num_cpus)
+            kwargs.update(num_cpus=max(os.cpu_count() or 1, need))
+            where = "a local Ray instance"
+        else:
+            kwargs["address"] = opts.address
+            where = f"the Ray cluster at {opts.address or os.environ.get('RAY_ADDRESS')}"
+        kwargs.update(opts.ray_init_options)
+        log.info("unisim_ray: starting %s", where)
+        ray.init(**kwargs)
+        _session["owned"], _session["users"] = True, 1
+        return True
+
+
+def _release_session(ray: Any) -> None:
+    with _session_lock:
+        _session["users"] = max(0, _session["users"] - 1)
+        if _session["users"] == 0 and _session["owned"]:
+            _session["owned"] = False
+            if ray.is_initialized():
+                ray.shutdown()
+
+
+# ----------------------------------------------------------------------------- the backend
+class RayBackend(SimBackend):
+    """Many envs as one backend, run as K shards of any backend inside Ray actors."""
+
+    name: ClassVar[str] = "ray"
+    version: ClassVar[str] = _version()
+    options_cls = RayOptions
+    required_runtime = "Ray (a local instance is started when no cluster address is given)"
+    #: Upper bound; an instance declares the inner backend's capabilities within it.
+    CAPABILITIES: ClassVar[frozenset[Capability]] = FORWARDED_CAPABILITIES
+
+    options: RayOptions
+
+    def __init__(self, scene: SceneCfg, num_envs: int, sim_dt: float, **options: Any) -> None:
+        self._fault: BaseException | None = None
+        self._actors: list[Any] = []
+        self._owns_session: bool | None = None
+        self._shards: list[ShardInfo] = []
+        super().__init__(scene, num_envs, sim_dt, **options)
+        o = self.options
+        if o.shards > self._num_envs:
+            raise InvalidInputError(f"shards: expected at most num_envs={self._num_envs} shards, got {o.shards}")
+        self._ranges = split_envs(self._num_envs, o.shards)
+        inner_kwargs = self._inner_kwargs()
+        payload, how = pack_scene(scene, o.scene_transfer, o.scene_dir_limit_mb)
+        self._scene_transfer_used = how
+        ray = self._ray = _import_ray()
+        self._owns_session = _acquire_session(ray, o)
+        try:
+            self._start(payload, inner_kwargs)
+        except BaseException:
+            self._release()
+            raise
+        self._pending_clear = False
+        self._handle_keys = itertools.count()
+
+    # ------------------------------------------------------------------ construction
+    def _inner_kwargs(self) -> dict[str, Any]:
+        """Inner options (validated here when the host knows the inner backend's options class)."""
+        o = self.options
+        kwargs = dict(o.inner_options)
+        kwargs["np_dtype"] = o.np_dtype
+        if o.base_name is not None:
+            kwargs["base_name"] = o.base_name
+        if ":" not in o.inner:
+            from unisim_core.registry import get_backend_spec
+
+            spec = get_backend_spec(o.inner)  # BackendNotFoundError for a typo, before Ray starts
+            build_options(spec.options_cls, o.inner, kwargs)
+        return kwargs
+
+    def _report(self, info: ShardInfo) -> None:
+        total = len(self._ranges)
+        msg = (f"unisim-ray: {info.label()} of {total} ready on {info.hostname} ({info.node_ip}, pid {info.pid}), "
+               f"{info.inner} built in {info.startup_s:.2f} s")
+        log.info(msg)
+        progress = self.options.progress
+        if progress is True:
+            print(msg, file=sys.stderr, flush=True)
+        elif callable(progress):
+            progress(info)
+
+    def _start(self, payload: dict[str, Any], inner_kwargs: dict[str, Any]) -> None:
+        ray, o = self._ray, self.options
+        actor_opts = {"num_cpus": o.actor_num_cpus, "max_restarts": 0, "max_task_retries": 0, **o.actor_options}
+        cls = _remote_shard_cls(ray).options(**actor_opts)
+        payload_ref = ray.put(payload)
+        self._actors = [cls.remote(k, a, b) for k, (a, b) in enumerate(self._ranges)]
+        refs = [act.start.remote(o.inner, payload_ref, self.sim_dt, inner_kwargs) for act in self._actors]
+        pending = {ref: k for k, ref in enumerate(refs)}
+        results: list[dict | None] = [None] * len(refs)
+        deadline = time.monotonic() + o.init_timeout_s
+        while pending:
+            ready, _ = ray.wait(list(pending), num_returns=1, timeout=max(0.0, deadline - time.monotonic()))
+            if not ready:
+                shards = sorted(pending.values())
+                try:
+                    avail = ray.available_resources()
+                except Exception:  # pragma: no cover
+                    avail = "unknown"
+                raise ShardStartupError(
+                    f"backend 'ray': {self._labels(shards)} did not start within init_timeout_s="
+                    f"{o.init_timeout_s:g} s (each shard asks for {o.actor_num_cpus:g} CPU; "
+                    f"available Ray resources: {avail})", self._triples(shards))
+            k = pending.pop(ready[0])
+            try:
+                res = ray.get(ready[0])
+            except ray.exceptions.RayTaskError as exc:
+                cause = getattr(exc, "cause", None) or exc
+                raise ShardStartupError(
+                    f"backend 'ray': {self._labels([k])} could not build inner backend {o.inner!r}: "
+                    f"{type(cause).__name__}: {cause}", self._triples([k])) from cause
+            except ray.exceptions.RayError as exc:
+                raise ShardStartupError(f"backend 'ray': {self._labels([k])} died while starting: {exc}",
+                                        self._triples([k])) from exc
+            results[k] = res
+            a, b = self._ranges[k]
+            info = ShardInfo(index=k, env_start=a, env_stop=b, node_ip=res["node_ip"], hostname=res["hostname"],
+                             pid=res["pid"], actor_id=self._actors[k]._actor_id.hex(),
+                             inner=f"{res['inner_name']} {res['inner_version']}", startup_s=res["startup_s"])
+            self._shards.append(info)
+            self._report(info)
+        self._shards.sort(key=lambda s: s.index)
+        first = results[0]
+        assert first is not None
+        for k, res in enumerate(results[1:], 1):
+            if res["capabilities"] != first["capabilities"] or res["widths"] != first["widths"]:
+                raise ShardStartupError(f"backend 'ray': {self._labels([k])} built a different model or "
+                                        f"capability set than shard 0", self._triples([k]))
+        self._inner_info: ModelInfo = first["model_info"]
+        self._inner_class = first["inner_class"]
+        self._caps = frozenset(first["capabilities"]) & self.CAPABILITIES
+        self.INIT_TERMS, self.INTERVAL_TERMS, self.RESET_TERMS = (
+            first["init_terms"], first["interval_terms"], first["reset_terms"])
+        self._alloc_cache(first)
+        for (a, b), res in zip(self._ranges, results):
+            self._state[a:b] = res["state"]
+
+    def _alloc_cache(self, first: dict) -> None:
+        n = self._num_envs
+        widths, dtypes = first["widths"], [np.dtype(d) for d in first["dtypes"]]
+        self._state = np.zeros((n, int(sum(widths))), dtype=np.dtype(first["pack_dtype"]))
+        nb = len(self._inner_info.body_names)
+        tails = {"xpos": (nb, 3), "xquat": (nb, 4), "lin_vel": (nb, 3), "ang_vel": (nb, 3)}
+        off = 0
+        self._views: dict[str, np.ndarray] = {}
+        self._dtypes: dict[str, np.dtype] = {}
+        for name, w, dt in zip(STATE_FIELDS, widths, dtypes):
+            view = self._state[:, off:off + w]
+            if name in tails:
+                view = view.reshape((n,) + tails[name])
+                if not np.shares_memory(view, self._state):  # pragma: no cover - numpy guarantees a view
+                    raise AssertionError("state cache view is not a view")
+            self._views[name], self._dtypes[name] = view, dt
+            off += w
+        info = self._inner_info
+        self._sensor_cols = [np.arange(a, a + d) for a, d in zip(info.sensor_adr, info.sensor_dims)]
+
+    # ------------------------------------------------------------------ plumbing
+    def _labels(self, shards: Sequence[int]) -> str:
+        parts = [f"shard {k} (envs [{self._ranges[k][0]}:{self._ranges[k][1]}))" for k in shards]
+        return ", ".join(parts)
+
+    def _triples(self, shards: Sequence[int]) -> tuple[tuple[int, int, int], ...]:
+        return tuple((k, *self._ranges[k]) for k in shards)
+
+    def _check_open(self) -> None:
+        if self._fault is not None:
+            raise ShardFaultedError(
+                f"backend 'ray' refuses calls after a shard fault: {self._fault}",
+                getattr(self._fault, "shards", ())) from self._fault
+        if self._closed:
+            raise BackendClosedError("backend 'ray' is closed")
+
+    def _poison(self, err: ShardError) -> ShardError:
+        self._fault = err
+        self._kill_actors()
+        return err
+
+    def _call(self, what: str, calls: list[tuple[int, Any]], *, mutating: bool) -> list[Any]:
+        """``ray.get`` the per-shard refs under ``call_timeout_s``; map every failure to a clear error."""
+        ray = self._ray
+        refs = [r for _, r in calls]
+        try:
+            return ray.get(refs, timeout=self.options.call_timeout_s)
+        except ray.exceptions.GetTimeoutError:
+            _, slow = ray.wait(refs, num_returns=len(refs), timeout=0)
+            shards = [k for k, r in calls if r in set(slow)] or [k for k, _ in calls]
+            raise self._poison(ShardTimeoutError(
+                f"backend 'ray': {self._labels(shards)} gave no answer to {what} within call_timeout_s="
+                f"{self.options.call_timeout_s:g} s; the backend is now unusable", self._triples(shards))) from None
+        except (ray.exceptions.RayError, Exception) as first:
+            failures = self._collect_failures(calls)
+            if not failures:  # pragma: no cover - ray.get failed but no ref did
+                raise self._poison(ShardCallError(f"backend 'ray': {what} failed: {first}")) from first
+            dead = [k for k, e in failures if not isinstance(e, ray.exceptions.RayTaskError)]
+            if dead:
+                reason = str(failures[[k for k, _ in failures].index(dead[0])][1]).splitlines()[0]
+                raise self._poison(ShardDiedError(
+                    f"backend 'ray': {self._labels(dead)} died during {what} ({reason}); "
+                    f"the backend is now unusable", self._triples(dead))) from failures[0][1]
+            causes = [(k, getattr(e, "cause", None) or e) for k, e in failures]
+            rejected = all(isinstance(c, _REJECTIONS) for _, c in causes)
+            if rejected and (not mutating or len(failures) == len(calls)):
+                raise causes[0][1] from None  # refused before anything was written: not a fault
+            shards = [k for k, _ in causes]
+            k0, c0 = causes[0]
+            raise self._poison(ShardCallError(
+                f"backend 'ray': inner backend raised in {self._labels(shards)} during {what}: "
+                f"{type(c0).__name__}: {c0}; envs may be half-updated, the backend is now unusable",
+                self._triples(shards))) from c0
+        except BaseException as exc:  # KeyboardInterrupt: results unknown
+            self._poison(ShardCallError(f"backend 'ray': {what} was interrupted ({type(exc).__name__})",
+                                        self._triples([k for k, _ in calls])))
+            raise
+
+    def _collect_failures(self, calls: list[tuple[int, Any]]) -> list[tuple[int, BaseException]]:
+        ray = self._ray
+        deadline = time.monotonic() + min(self.options.call_timeout_s, 10.0)
+        failures = []
+        for k, ref in calls:
+            try:
+                ray.get(ref, timeout=max(0.0, deadline - time.monotonic()))
+            except ray.exceptions.GetTimeoutError:
+                continue  # still running: outcome unknown (a fault elsewhere decides)
+            except Exception as exc:
+                failures.append((k, exc))
+        return failures
+
+    def _fanout(self, what: str, method: str, per_shard: Callable[[int, int, int], tuple] | None = None, *,
+                shards: Sequence[int] | None = None, mutating: bool = False) -> list[Any]:
+        """Call ``actor.method(*per_shard(k, start, stop))`` on ``shards`` (all by default)."""
+        self._check_open()
+        ks = range(len(self._actors)) if shards is None else shards
+        calls = []
+        for k in ks:
+            a, b = self._ranges[k]
+            args = per_shard(k, a, b) if per_shard is not None else ()
+            calls.append((k, getattr(self._actors[k], method).remote(*args)))
+        return self._call(what, calls, mutating=mutating)
+
+    def _routed(self, what: str, method: str, env_ids: np.ndarray,
+                args: Callable[[np.ndarray, np.ndarray], tuple]) -> None:
+        """Route ``env_ids`` to their shards, call ``method(local_ids, *args(rows, local_ids))``,
+        write the returned state rows into the cache."""
+        self._check_open()
+        routes = route(env_ids, self._ranges)
+        calls = [(k, getattr(self._actors[k], method).remote(*args(rows, local))) for k, rows, local in routes]
+        results = self._call(what, calls, mutating=True)
+        for (k, _, local), rows_state in zip(routes, results):
+            self._state[self._ranges[k][0] + local] = rows_state
+
+    # ------------------------------------------------------------------ capabilities and layout
+    @property
+    def capabilities(self) -> frozenset[Capability]:
+        """The inner backend's capabilities that cross processes faithfully (see FORWARDED_CAPABILITIES)."""
+        return self._caps
+
+    @property
+    def inner_backend(self) -> str:
+        """``"module:Class"`` of the backend each shard runs."""
+        return self._inner_class
+
+    @property
+    def num_shards(self) -> int:
+        return len(self._ranges)
+
+    def describe_shards(self) -> list[ShardInfo]:
+        """One :class:`ShardInfo` per shard: env range, node, pid, actor id."""
+        return list(self._shards)
+
+    # ------------------------------------------------------------------ primitives: model and state
+    def _load_model_info(self) -> ModelInfo:
+        return self._inner_info  # shard 0's, fetched while starting
+
+    def _read(self, field: str) -> np.ndarray:
+        self._check_open()
+        return self._views[field].astype(self._dtypes[field], order="C")
+
+    def get_qpos(self) -> np.ndarray:
+        return self._read("qpos")
+
+    def get_qvel(self) -> np.ndarray:
+        return self._read("qvel")
+
+    def _bodies(self, field: str, body_ids: np.ndarray) -> np.ndarray:
+        self._check_open()
+        out = self._views[field][:, body_ids]
+        dt = self._dtypes[field]
+        return out if out.dtype == dt else out.astype(dt)
+
+    def _body_pos_w(self, body_ids: np.ndarray) -> np.ndarray:
+        return self._bodies("xpos", body_ids)
+
+    def _body_quat_w(self, body_ids: np.ndarray) -> np.ndarray:
+        return self._bodies("xquat", body_ids)
+
+    def _body_lin_vel_w(self, body_ids: np.ndarray) -> np.ndarray:
+        return self._bodies("lin_vel", body_ids)
+
+    def _body_ang_vel_w(self, body_ids: np.ndarray) -> np.ndarray:
+        return self._bodies("ang_vel", body_ids)
+
+    def _read_sensor(self, index: int) -> np.ndarray:
+        self._check_open()
+        a, d = int(self._inner_info.sensor_adr[index]), int(self._inner_info.sensor_dims[index])
+        return self._views["sensordata"][:, a:a + d].astype(self._dtypes["sensordata"], order="C")
+
+    def _read_sensors(self, indices: np.ndarray) -> np.ndarray:
+        self._check_open()
+        if len(indices) == 0:
+            return np.zeros((self._num_envs, 0), dtype=self._dtypes["sensordata"])
+        cols = np.concatenate([self._sensor_cols[int(i)] for i in indices])
+        out = self._views["sensordata"][:, cols]
+        dt = self._dtypes["sensordata"]
+        return out if out.dtype == dt else out.astype(dt)
+
+    def _step(self, ctrl: np.ndarray, nsteps: int) -> None:
+        self._check_open()
+        clear = self._pending_clear
+        calls = [(k, act.step.remote(ctrl[a:b], nsteps, clear))
+                 for k, (act, (a, b)) in enumerate(zip(self._actors, self._ranges))]
+        results = self._call("step", calls, mutating=True)
+        self._pending_clear = False
+        for (a, b), rows in zip(self._ranges, results):
+            self._state[a:b] = rows
+
+    def _set_state(self, env_ids: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> None:
+        self._routed("set_state", "set_state", env_ids, lambda rows, local: (local, qpos[rows], qvel[rows]))
+
+    # ------------------------------------------------------------------ primitives: forces
+    def _apply_body_force(self, body_ids: np.ndarray, force: np.ndarray, torque: np.ndarray | None) -> None:
+        clear = self._pending_clear
+        self._fanout("apply_body_force", "apply_body_force",
+                     lambda k, a, b: (clear, body_ids, force[a:b], None if torque is None else torque[a:b]),
+                     mutating=True)
+        self._pending_clear = False
+
+    def _clear_body_forces(self) -> None:
+        # Deferred: the next step/apply_body_force clears staged wrenches first, in the same round
+        # trip (a wrench is never read back, so this is indistinguishable from clearing now).
+        self._pending_clear = True
+
+    # ------------------------------------------------------------------ primitives: kinematics, snapshots, fields
+    def _site_jacobian(self, site_id: int, dof_indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        parts = self._fanout("get_site_jacobian_w", "site_jacobian", lambda k, a, b: (site_id, dof_indices))
+        return (np.concatenate([p[0] for p in parts], axis=0), np.concatenate([p[1] for p in parts], axis=0))
+
+    def _get_physics_state(self) -> np.ndarray:
+        return np.concatenate(self._fanout("get_physics_state", "get_physics_state"), axis=0)
+
+    def _set_physics_state(self, state: np.ndarray) -> None:
+        results = self._fanout("set_physics_state", "set_physics_state", lambda k, a, b: (state[a:b],),
+                               mutating=True)
+        for (a, b), rows in zip(self._ranges, results):
+            self._state[a:b] = rows
+
+    def _write_model_field(self, term: str, env_ids: np.ndarray, target_ids: np.ndarray | None,
+                           values: np.ndarray) -> None:
+        self._routed(f"write of model field {term!r}", "write_model_field", np.asarray(env_ids, dtype=np.int64),
+                     lambda rows, local: (term, local, target_ids, values[rows]))
+
+    def _read_model_field(self, term: str) -> np.ndarray:
+        return np.concatenate(self._fanout(f"read of model field {term!r}", "read_model_field",
+                                           lambda k, a, b: (term,)), axis=0)
+
+    # ------------------------------------------------------------------ primitives: terrain, scanners, mocap
+    def _terrain_spawn_data(self) -> BackendTerrainSpawnData:
+        data = self._fanout("get_terrain_spawn_data", "terrain_spawn_data", shards=[0])[0]
+
+        def sample_height(xy: np.ndarray) -> np.ndarray:
+            return self._fanout("sample_height", "sample_height", lambda k, a, b: (np.asarray(xy),), shards=[0])[0]
+
+        return BackendTerrainSpawnData(origins=data["origins"], sample_height=sample_height,
+                                       hfield_geom_id=data["hfield_geom_id"], size=data["size"])
+
+    def _create_hfield_scanner(self, hfield_geom_id: int, offsets: np.ndarray, frame_body_id: int,
+                               alignment: str, output: str) -> BackendHeightScanner:
+        key = next(self._handle_keys)
+        points = self._fanout("create_hfield_scanner", "create_scanner",
+                              lambda k, a, b: (key, hfield_geom_id, offsets, frame_body_id, alignment, output))
+        return _RayHeightScanner(self, key, points[0])
+
+    def _bind_mocap_pose(self, body_id: int) -> BackendMocapPoseBinding:
+        key = next(self._handle_keys)
+        self._fanout("bind_mocap_pose", "bind_mocap", lambda k, a, b: (key, body_id))
+        return _RayMocapBinding(self, key, self._inner_info.body_names[body_id])
+
+    def cleanup_scene_assets(self) -> None:
+        """Forwarded to every shard."""
+        self._fanout("cleanup_scene_assets", "cleanup_scene_assets")
+
+    # ------------------------------------------------------------------ teardown
+    def _kill_actors(self) -> None:
+        ray, actors = self._ray, self._actors
+        self._actors = []
+        if actors:
+            try:  # let live shards close their engines and remove their scene copies
+                ray.wait([a.close.remote() for a in actors], num_returns=len(actors), timeout=2.0)
+            except Exception:  # noqa: S110 - best effort, the kill below is what counts
+                pass
+        for act in actors:
+            try:
+                ray.kill(act, no_restart=True)
+            except Exception:  # noqa: S110 - already dead
+                pass
+
+    def _release(self) -> None:
+        if getattr(self, "_ray", None) is None:
+            return
+        self._kill_actors()
+        if self._owns_session is not None:
+            self._owns_session = None
+            _release_session(self._ray)
+
+    def _close(self) -> None:
+        self._release()
+
+
+class _RayHeightScanner(BackendHeightScanner):
+    """One scanner per shard; ``scan()`` gathers them in env order (one call per shard)."""
+
+    def __init__(self, backend: RayBackend, key: int, num_points: int) -> None:
+        self._backend, self._key, self.num_points = backend, key, num_points
+
+    def scan(self) -> np.ndarray:
+        b = self._backend
+        return np.concatenate(b._fanout("scan", "scan", lambda k, a, c: (self._key,)), axis=0)
+
+
+class _RayMocapBinding(BackendMocapPoseBinding):
+    """One binding per shard; ``get`` gathers, writes are routed and refresh the state cache."""
+
+    def __init__(self, backend: RayBackend, key: int, body_name: str) -> None:
+        self._backend, self._key = backend, key
+        self.body_name, self.num_envs = body_name, backend.num_envs
+
+    def get(self) -> tuple[np.ndarray, np.ndarray]:
+        parts = self._backend._fanout("mocap get", "mocap_get", lambda k, a, b: (self._key,))
+        return (np.concatenate([p[0] for p in parts], axis=0), np.concatenate([p[1] for p in parts], axis=0))
+
+    def _write(self, env_ids: np.ndarray, pos: np.ndarray, quat: np.ndarray) -> None:
+        self._backend._routed("mocap write", "mocap_write", env_ids,
+                              lambda rows, local: (self._key, local, pos[rows], quat[rows]))

@@ -1,0 +1,116 @@
+"""``RayOptions``: the Ray-sharded backend's typed options (no Ray import)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+from unisim_core.errors import InvalidInputError, InvalidTypeError
+from unisim_core.options import BackendOptions
+
+__all__ = ["RayOptions", "SCENE_TRANSFER_MODES", "FORWARDED_OPTIONS"]
+
+#: ``scene_transfer`` modes (see :class:`RayOptions`).
+SCENE_TRANSFER_MODES = ("auto", "directory", "file", "path")
+#: Base options forwarded to the inner backend of every shard.
+FORWARDED_OPTIONS = ("np_dtype", "base_name")
+
+
+def _inner(inst, attribute, value):
+    if not isinstance(value, str) or not value:
+        raise InvalidTypeError(f"inner: expected a backend name or 'module:Class' (str), got {value!r}")
+    if value == "ray" or value.startswith("unisim_ray"):
+        raise InvalidInputError("inner: the Ray backend cannot shard itself; name an engine backend such as 'mujoco'")
+
+
+def _pos_int(inst, attribute, value):
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidInputError(f"{attribute.name}: expected an int >= 1, got {value!r}")
+
+
+def _pos_float(inst, attribute, value):
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+        raise InvalidInputError(f"{attribute.name}: expected a positive number of seconds, got {value!r}")
+
+
+def _nonneg_float(inst, attribute, value):
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        raise InvalidInputError(f"{attribute.name}: expected a number >= 0, got {value!r}")
+
+
+def _str_dict(value: Any) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InvalidTypeError(f"expected a dict of str keys, got {type(value).__name__} {value!r}")
+    for k in value:
+        if not isinstance(k, str):
+            raise InvalidTypeError(f"expected str keys, got {type(k).__name__} {k!r}")
+    return dict(value)
+
+
+def _inner_options(inst, attribute, value):
+    clash = [k for k in FORWARDED_OPTIONS if k in value]
+    if clash:
+        raise InvalidInputError(
+            f"inner_options: {clash} are forwarded from the Ray backend's own options; "
+            f"pass them to create_backend('ray', ...) directly"
+        )
+
+
+def _address(inst, attribute, value):
+    if value is not None and (not isinstance(value, str) or not value):
+        raise InvalidInputError(f"address: expected None, 'auto' or 'ray://host:port' / 'host:port', got {value!r}")
+
+
+def _transfer(inst, attribute, value):
+    if value not in SCENE_TRANSFER_MODES:
+        raise InvalidInputError(f"scene_transfer: expected one of {SCENE_TRANSFER_MODES}, got {value!r}")
+
+
+def _progress(inst, attribute, value):
+    if not isinstance(value, bool) and not callable(value):
+        raise InvalidTypeError(f"progress: expected a bool or a callable(ShardInfo), got {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class RayOptions(BackendOptions):
+    """Options of the Ray-sharded backend (on top of :class:`BackendOptions`).
+
+    - ``inner``: backend run inside each shard (entry-point name or ``"module:Class"``).
+    - ``shards``: number of Ray actors; envs are split contiguously, earlier shards
+      take the remainder (10 envs over 3 shards: ``[0:4) [4:7) [7:10)``).
+    - ``inner_options``: options of the inner backend (e.g. ``{"threads": 1}``);
+      ``np_dtype`` and ``base_name`` are forwarded from these options instead.
+    - ``address``: Ray cluster to join (``None``: the ``RAY_ADDRESS`` cluster if set,
+      else a Ray instance already initialized in this process, else a new local one
+      started without dashboard and shut down when the last backend using it closes).
+    - ``call_timeout_s``: deadline of every steady-state call (all shards together).
+    - ``init_timeout_s``: deadline for the shards to start and load the scene.
+    - ``actor_num_cpus``: CPUs Ray reserves per shard actor.
+    - ``actor_options``: extra ``ActorClass.options(...)`` keywords (``resources``,
+      ``scheduling_strategy="SPREAD"``, ``runtime_env``, …).
+    - ``ray_init_options``: extra ``ray.init`` keywords when this backend starts Ray.
+    - ``scene_transfer``: how the scene reaches the shards. ``"directory"`` sends the
+      model file's whole directory (meshes and includes beside it resolve);
+      ``"file"`` sends the model file alone; ``"path"`` sends the path as is (shared
+      file system); ``"auto"``: the directory when it holds at most
+      ``scene_dir_limit_mb`` MB and 2000 files, else the file alone (with a warning).
+    - ``progress``: ``True`` writes a stderr line per shard ready, ``False`` stays
+      silent, a callable receives each :class:`~unisim_ray.ShardInfo` (always logged at INFO).
+    """
+
+    inner: str = attrs.field(default="mujoco", validator=_inner)
+    shards: int = attrs.field(default=2, validator=_pos_int)
+    inner_options: dict[str, Any] = attrs.field(factory=dict, converter=_str_dict, validator=_inner_options)
+    address: str | None = attrs.field(default=None, validator=_address)
+    call_timeout_s: float = attrs.field(default=60.0, validator=_pos_float)
+    init_timeout_s: float = attrs.field(default=300.0, validator=_pos_float)
+    actor_num_cpus: float = attrs.field(default=1.0, validator=_nonneg_float)
+    actor_options: dict[str, Any] = attrs.field(factory=dict, converter=_str_dict)
+    ray_init_options: dict[str, Any] = attrs.field(factory=dict, converter=_str_dict)
+    scene_transfer: str = attrs.field(default="auto", validator=_transfer)
+    scene_dir_limit_mb: float = attrs.field(default=32.0, validator=_pos_float)
+    progress: bool | Callable[..., Any] = attrs.field(default=True, validator=_progress)

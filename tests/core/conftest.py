@@ -1,0 +1,29 @@
+"""Fixtures for the core tests (helpers live in ``core_helpers``)."""
+
+from __future__ import annotations
+
+import pytest
+from core_helpers import make
+
+from unisim_core.fake import FakeBackend
+
+
+@pytest.fixture
+def free_body() -> FakeBackend:
+    return make("free_body", 3)
+
+
+@pytest.fixture
+def quad() -> FakeBackend:
+    return make("quadruped", 3)
+
+
+@pytest.fixture
+def arm() -> FakeBackend:
+    return make("fixed_arm", 3)
+
+
+@pytest.fixture
+def pendulum() -> FakeBackend:
+    return make("pendulum", 2, 0.001)
+
