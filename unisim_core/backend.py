@@ -81,7 +81,7 @@ CAPABILITY_REQUIRES: dict[Capability, tuple[Capability, ...]] = {
 _INDEX_ATTRS = frozenset({
     "_body_index", "_joint_index", "_actuator_index", "_sensor_index", "_site_index", "_geom_index",
     "_sensor_dims", "_base_id", "_root_joint", "_root_q", "_root_v", "_dof_qpos_cols", "_dof_qvel_cols",
-    "_dof_qpos_sel", "_dof_qvel_sel", "_single_dof_joints", "_quat_cols",
+    "_dof_qpos_sel", "_dof_qvel_sel", "_single_dof_joints", "_quat_cols", "_clears_forces",
 })
 
 
@@ -342,6 +342,7 @@ class SimBackend(abc.ABC):
         self._dof_qpos_sel = _as_slice(self._dof_qpos_cols)
         self._dof_qvel_sel = _as_slice(self._dof_qvel_cols)
         self._single_dof_joints = [j for j, t in enumerate(info.joint_types) if t in ("hinge", "slide")]
+        self._clears_forces = Capability.BODY_FORCE in self.capabilities
         self._quat_cols = [(int(info.joint_qposadr[j]) + (3 if t == "free" else 0))
                            for j, t in enumerate(info.joint_types) if t in ("free", "ball")]
 
@@ -607,7 +608,7 @@ class SimBackend(abc.ABC):
                 for _ in range(nsteps):
                     self._step(self._check_ctrl("pre-step control output", self._pre_step(self, ctrl)), 1)
         finally:
-            if Capability.BODY_FORCE in self.capabilities:
+            if self._clears_forces:
                 self._clear_body_forces()
         return None
 
@@ -937,14 +938,7 @@ class SimBackend(abc.ABC):
         resolved = []
         for op in plan.iter_ops():
             spec, ids, targets, values = resolve_op(op, num_envs=self._num_envs, counts=self._counts(),
-                                                    allowed=frozenset(allowed), phase=phase)
-            if subset is not None:
-                if op.env_ids is None:
-                    ids = subset
-                    values = check_float_array(f"{op.term}.values", op.values,
-                                               (len(subset),) + values.shape[1:])
-                elif not np.isin(ids, subset).all():
-                    raise InvalidInputError(f"{op.term}.env_ids: must be among the envs being reset")
+                                                    allowed=frozenset(allowed), phase=phase, subset=subset)
             if spec.kind == "model":
                 nominal = self._nominal(op.term, targets)
                 values = resolved_model_values(spec, op.term, nominal, op.operation, values)

@@ -66,7 +66,8 @@ class FakeBackend(SimBackend):
         C.PRE_STEP_CONTROL, C.SENSORS, C.BODY_FORCE, C.BODY_TORQUE, C.PUSH, C.PHYSICS_SNAPSHOT,
         C.SITE_JACOBIAN, C.INIT_RANDOMIZATION, C.RESET_RANDOMIZATION, C.INTERVAL_RANDOMIZATION,
     })
-    INIT_TERMS = RESET_TERMS = frozenset({"body_mass", "gravity", "dof_damping", "actuator_kp", "actuator_kd"})
+    INIT_TERMS = frozenset({"body_mass", "gravity", "dof_damping", "actuator_kp", "actuator_kd"})
+    RESET_TERMS = INIT_TERMS | {"root_lin_vel_delta", "root_ang_vel_delta"}
     INTERVAL_TERMS = frozenset({"root_lin_vel_delta", "root_ang_vel_delta", "body_force", "body_torque"})
 
     def __init__(self, scene, num_envs, sim_dt, **options) -> None:

@@ -228,8 +228,8 @@ class _Parser:
                 self._geom(m, child, b, childclass)
             elif tag == "site":
                 a = self.attrs(child, childclass)
-                m.sites.append({"name": a.get("name", ""), "body": b, "pos": _vec(a.get("pos"), 3, [0, 0, 0], "site.pos"),
-                                "quat": self.orient(a, child)})
+                m.sites.append({"name": a.get("name", ""), "body": b, "quat": self.orient(a, child),
+                                "pos": _vec(a.get("pos"), 3, [0, 0, 0], "site.pos")})
             elif tag in ("joint", "freejoint", "inertial") and b != 0:
                 continue  # handled by _body
             elif tag not in _IGNORED_IN_BODY:

@@ -124,11 +124,14 @@ class ResetRandomizationPayload(_Plan):
 
 
 def resolve_op(
-    op: RandomizationOp, *, num_envs: int, counts: dict[str, int], allowed: frozenset[str], phase: str
+    op: RandomizationOp, *, num_envs: int, counts: dict[str, int], allowed: frozenset[str], phase: str,
+    subset: np.ndarray | None = None,
 ) -> tuple[TermSpec, np.ndarray, np.ndarray | None, np.ndarray]:
     """Validate an op against its term spec; return ``(spec, env_ids, target_ids, values)``.
 
-    ``counts`` maps each target id space to its size. Raises before anything is written.
+    ``counts`` maps each target id space to its size. ``subset`` (the envs being
+    reset) is the default env set and bounds explicit ``env_ids``. Raises before
+    anything is written.
     """
     spec = TERM_SPECS.get(op.term)
     if spec is None:
@@ -140,7 +143,12 @@ def resolve_op(
         )
     if spec.kind != "model" and op.operation != "add" and op.term not in ("body_force", "body_torque"):
         raise InvalidInputError(f"{op.term}: velocity deltas only support operation 'add', got {op.operation!r}")
-    env_ids = np.arange(num_envs) if op.env_ids is None else check_env_ids(f"{op.term}.env_ids", op.env_ids, num_envs)
+    if op.env_ids is None:
+        env_ids = np.arange(num_envs) if subset is None else subset
+    else:
+        env_ids = check_env_ids(f"{op.term}.env_ids", op.env_ids, num_envs)
+        if subset is not None and not np.isin(env_ids, subset).all():
+            raise InvalidInputError(f"{op.term}.env_ids: must be among the envs being reset {subset.tolist()}")
     target_ids = None
     shape: tuple[int, ...] = (len(env_ids),)
     if spec.target is not None:

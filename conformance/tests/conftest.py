@@ -34,7 +34,8 @@ def run_kit(tmp_path):
     """``run_kit(*args, cwd=None)``: ``python -m pytest --pyargs unisim_conformance *args`` with
     ``conformance/tests`` on ``PYTHONPATH`` (for ``broken_backends``) and a JSON report."""
 
-    def run(*args: str, cwd: Path | None = None, report: bool = True, pyargs: bool = True) -> KitRun:
+    def run(*args: str, cwd: Path | None = None, report: bool = True, pyargs: bool = True,
+            env_path: Path | None = None) -> KitRun:
         rep = tmp_path / "report.json"
         cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
         if pyargs:
@@ -43,7 +44,7 @@ def run_kit(tmp_path):
             cmd.append(f"--unisim-report={rep}")
         cmd += list(args)
         env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join([str(HERE), env.get("PYTHONPATH", "")])
+        env["PYTHONPATH"] = os.pathsep.join([str(HERE)] + ([str(env_path)] if env_path else []) + [env.get("PYTHONPATH", "")])
         env.pop("PYTEST_ADDOPTS", None)
         proc = subprocess.run(cmd, cwd=cwd or tmp_path, env=env, capture_output=True, text=True, timeout=300)
         data = json.loads(rep.read_text()) if rep.is_file() else None

@@ -7,6 +7,8 @@ import textwrap
 import pytest
 from broken_backends import EXPECTED
 
+from conftest import HERE
+
 from unisim_conformance import list_scenes, scene_path
 
 
@@ -107,3 +109,14 @@ def test_scene_registry():
     assert scene_path("quadruped").is_file()
     with pytest.raises(KeyError, match="known"):
         scene_path("nope")
+
+
+def test_example_third_party_backend_from_its_directory(run_kit):
+    """examples/third_party_backend: the conftest's factory fixture drives the kit."""
+    example = HERE.parent.parent / "examples" / "third_party_backend"
+    if not example.is_dir():
+        pytest.skip("examples/third_party_backend not present (installed kit)")
+    r = run_kit("-m", "conventions or surface", cwd=example, env_path=example)
+    assert r.rc == 0, r.out[-3000:]
+    assert r.outcomes()["conventions::yaw_quat_wxyz"] == "passed"
+    assert r.report["capabilities"] and "push" not in r.report["capabilities"]

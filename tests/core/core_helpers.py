@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+
 from unisim_core.config import SceneCfg
 from unisim_core.fake import FakeBackend
 

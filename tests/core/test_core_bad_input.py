@@ -3,6 +3,8 @@ the expected shape, and nothing written (state, staged wrenches and model tables
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 from core_helpers import make
@@ -19,17 +21,19 @@ N = 3  # envs
 TERMS = ("body_mass", "gravity", "dof_damping", "actuator_kp", "actuator_kd")
 
 
+_PAIR_SOURCE = []
+
+
 def pair():
     """Two identical quadruped backends with some history (the second one is the witness)."""
-    out = []
-    for _ in range(2):
+    if not _PAIR_SOURCE:
         b = make("quadruped", N)
         qpos = np.tile(b.get_keyframe_qpos("home"), (N, 1))
         qvel = np.random.default_rng(5).normal(scale=0.1, size=(N, b.nv))
         b.set_state(np.arange(N), qpos, qvel)
         b.step(np.tile(qpos[0, 7:], (N, 1)), 2)
-        out.append(b)
-    return out
+        _PAIR_SOURCE.append(b)
+    return copy.deepcopy(_PAIR_SOURCE[0]), copy.deepcopy(_PAIR_SOURCE[0])
 
 
 def assert_same(b, witness):
@@ -79,7 +83,8 @@ CASES = {
     "step-object": (lambda b: b.step(np.zeros((N, 12), object)), InvalidTypeError, "ctrl: .*object"),
     "step-str": (lambda b: b.step(np.full((N, 12), "a")), InvalidTypeError, "ctrl: .*<U1"),
     "step-none": (lambda b: b.step(None), InvalidTypeError, "ctrl"),
-    "step-nan": (lambda b: b.step(np.where(np.eye(N, 12) > 0, np.nan, 0.0)), InvalidInputError, "ctrl: expected finite"),
+    "step-nan": (lambda b: b.step(np.where(np.eye(N, 12) > 0, np.nan, 0.0)), InvalidInputError,
+                 "ctrl: expected finite"),
     "step-inf32": (lambda b: b.step(np.full((N, 12), np.inf, np.float32)), InvalidInputError, "ctrl: expected finite"),
     "step-nsteps0": (lambda b: b.step(CTRL, 0), InvalidInputError, "nsteps: expected an int >= 1"),
     "step-nsteps-float": (lambda b: b.step(CTRL, 1.5), InvalidTypeError, "nsteps"),
@@ -163,7 +168,8 @@ CASES = {
     "dr-phase": (lambda b: b.apply_init_randomization(plan(InitRandomizationPlan, op(
         "geom_friction", np.ones((N, 1, 3)), target_ids=[0]))), InvalidInputError, "not supported in this phase"),
     "dr-shape": (lambda b: b.apply_init_randomization(plan(InitRandomizationPlan, op(
-        "body_mass", np.ones((N, 2)), target_ids=[1]))), InvalidInputError, r"body_mass.values: expected shape \(3, 1\)"),
+        "body_mass", np.ones((N, 2)), target_ids=[1]))), InvalidInputError,
+        r"body_mass.values: expected shape \(3, 1\)"),
     "dr-target": (lambda b: b.apply_init_randomization(plan(InitRandomizationPlan, op(
         "body_mass", np.ones((N, 1)), target_ids=[99]))), InvalidInputError, "body_mass.target_ids: body id 99"),
     "dr-envs-dup": (lambda b: b.apply_init_randomization(plan(InitRandomizationPlan, op(
@@ -176,7 +182,8 @@ CASES = {
     "dr-second-op-bad": (lambda b: b.apply_init_randomization(plan(
         InitRandomizationPlan, op("gravity", np.zeros((N, 3))), op("body_mass", np.zeros((N, 1)), target_ids=[1]))),
         InvalidInputError, "body_mass: resulting values must be > 0"),
-    "dr-plan-type": (lambda b: b.apply_init_randomization([]), InvalidTypeError, "plan: expected InitRandomizationPlan"),
+    "dr-plan-type": (lambda b: b.apply_init_randomization([]), InvalidTypeError,
+                     "plan: expected InitRandomizationPlan"),
     "dr-interval-phase": (lambda b: b.apply_interval_randomization(plan(IntervalRandomizationPlan, op(
         "body_mass", np.ones((N, 1)), target_ids=[1]))), InvalidInputError, "not supported in this phase"),
     "dr-interval-op": (lambda b: b.apply_interval_randomization(plan(IntervalRandomizationPlan, op(

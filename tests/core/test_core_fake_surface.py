@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from core_helpers import G, SCENES, make, yaw90
+from core_helpers import SCENES, G, make, yaw90
 
 from unisim_core.config import SceneCfg
 from unisim_core.errors import InvalidInputError, UnknownNameError
@@ -191,7 +191,8 @@ def test_model_tables():
     ngeom = len(b.get_geom_names())
     assert b.get_geom_friction().shape == (ngeom, 3) and b.get_geom_solref().shape == (ngeom, 2)
     assert b.get_geom_solimp().shape == (ngeom, 5) and b.get_geom_body_ids().shape == (ngeom,)
-    np.testing.assert_array_equal(b.get_geom_size("FL_foot_geom"), np.array([0.02, 0, 0], np.float32))  # from the "foot" class
+    foot = np.array([0.02, 0, 0], np.float32)  # size from the "foot" default class
+    np.testing.assert_array_equal(b.get_geom_size("FL_foot_geom"), foot)
     contype, conaff = b.get_geom_contact_masks()
     assert contype[b.get_geom_id("FL_foot_geom")] == 1 and contype[b.get_geom_id("FL_thigh_geom")] == 0
     np.testing.assert_array_equal(info.dof_damping[6:], 0.5)

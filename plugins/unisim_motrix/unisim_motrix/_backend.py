@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 import numpy as np
+
 from unisim_core import quat as Q
 from unisim_core.backend import SimBackend
 from unisim_core.capabilities import Capability
@@ -70,7 +71,7 @@ class MotrixBackend(SimBackend):
     CAPABILITIES = frozenset({
         Capability.CONTACTS, Capability.SENSORS, Capability.BODY_FORCE, Capability.BODY_TORQUE, Capability.PUSH,
         Capability.SITE_JACOBIAN, Capability.HEIGHT_SCAN, Capability.TERRAIN, Capability.PRE_STEP_CONTROL,
-        Capability.PHYSICS_SNAPSHOT, Capability.INIT_RANDOMIZATION, Capability.INTERVAL_RANDOMIZATION,
+        Capability.INIT_RANDOMIZATION, Capability.INTERVAL_RANDOMIZATION,
         Capability.RESET_RANDOMIZATION,
     })
     INIT_TERMS = _SUPPORTED_MODEL_TERMS
@@ -117,7 +118,8 @@ class MotrixBackend(SimBackend):
                 for suffix, d in (("pos", 3), ("quat", 4), ("linvel", 3), ("angvel", 3)):
                     n = f"{ln.name}_body_{suffix}"
                     if n in taken:
-                        raise InvalidInputError(f"add_body_sensors: derived sensor name {n!r} clashes with a model sensor")
+                        raise InvalidInputError(
+                            f"add_body_sensors: derived sensor name {n!r} clashes with a model sensor")
                     self._body_sensors.append((n, d))
         self._sensor_dims_by_name = dims
         # persistent query programs and buffers
@@ -140,7 +142,6 @@ class MotrixBackend(SimBackend):
         self._ctrl32 = np.zeros((N, M.num_actuators), np.float32)
         self._forces: dict[int, tuple[np.ndarray, np.ndarray | None]] = {}
         self._origin = np.zeros((N, 3))
-        self._time = np.zeros(N)
         self._stale_state = self._stale_body = self._stale_sens = True
         self._fk_fresh = True
         # which links move (a mass/inertia override on a link welded to the world is ignored)
@@ -150,6 +151,9 @@ class MotrixBackend(SimBackend):
             p = ln.parent.index + 1 if ln.parent is not None else 0
             moving[i + 1] = (i in has_joint) or moving[p]
         self._moving = moving
+        self._root_signs = [(r.link + 1, int(a)) for r, a in zip(self._layout.joints, self._layout.qposadr)
+                            if r.type == "free"]
+        self._root_signs = [(b, a + 3) for b, a in self._root_signs]
 
     @property
     def model(self) -> Any:
@@ -195,6 +199,12 @@ class MotrixBackend(SimBackend):
         self._xquat[:, 1:] = p["r"][..., _WXYZ]
         self._xlin[:, 1:] = p["lv"]
         self._xang[:, 1:] = p["av"]
+        if self._root_signs:  # q and -q are one rotation: report a free body's sign as in qpos
+            if self._stale_state:
+                self._refresh_state()
+            for body, col in self._root_signs:
+                flip = np.einsum("ij,ij->i", self._xquat[:, body], self._qpos[:, col:col + 4]) < 0
+                self._xquat[flip, body] *= -1
         self._stale_body = False
 
     def _mark_stale(self) -> None:
@@ -214,22 +224,22 @@ class MotrixBackend(SimBackend):
     def _body_pos_w(self, body_ids: np.ndarray) -> np.ndarray:
         if self._stale_body:
             self._refresh_bodies()
-        return self._xpos[:, body_ids]
+        return np.take(self._xpos, body_ids, axis=1)
 
     def _body_quat_w(self, body_ids: np.ndarray) -> np.ndarray:
         if self._stale_body:
             self._refresh_bodies()
-        return self._xquat[:, body_ids]
+        return np.take(self._xquat, body_ids, axis=1)
 
     def _body_lin_vel_w(self, body_ids: np.ndarray) -> np.ndarray:
         if self._stale_body:
             self._refresh_bodies()
-        return self._xlin[:, body_ids]
+        return np.take(self._xlin, body_ids, axis=1)
 
     def _body_ang_vel_w(self, body_ids: np.ndarray) -> np.ndarray:
         if self._stale_body:
             self._refresh_bodies()
-        return self._xang[:, body_ids]
+        return np.take(self._xang, body_ids, axis=1)
 
     def _step(self, ctrl: np.ndarray, nsteps: int) -> None:
         M, D = self._M, self._D
@@ -250,7 +260,6 @@ class MotrixBackend(SimBackend):
                 M.step(D)
             else:
                 M.step_n(D, nsteps)
-        self._time += nsteps * self.sim_dt
         self._fk_fresh = False
         self._mark_stale()
 
@@ -314,7 +323,7 @@ class MotrixBackend(SimBackend):
             self._refresh_sensors()
         adr, dims = self.model_info.sensor_adr, self._sensor_dims
         cols = np.concatenate([np.arange(adr[i], adr[i] + dims[i]) for i in indices])
-        return self._sens[:, cols]
+        return np.take(self._sens, cols, axis=1)
 
     # ------------------------------------------------------------------ forces
     def _apply_body_force(self, body_ids: np.ndarray, force: np.ndarray, torque: np.ndarray | None) -> None:
@@ -347,46 +356,11 @@ class MotrixBackend(SimBackend):
     def _terrain_spawn_data(self) -> BackendTerrainSpawnData:
         return terrain_spawn_data(self)
 
-    # ------------------------------------------------------------------ snapshots
-    def _mocap_links(self) -> list[int]:
-        return [self._body_index[n] for n in self.model_info.mocap_body_names]
-
-    def _get_physics_state(self) -> np.ndarray:
-        out = np.concatenate([self._time[:, None], self.get_qpos().astype(np.float64),
-                              self.get_qvel().astype(np.float64)], axis=1)
-        mocap = self._mocap_links()
-        if mocap:
-            ids = np.array(mocap)
-            out = np.concatenate([out, self._body_pos_w(ids).reshape(self._num_envs, -1),
-                                  self._body_quat_w(ids).reshape(self._num_envs, -1)], axis=1)
-        return out
-
-    def _set_physics_state(self, state: np.ndarray) -> None:
-        nq, nv = self.nq, self.nv
-        qpos = state[:, 1:1 + nq].copy()
-        for c in self._quat_cols:  # rows from get_physics_state are unit in float32: keep their bits
-            n = np.linalg.norm(qpos[:, c:c + 4], axis=1, keepdims=True)
-            if np.any(n < 1e-12):
-                raise InvalidInputError(f"state: quaternion columns {1 + c}:{5 + c} have zero norm")
-            qpos[:, c:c + 4] = np.where(np.abs(n - 1) > 1e-6, qpos[:, c:c + 4] / n, qpos[:, c:c + 4])
-        mocap = self._mocap_links()
-        if mocap:
-            k = len(mocap)
-            pos = state[:, 1 + nq + nv:1 + nq + nv + 3 * k].reshape(-1, k, 3)
-            quat = state[:, 1 + nq + nv + 3 * k:].reshape(-1, k, 4)
-            with engine_call("Mocap.set_pose"):
-                for j, b in enumerate(mocap):
-                    body = next(x for x in self._M.bodies if x.is_mocap and x.base_link.index == b - 1)
-                    pose = np.concatenate([pos[:, j], quat[:, j][:, [1, 2, 3, 0]]], axis=1)
-                    body.mocap.set_pose(self._D, pose.astype(np.float32))
-        self._set_state(np.arange(self._num_envs), qpos, state[:, 1 + nq:1 + nq + nv].copy())
-        self._time[:] = state[:, 0]
-
     # ------------------------------------------------------------------ model randomization
     def _link(self, b: int, term: str):
         if b == 0 or not self._moving[b]:
-            raise InvalidInputError(f"{term}.target_ids: body {self.model_info.body_names[b]!r} is welded to the world; "
-                                    "MotrixSim ignores mass/inertia/COM overrides there")
+            raise InvalidInputError(f"{term}.target_ids: body {self.model_info.body_names[b]!r} is welded to the "
+                                    "world; MotrixSim ignores mass/inertia/COM overrides there")
         return self._links[b - 1]
 
     def _dof_joint(self, d: int, term: str):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import attrs
 import numpy as np
+
 from unisim_core.model import ModelInfo
 
 from ._mjcf import MjcfFacts
@@ -74,7 +75,8 @@ def build_layout(M) -> Layout:
     for body in M.bodies:
         fb = body.floatingbase
         if fb is not None:
-            recs.append(JointRec(fb.name or "", "free", int(body.base_link.index), tuple(int(i) for i in fb.dof_pos_indices),
+            recs.append(JointRec(fb.name or "", "free", int(body.base_link.index),
+                                 tuple(int(i) for i in fb.dof_pos_indices),
                                  tuple(int(i) for i in fb.dof_vel_indices), fb))
     low = _low_type_by_dof(M)
     for j in M.joints:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import attrs
+
 from unisim_core.errors import InvalidInputError
 from unisim_core.options import BackendOptions
 

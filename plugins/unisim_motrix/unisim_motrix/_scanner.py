@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
+
 from unisim_core import quat as Q
 from unisim_core.bindings import BackendHeightScanner
 from unisim_core.config import BackendTerrainSpawnData

@@ -14,8 +14,16 @@ import sys
 if sys.platform.startswith("linux") and not os.environ.get("DISPLAY") and "MUJOCO_GL" not in os.environ:
     os.environ["MUJOCO_GL"] = "egl"
 
-from .backend import MujocoBackend  # noqa: E402
 from .options import MujocoOptions  # noqa: E402
+from .spec import __version__, unisim_backend_spec, unisim_diagnostics  # noqa: E402
 
-__all__ = ["MujocoBackend", "MujocoOptions", "__version__"]
-__version__ = "0.1.0"
+__all__ = ["MujocoBackend", "MujocoOptions", "__version__", "unisim_backend_spec", "unisim_diagnostics"]
+
+
+def __getattr__(name: str):
+    # Importing the package (as the registry does to list backends) never imports MuJoCo.
+    if name == "MujocoBackend":
+        from .backend import MujocoBackend
+
+        return MujocoBackend
+    raise AttributeError(f"module 'unisim_mujoco' has no attribute {name!r}")

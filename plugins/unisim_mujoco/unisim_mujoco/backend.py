@@ -19,18 +19,17 @@ them never pays for it.
 from __future__ import annotations
 
 import collections
-from importlib import metadata
 
 import mujoco
 import numpy as np
 from mujoco.batch import Batch, SimulationError
+
 from unisim_core.backend import SimBackend
-from unisim_core.capabilities import Capability
 from unisim_core.config import BackendTerrainSpawnData, CameraCfg, SceneCfg
 from unisim_core.errors import EngineError, InvalidInputError
 from unisim_core.model import ModelInfo
-from unisim_core.randomization import MODEL_TERMS
 
+from . import spec
 from .mocap import MujocoMocapPoseBinding
 from .model_info import actuator_gains, build_model_info, load_model
 from .options import MujocoOptions
@@ -39,10 +38,6 @@ from .scanner import HFieldSampler, MujocoHeightScanner, terrain_spawn_data
 
 __all__ = ["MujocoBackend"]
 
-try:
-    _VERSION = metadata.version("unisim-mujoco")
-except metadata.PackageNotFoundError:  # pragma: no cover - source checkout
-    _VERSION = "0.1.0"
 
 _S = mujoco.mjtState
 _STAGE_VEL = int(mujoco.mjtStage.mjSTAGE_VEL)
@@ -56,26 +51,19 @@ _EXTRA_STATE = (_S.mjSTATE_WARMSTART, _S.mjSTATE_ACT, _S.mjSTATE_HISTORY, _S.mjS
 #: Snapshots whose extra state is remembered for bit-exact restores (per env row).
 _SNAPSHOT_MEMORY = 8
 
-_STATE_TERMS = frozenset({"root_lin_vel_delta", "root_ang_vel_delta", "body_force", "body_torque"})
 
 
 class MujocoBackend(SimBackend):
     """MuJoCo 4.x behind the UniSim contract (``num_envs`` simulations on ``mujoco.batch.Batch``)."""
 
     name = "mujoco"
-    version = _VERSION
+    version = spec.__version__
     contract_range = ">=1.0,<2"
     options_cls = MujocoOptions
-    CAPABILITIES = frozenset({
-        Capability.CONTACTS, Capability.SENSORS, Capability.BODY_FORCE, Capability.BODY_TORQUE,
-        Capability.PUSH, Capability.SITE_JACOBIAN, Capability.HEIGHT_SCAN, Capability.TERRAIN,
-        Capability.MOCAP, Capability.PRE_STEP_CONTROL, Capability.PHYSICS_SNAPSHOT,
-        Capability.VIDEO_CAPTURE, Capability.PLAYBACK, Capability.INIT_RANDOMIZATION,
-        Capability.INTERVAL_RANDOMIZATION, Capability.RESET_RANDOMIZATION,
-    })
-    INIT_TERMS = frozenset(MODEL_TERMS)
-    INTERVAL_TERMS = frozenset(MODEL_TERMS | _STATE_TERMS)
-    RESET_TERMS = frozenset(MODEL_TERMS | _STATE_TERMS)
+    CAPABILITIES = spec.CAPABILITIES
+    INIT_TERMS = spec.INIT_TERMS
+    INTERVAL_TERMS = spec.INTERVAL_TERMS
+    RESET_TERMS = spec.RESET_TERMS
 
     options: MujocoOptions
 
@@ -152,7 +140,7 @@ class MujocoBackend(SimBackend):
             if changed.size:
                 self._unstable_seen[:] = w
                 names = [mujoco.mjtWarning(_UNSTABLE[k]).name for k in
-                         np.flatnonzero((w[changed[0]] != 0))]
+                         np.flatnonzero(w[changed[0]] != 0)]
                 raise EngineError(
                     f"MuJoCo simulation unstable in env(s) {changed.tolist()} ({', '.join(names)}: NaN or "
                     f"huge qpos/qvel/qacc); MuJoCo reset those envs to the model defaults. Reduce sim_dt, "

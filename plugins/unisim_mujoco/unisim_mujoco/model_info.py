@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import mujoco
 import numpy as np
+
 from unisim_core.errors import EngineError, InvalidInputError
 from unisim_core.model import ModelInfo
 

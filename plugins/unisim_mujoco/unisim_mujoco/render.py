@@ -15,6 +15,7 @@ import math
 
 import mujoco
 import numpy as np
+
 from unisim_core.config import CameraCfg
 from unisim_core.errors import EngineError, InvalidInputError
 
@@ -32,7 +33,8 @@ class BatchRenderer:
         self.model = model
         self.count = min(num_envs, MAX_RENDER_ENVS)
         try:
-            self.renderer = mujoco.Renderer(model, height, width, max_geom=max(1000, 2 * model.ngeom * self.count + 100))
+            max_geom = max(1000, 2 * model.ngeom * self.count + 100)
+            self.renderer = mujoco.Renderer(model, height, width, max_geom=max_geom)
         except Exception as exc:  # noqa: BLE001 - GL context errors come in many types
             raise EngineError(f"MuJoCo could not create an offscreen renderer ({exc}); on a headless machine "
                               "set MUJOCO_GL=egl (or osmesa) before importing mujoco") from exc

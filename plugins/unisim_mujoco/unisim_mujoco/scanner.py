@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import mujoco
 import numpy as np
+
 from unisim_core import quat as Q
 from unisim_core.bindings import BackendHeightScanner
 from unisim_core.config import BackendTerrainSpawnData, TerrainCfg

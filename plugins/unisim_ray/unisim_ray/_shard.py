@@ -51,7 +51,8 @@ class ShardHost:
         self._handles: dict[int, Any] = {}
 
     # ------------------------------------------------------------------ cold path
-    def start(self, inner: str, scene_payload: dict[str, Any], sim_dt: float, options: dict[str, Any]) -> dict:
+    def start(self, inner: str, scene_payload: dict[str, Any], sim_dt: float, options: dict[str, Any],
+              prefetch_sensors: bool = True) -> dict:
         """Build the inner backend; return what the host needs (model info from shard 0)."""
         from unisim_core.registry import create_backend
 
@@ -84,6 +85,9 @@ class ShardHost:
         self._pack_dtype = np.result_type(*[a.dtype for a in first])
         offsets = np.concatenate(([0], np.cumsum(widths))).astype(int)
         self._readers = [(slice(int(offsets[i]), int(offsets[i + 1])), r) for i, r in enumerate(readers)]
+        self._sensor_cols = self._readers.pop()[0] if self._sensors is not None else None
+        if prefetch_sensors and self._sensors is not None:
+            self._readers.append((self._sensor_cols, readers[-1]))
         self._width = int(offsets[-1])
         cls = type(b)
         try:
@@ -92,6 +96,9 @@ class ShardHost:
             node_ip = ray.util.get_node_ip_address()
         except Exception:  # outside Ray (unit tests of this class)
             node_ip = "127.0.0.1"
+        state = self.state()
+        if self._sensor_cols is not None and not prefetch_sensors:
+            state[:, self._sensor_cols] = self.read_sensors()
         return {
             "model_info": info,
             "capabilities": caps,
@@ -108,7 +115,7 @@ class ShardHost:
             "hostname": socket.gethostname(),
             "pid": os.getpid(),
             "startup_s": time.perf_counter() - t0,
-            "state": self.state(),
+            "state": state,
         }
 
     def ping(self) -> int:
@@ -121,14 +128,23 @@ class ShardHost:
             out[:, cols] = np.asarray(read()).reshape(self.num_envs, -1)
         return out
 
+    def read_sensors(self) -> np.ndarray:
+        """``(num_envs, nsensordata)`` all sensors (when not prefetched with the state)."""
+        return np.asarray(self.backend._read_sensors(self._sensors)).astype(self._pack_dtype, copy=False)
+
     def _clear(self, clear_forces: bool) -> None:
         if clear_forces and self._body_force:
             self.backend._clear_body_forces()
 
     # ------------------------------------------------------------------ hot path
-    def step(self, ctrl: np.ndarray, nsteps: int, clear_forces: bool) -> np.ndarray:
-        self._clear(clear_forces)
-        self.backend._step(_w(ctrl), nsteps)
+    def step(self, ctrl: np.ndarray, nsteps: int, clear_before: bool, clear_after: bool) -> np.ndarray:
+        """``_step``; staged wrenches are cleared where the in-process base would clear them
+        (after the last substep of a ``step``), before the state is read."""
+        self._clear(clear_before)
+        try:
+            self.backend._step(_w(ctrl), nsteps)
+        finally:
+            self._clear(clear_after)
         return self.state()
 
     def set_state(self, env_ids: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> np.ndarray:

@@ -188,7 +188,8 @@ class RayBackend(SimBackend):
         except BaseException:
             self._release()
             raise
-        self._pending_clear = False
+        self._pending_clear = self._cleared = False
+        self._substeps_left = 0
         self._handle_keys = itertools.count()
 
     # ------------------------------------------------------------------ construction
@@ -223,7 +224,8 @@ class RayBackend(SimBackend):
         cls = _remote_shard_cls(ray).options(**actor_opts)
         payload_ref = ray.put(payload)
         self._actors = [cls.remote(k, a, b) for k, (a, b) in enumerate(self._ranges)]
-        refs = [act.start.remote(o.inner, payload_ref, self.sim_dt, inner_kwargs) for act in self._actors]
+        refs = [act.start.remote(o.inner, payload_ref, self.sim_dt, inner_kwargs, o.prefetch_sensors)
+                for act in self._actors]
         pending = {ref: k for k, ref in enumerate(refs)}
         results: list[dict | None] = [None] * len(refs)
         deadline = time.monotonic() + o.init_timeout_s
@@ -292,6 +294,8 @@ class RayBackend(SimBackend):
             off += w
         info = self._inner_info
         self._sensor_cols = [np.arange(a, a + d) for a, d in zip(info.sensor_adr, info.sensor_dims)]
+        self._lazy_sensors = not self.options.prefetch_sensors and widths[-1] > 0
+        self._sensor_stale = np.zeros(len(self._ranges), dtype=bool)
 
     # ------------------------------------------------------------------ plumbing
     def _labels(self, shards: Sequence[int]) -> str:
@@ -386,6 +390,24 @@ class RayBackend(SimBackend):
         results = self._call(what, calls, mutating=True)
         for (k, _, local), rows_state in zip(routes, results):
             self._state[self._ranges[k][0] + local] = rows_state
+        self._mark_sensors_stale([k for k, _, _ in routes])
+
+    def _mark_sensors_stale(self, shards: Sequence[int]) -> None:
+        if self._lazy_sensors:
+            self._sensor_stale[list(shards)] = True
+
+    def _fresh_sensors(self) -> np.ndarray:
+        """The sensordata cache, fetched first from shards whose sensors are stale (lazy mode)."""
+        self._check_open()
+        if self._lazy_sensors and self._sensor_stale.any():
+            stale = np.flatnonzero(self._sensor_stale).tolist()
+            results = self._fanout("sensor read", "read_sensors", shards=stale)
+            view = self._views["sensordata"]
+            for k, rows in zip(stale, results):
+                a, b = self._ranges[k]
+                view[a:b] = rows
+            self._sensor_stale[:] = False
+        return self._views["sensordata"]
 
     # ------------------------------------------------------------------ capabilities and layout
     @property
@@ -439,28 +461,40 @@ class RayBackend(SimBackend):
         return self._bodies("ang_vel", body_ids)
 
     def _read_sensor(self, index: int) -> np.ndarray:
-        self._check_open()
         a, d = int(self._inner_info.sensor_adr[index]), int(self._inner_info.sensor_dims[index])
-        return self._views["sensordata"][:, a:a + d].astype(self._dtypes["sensordata"], order="C")
+        return self._fresh_sensors()[:, a:a + d].astype(self._dtypes["sensordata"], order="C")
 
     def _read_sensors(self, indices: np.ndarray) -> np.ndarray:
-        self._check_open()
         if len(indices) == 0:
+            self._check_open()
             return np.zeros((self._num_envs, 0), dtype=self._dtypes["sensordata"])
         cols = np.concatenate([self._sensor_cols[int(i)] for i in indices])
-        out = self._views["sensordata"][:, cols]
+        out = self._fresh_sensors()[:, cols]
         dt = self._dtypes["sensordata"]
         return out if out.dtype == dt else out.astype(dt)
 
+    def step(self, ctrl: np.ndarray, nsteps: int = 1) -> dict | None:
+        # The base calls _step once (no pre-step control) or once per substep (with it) and then
+        # clears staged wrenches; counting substeps lets the last _step clear them in the shard
+        # before the state is read, exactly where the in-process base would.
+        self._substeps_left = 1 if self._pre_step is None else nsteps
+        self._cleared = False
+        try:
+            return super().step(ctrl, nsteps)
+        finally:
+            self._substeps_left = 0
+
     def _step(self, ctrl: np.ndarray, nsteps: int) -> None:
         self._check_open()
-        clear = self._pending_clear
-        calls = [(k, act.step.remote(ctrl[a:b], nsteps, clear))
+        self._substeps_left -= 1
+        before, after = self._pending_clear, self._substeps_left <= 0
+        calls = [(k, act.step.remote(ctrl[a:b], nsteps, before, after))
                  for k, (act, (a, b)) in enumerate(zip(self._actors, self._ranges))]
         results = self._call("step", calls, mutating=True)
-        self._pending_clear = False
+        self._pending_clear, self._cleared = False, after
         for (a, b), rows in zip(self._ranges, results):
             self._state[a:b] = rows
+        self._mark_sensors_stale(range(len(self._ranges)))
 
     def _set_state(self, env_ids: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> None:
         self._routed("set_state", "set_state", env_ids, lambda rows, local: (local, qpos[rows], qvel[rows]))
@@ -474,9 +508,10 @@ class RayBackend(SimBackend):
         self._pending_clear = False
 
     def _clear_body_forces(self) -> None:
-        # Deferred: the next step/apply_body_force clears staged wrenches first, in the same round
-        # trip (a wrench is never read back, so this is indistinguishable from clearing now).
-        self._pending_clear = True
+        # Normally already done by the shard at the end of the step. Otherwise (a step that
+        # raised) deferred: the next step/apply_body_force clears first, in the same round trip.
+        if not self._cleared:
+            self._pending_clear = True
 
     # ------------------------------------------------------------------ primitives: kinematics, snapshots, fields
     def _site_jacobian(self, site_id: int, dof_indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -491,6 +526,7 @@ class RayBackend(SimBackend):
                                mutating=True)
         for (a, b), rows in zip(self._ranges, results):
             self._state[a:b] = rows
+        self._mark_sensors_stale(range(len(self._ranges)))
 
     def _write_model_field(self, term: str, env_ids: np.ndarray, target_ids: np.ndarray | None,
                            values: np.ndarray) -> None:

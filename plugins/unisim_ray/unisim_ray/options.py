@@ -21,7 +21,7 @@ FORWARDED_OPTIONS = ("np_dtype", "base_name")
 def _inner(inst, attribute, value):
     if not isinstance(value, str) or not value:
         raise InvalidTypeError(f"inner: expected a backend name or 'module:Class' (str), got {value!r}")
-    if value == "ray" or value.startswith("unisim_ray"):
+    if value == "ray" or value.endswith(":RayBackend"):
         raise InvalidInputError("inner: the Ray backend cannot shard itself; name an engine backend such as 'mujoco'")
 
 
@@ -70,6 +70,11 @@ def _transfer(inst, attribute, value):
         raise InvalidInputError(f"scene_transfer: expected one of {SCENE_TRANSFER_MODES}, got {value!r}")
 
 
+def _bool(inst, attribute, value):
+    if not isinstance(value, bool):
+        raise InvalidTypeError(f"{attribute.name}: expected a bool, got {value!r}")
+
+
 def _progress(inst, attribute, value):
     if not isinstance(value, bool) and not callable(value):
         raise InvalidTypeError(f"progress: expected a bool or a callable(ShardInfo), got {value!r}")
@@ -98,6 +103,11 @@ class RayOptions(BackendOptions):
       ``"file"`` sends the model file alone; ``"path"`` sends the path as is (shared
       file system); ``"auto"``: the directory when it holds at most
       ``scene_dir_limit_mb`` MB and 2000 files, else the file alone (with a warning).
+    - ``prefetch_sensors``: ``True`` returns every shard's sensordata with the state of
+      each step (no extra round trip when sensors are read every step); ``False``
+      fetches it on the first sensor read after a change (one extra round trip per
+      shard then; cheaper when sensors are rarely read, e.g. MuJoCo's lazily computed
+      acceleration-stage sensors are then not computed every step).
     - ``progress``: ``True`` writes a stderr line per shard ready, ``False`` stays
       silent, a callable receives each :class:`~unisim_ray.ShardInfo` (always logged at INFO).
     """
@@ -113,4 +123,5 @@ class RayOptions(BackendOptions):
     ray_init_options: dict[str, Any] = attrs.field(factory=dict, converter=_str_dict)
     scene_transfer: str = attrs.field(default="auto", validator=_transfer)
     scene_dir_limit_mb: float = attrs.field(default=32.0, validator=_pos_float)
+    prefetch_sensors: bool = attrs.field(default=True, validator=_bool)
     progress: bool | Callable[..., Any] = attrs.field(default=True, validator=_progress)

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from unisim_core import SceneCfg
-
+from conftest import scene_path
 from unisim_motrix import MotrixBackend
 
-from conftest import scene_path
+from unisim_core import SceneCfg
 
 mujoco = pytest.importorskip("mujoco")
 

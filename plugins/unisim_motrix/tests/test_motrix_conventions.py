@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import home_state, scene_path
+
 from unisim_core import Capability
 from unisim_core.errors import InvalidInputError, UnsupportedCapabilityError
-
-from conftest import home_state, scene_path
 
 C45 = np.cos(np.pi / 4)
 
@@ -96,9 +96,9 @@ def test_model_info_matches_mujoco(make, scene):
 def test_ball_slide_and_second_free_body_layout(tmp_path):
     """MuJoCo qpos order for slide + ball + hinge + a free body that is not first."""
     mujoco = pytest.importorskip("mujoco")
-    from unisim_core import SceneCfg
-
     from unisim_motrix import MotrixBackend
+
+    from unisim_core import SceneCfg
 
     xml = tmp_path / "mix.xml"
     xml.write_text("""<mujoco><worldbody>

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from mujoco_testutil import QUADRUPED, home_ctrl, kit
+
 from unisim_core.randomization import (
     InitRandomizationPlan,
     IntervalRandomizationPlan,
     RandomizationOp,
     ResetRandomizationPayload,
 )
-
-from conftest import QUADRUPED, home_ctrl, kit
 
 CASES = [  # term, target ids, values for env 1, expected field row for env 1
     ("body_mass", [1], [[6.0]], [6.0]),

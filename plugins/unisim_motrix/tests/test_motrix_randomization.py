@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import home_state
+
 from unisim_core import InitRandomizationPlan, ResetRandomizationPayload
 from unisim_core.errors import InvalidInputError
 from unisim_core.randomization import RandomizationOp
-
-from conftest import home_state
 
 # term -> (target ids on the quadruped, value for the targeted env and target)
 CASES = {

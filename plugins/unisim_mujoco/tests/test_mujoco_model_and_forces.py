@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import mujoco
 import numpy as np
 import pytest
+from mujoco_testutil import QUADRUPED, kit
+
 import unisim_core
 from unisim_core.capabilities import Capability
-
-from conftest import QUADRUPED, kit
 
 
 def test_model_info_quadruped(make):

@@ -1,0 +1,45 @@
+"""Static facts about the MuJoCo backend, importable without importing MuJoCo."""
+
+from __future__ import annotations
+
+from unisim_core.capabilities import Capability
+from unisim_core.hooks import hookimpl
+from unisim_core.randomization import MODEL_TERMS
+from unisim_core.registry import BackendSpec
+
+from .options import MujocoOptions
+
+__version__ = "0.1.0"
+
+CAPABILITIES = frozenset({
+    Capability.CONTACTS, Capability.SENSORS, Capability.BODY_FORCE, Capability.BODY_TORQUE,
+    Capability.PUSH, Capability.SITE_JACOBIAN, Capability.HEIGHT_SCAN, Capability.TERRAIN,
+    Capability.MOCAP, Capability.PRE_STEP_CONTROL, Capability.PHYSICS_SNAPSHOT,
+    Capability.VIDEO_CAPTURE, Capability.PLAYBACK, Capability.INIT_RANDOMIZATION,
+    Capability.INTERVAL_RANDOMIZATION, Capability.RESET_RANDOMIZATION,
+})
+STATE_TERMS = frozenset({"root_lin_vel_delta", "root_ang_vel_delta", "body_force", "body_torque"})
+INIT_TERMS = frozenset(MODEL_TERMS)
+INTERVAL_TERMS = frozenset(MODEL_TERMS | STATE_TERMS)
+RESET_TERMS = frozenset(MODEL_TERMS | STATE_TERMS)
+
+
+@hookimpl
+def unisim_backend_spec() -> BackendSpec:
+    return BackendSpec(
+        name="mujoco", backend="unisim_mujoco.backend:MujocoBackend", version=__version__,
+        options_cls=MujocoOptions, capabilities=CAPABILITIES, required_modules=("mujoco",),
+        description="MuJoCo 4.x on mujoco.batch.Batch (CPU thread pool)",
+    )
+
+
+@hookimpl
+def unisim_diagnostics() -> dict[str, str]:
+    import importlib.metadata as md
+    import os
+
+    try:
+        engine = md.version("mujoco")
+    except md.PackageNotFoundError:
+        engine = "not installed"
+    return {"mujoco": engine, "MUJOCO_GL": os.environ.get("MUJOCO_GL", "(unset)")}

@@ -1,0 +1,340 @@
+"""RayBackend end to end on a real local Ray instance with real inner backends.
+
+Parity tests compare, bit for bit, K shards of an inner backend against the same
+inner backend run in-process for the same envs, states and controls: the shards
+call the inner primitives on the very inputs the in-process base would pass, so
+there is no tolerance. ``fake`` (engine-free, deterministic) always runs;
+``mujoco`` runs when the unisim-mujoco plugin is importable.
+
+Ray is started once for the module (``address="local"``, 4 logical CPUs so a
+3-shard layout fits on this 2-core machine); backends join it and leave it running.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import unisim_core
+from unisim_core import (
+    Capability,
+    InitRandomizationPlan,
+    RandomizationOp,
+    ResetRandomizationPayload,
+    SceneCfg,
+    TerrainCfg,
+    create_backend,
+)
+from unisim_core.errors import BackendClosedError, UnsupportedCapabilityError
+
+ray = pytest.importorskip("ray")
+
+from unisim_ray import (  # noqa: E402
+    RayBackend,
+    ShardDiedError,
+    ShardFaultedError,
+    ShardInfo,
+    ShardStartupError,
+    ShardTimeoutError,
+)
+
+SCENES = Path(unisim_core.__file__).parent / "scenes"
+QUADRUPED = SceneCfg(SCENES / "quadruped.xml")
+
+
+def _mujoco_reason() -> str | None:
+    try:
+        unisim_core.get_backend_class("mujoco")
+    except Exception as exc:  # noqa: BLE001 - any import failure means "not available here"
+        return f"unisim-mujoco plugin not importable: {type(exc).__name__}: {exc}"
+    return None
+
+
+MUJOCO_REASON = _mujoco_reason()
+needs_mujoco = pytest.mark.skipif(MUJOCO_REASON is not None, reason=MUJOCO_REASON or "")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def ray_session():
+    ray.init(address="local", num_cpus=4, include_dashboard=False, log_to_driver=False,
+             logging_level=logging.WARNING)
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture
+def made():
+    backends = []
+    yield backends
+    for b in backends:
+        b.close()
+
+
+def pair(made, inner, num_envs, shards, scene=QUADRUPED, *, dtype=np.float32, inner_options=None, **ray_opts):
+    """``(sharded, in-process)`` backends of ``inner`` over the same envs."""
+    inner_options = dict(inner_options or {})
+    ref = create_backend(inner, scene, num_envs, 0.005, np_dtype=dtype, seed=3, **inner_options)
+    made.append(ref)
+    ray_opts.setdefault("progress", False)
+    b = create_backend("ray", scene, num_envs, 0.005, inner=inner, shards=shards, inner_options=inner_options,
+                       np_dtype=dtype, seed=3, **ray_opts)
+    made.append(b)
+    return b, ref
+
+
+def assert_same(b, ref, where=""):
+    """Every state getter equal bit for bit (same dtype, same bytes)."""
+    ids = np.arange(ref.num_bodies)
+    getters = {
+        "qpos": lambda x: x.get_qpos(), "qvel": lambda x: x.get_qvel(),
+        "base_pos": lambda x: x.get_base_pos(), "base_quat": lambda x: x.get_base_quat(),
+        "base_lin_vel": lambda x: x.get_base_lin_vel(), "base_ang_vel": lambda x: x.get_base_ang_vel(),
+        "dof_pos": lambda x: x.get_dof_pos(), "dof_vel": lambda x: x.get_dof_vel(),
+        "body_state_w": lambda x: np.concatenate(x.get_body_state_w(ids), axis=-1),
+        "body_pos_b": lambda x: x.get_body_pos_b(ids), "body_lin_vel_b": lambda x: x.get_body_lin_vel_b(ids),
+        "rows": lambda x: x.get_body_pose_w_rows(np.array([x.num_envs - 1, 0]), ids[1:3])[1],
+    }
+    if Capability.SENSORS in ref.capabilities and ref.model_info.sensor_names:
+        names = list(ref.model_info.sensor_names)
+        getters["sensors"] = lambda x: x.get_sensor_data_batch(names)
+        getters["sensor0"] = lambda x: x.get_sensor_data(names[0])
+    if Capability.PHYSICS_SNAPSHOT in ref.capabilities:
+        getters["snapshot"] = lambda x: x.get_physics_state()
+    for name, get in getters.items():
+        got, want = get(b), get(ref)
+        assert got.dtype == want.dtype, f"{where}: {name} dtype {got.dtype} != {want.dtype}"
+        assert got.shape == want.shape, f"{where}: {name} shape"
+        assert np.array_equal(got, want), f"{where}: {name} differs (max {np.abs(got - want).max()})"
+
+
+def scenario(b, ref):
+    """The same sequence of contract calls on both; compare after every one."""
+    n, nu = ref.num_envs, ref.num_actuators
+    rng = np.random.default_rng(7)
+    assert_same(b, ref, "initial")
+    for i in range(3):
+        ctrl = rng.uniform(-0.5, 0.5, (n, nu)).astype(np.float32)
+        b.step(ctrl, 2)
+        ref.step(ctrl, 2)
+        assert_same(b, ref, f"step {i}")
+    # set_state on envs spread over shards, in a non-sorted order
+    ids = np.array([n - 1, 1])
+    qpos = ref.get_qpos()[ids].astype(np.float64) + 0.01
+    qvel = rng.normal(0, 0.1, (2, ref.nv))
+    untouched = b.get_qpos()[2:n - 1].copy()
+    b.set_state(ids, qpos.copy(), qvel.copy())
+    ref.set_state(ids, qpos.copy(), qvel.copy())
+    assert_same(b, ref, "set_state")
+    assert np.array_equal(b.get_qpos()[2:n - 1], untouched)
+    ctrl = np.zeros((n, nu), np.float32)
+    caps = ref.capabilities
+    if Capability.BODY_FORCE in caps:
+        bodies = np.array([ref.base_body_id, ref.num_bodies - 1])
+        force = rng.normal(0, 20, (n, 2, 3))
+        torque = rng.normal(0, 2, (n, 2, 3))
+        for x in (b, ref):
+            x.apply_body_force(bodies, force, torque)
+            x.step(ctrl, 3)
+            x.step(ctrl, 1)  # staged wrench cleared after the first step
+        assert_same(b, ref, "forces")
+        assert np.array_equal(b.push_robots([-30.0, 30.0]), ref.push_robots([-30.0, 30.0]))
+        b.step(ctrl, 2)
+        ref.step(ctrl, 2)
+        assert_same(b, ref, "push")
+    if Capability.INIT_RANDOMIZATION in caps:
+        plan = InitRandomizationPlan([
+            RandomizationOp(term="body_mass", values=np.array([[1.3], [0.7], [1.1]]), env_ids=[0, n - 1, 2],
+                            target_ids=[1], operation="scale"),
+            RandomizationOp(term="gravity", values=np.tile([0.0, 0.5, -9.0], (n, 1))),
+        ])
+        b.apply_init_randomization(plan)
+        ref.apply_init_randomization(plan)
+        assert np.array_equal(b.get_model_field("body_mass"), ref.get_model_field("body_mass"))
+        assert np.array_equal(b.get_model_field("gravity"), ref.get_model_field("gravity"))
+        b.step(ctrl, 3)
+        ref.step(ctrl, 3)
+        assert_same(b, ref, "init randomization")
+    if Capability.RESET_RANDOMIZATION in caps:
+        payload = ResetRandomizationPayload([RandomizationOp(term="dof_damping", values=np.full((2, 1), 2.0),
+                                                             target_ids=[ref.nv - 1], operation="add")])
+        for x in (b, ref):
+            x.set_state(ids, qpos.copy(), qvel.copy(), randomization=payload)
+        assert np.array_equal(b.get_model_field("dof_damping"), ref.get_model_field("dof_damping"))
+        assert_same(b, ref, "reset randomization")
+    if Capability.PHYSICS_SNAPSHOT in caps:
+        snap = b.get_physics_state()
+        assert np.array_equal(snap, ref.get_physics_state())
+        for x in (b, ref):
+            x.step(ctrl, 2)
+            x.set_physics_state(snap)
+        assert_same(b, ref, "snapshot restore")
+    if Capability.SITE_JACOBIAN in caps:
+        dofs = np.arange(ref.nv)
+        for got, want in zip(b.get_site_jacobian_w(0, dofs), ref.get_site_jacobian_w(0, dofs)):
+            assert got.dtype == want.dtype and np.array_equal(got, want)
+    # pre-step control runs host-side, one round trip per substep
+    for x in (b, ref):
+        x.set_pre_step_control(lambda be, c: c + 0.01 * be.get_dof_pos()[:, :nu].astype(c.dtype))
+        x.step(np.full((n, nu), 0.1, np.float32), 3)
+        x.set_pre_step_control(None)
+    assert_same(b, ref, "pre-step control")
+
+
+# ----------------------------------------------------------------------------- parity
+def test_fake_six_envs_over_two_shards_matches_in_process_bit_for_bit(made):
+    b, ref = pair(made, "fake", 6, 2)
+    assert isinstance(b, RayBackend) and b.capabilities == ref.capabilities
+    assert b.get_dr_capabilities() == ref.get_dr_capabilities()
+    assert [(s.env_start, s.env_stop) for s in b.describe_shards()] == [(0, 3), (3, 6)]
+    scenario(b, ref)
+
+
+def test_fake_uneven_split_over_three_shards_matches_in_process(made):
+    seen: list[ShardInfo] = []
+    b, ref = pair(made, "fake", 7, 3, dtype=np.float64, progress=seen.append, prefetch_sensors=False)
+    assert sorted((s.index, s.env_start, s.env_stop) for s in seen) == [(0, 0, 3), (1, 3, 5), (2, 5, 7)]
+    assert len({s.pid for s in seen}) == 3 and all(s.inner.startswith("fake") for s in seen)
+    scenario(b, ref)
+
+
+@needs_mujoco
+def test_mujoco_six_envs_over_two_shards_matches_in_process_bit_for_bit(made):
+    b, ref = pair(made, "mujoco", 6, 2, dtype=np.float64, inner_options={"threads": 1})
+    # Rendering does not cross processes: dropped even though MuJoCo declares video capture.
+    assert Capability.VIDEO_CAPTURE in ref.capabilities
+    assert b.capabilities == ref.capabilities - {Capability.RENDER, Capability.VIDEO_CAPTURE, Capability.PLAYBACK}
+    with pytest.raises(UnsupportedCapabilityError, match="'ray' does not support capability 'video_capture'"):
+        b.init_renderer(capture=True)
+    assert b.inner_backend.endswith(":MujocoBackend")
+    scenario(b, ref)
+
+
+@needs_mujoco
+def test_mujoco_terrain_and_height_scanner_are_forwarded(made):
+    scene = SceneCfg(SCENES / "quadruped_hfield.xml", terrain=TerrainCfg(hfield_geom="terrain", rows=2, cols=2))
+    b, ref = pair(made, "mujoco", 4, 2, scene, inner_options={"threads": 1})
+    tb, tr = b.get_terrain_spawn_data(), ref.get_terrain_spawn_data()
+    assert np.array_equal(tb.origins, tr.origins) and tb.size == tr.size
+    xy = np.array([[0.3, -0.2], [1.0, 2.0]])
+    assert np.array_equal(tb.sample_height(xy), tr.sample_height(xy))
+    kw = dict(hfield_geom_id=b.get_geom_id("terrain"), offsets=np.array([[0.1, 0.0], [-0.2, 0.3]]),
+              frame_body_id=b.base_body_id)
+    sb, sr = b.create_hfield_scanner(**kw), ref.create_hfield_scanner(**kw)
+    ctrl = np.zeros((4, ref.num_actuators), np.float32)
+    for _ in range(2):
+        assert sb.num_points == sr.num_points and np.array_equal(sb.scan(), sr.scan())
+        b.step(ctrl, 5)
+        ref.step(ctrl, 5)
+
+
+@needs_mujoco
+def test_scene_directory_travels_with_includes_and_mocap_is_forwarded(made, tmp_path):
+    # The model includes a file beside it: the shard gets the whole directory.
+    (tmp_path / "parts").mkdir()
+    (tmp_path / "parts" / "ball.xml").write_text(textwrap.dedent("""\
+        <mujoco><worldbody>
+          <body name="ball" pos="0 0 1"><freejoint/><geom type="sphere" size="0.1" mass="1"/></body>
+          <body name="target" mocap="true" pos="1 0 0.5"><geom type="box" size="0.05 0.05 0.05"
+                contype="0" conaffinity="0"/></body>
+        </worldbody></mujoco>"""))
+    (tmp_path / "scene.xml").write_text(
+        "<mujoco><worldbody><geom type='plane' size='5 5 0.1'/></worldbody>"
+        "<include file='parts/ball.xml'/></mujoco>")
+    b, ref = pair(made, "mujoco", 3, 2, SceneCfg(tmp_path / "scene.xml"), dtype=np.float64,
+                  inner_options={"threads": 1}, scene_transfer="directory")
+    assert b._scene_transfer_used == "directory"
+    mb, mr = b.bind_mocap_pose("target"), ref.bind_mocap_pose("target")
+    pos, quat = np.array([[0.2, 0.1, 0.9], [0.0, 0.5, 0.7]]), np.array([[1.0, 0, 0, 0.2], [0, 1.0, 0, 0]])
+    for m in (mb, mr):
+        m.set(pos, quat, env_ids=np.array([2, 0]))
+    for got, want in zip(mb.get(), mr.get()):
+        assert np.array_equal(got, want)
+    target = b.get_body_ids(["target"])
+    assert np.array_equal(b.get_body_pos_w(target), ref.get_body_pos_w(target))  # cache refreshed by the write
+    ctrl = np.zeros((3, 0), np.float32)
+    for _ in range(3):
+        b.step(ctrl, 10)
+        ref.step(ctrl, 10)
+    assert_same(b, ref, "mocap scene")
+
+
+# ----------------------------------------------------------------------------- faults and teardown
+def test_killed_shard_names_itself_and_poisons_the_backend(made):
+    b, _ = pair(made, "fake", 6, 2, call_timeout_s=20.0)
+    ctrl = np.zeros((6, b.num_actuators), np.float32)
+    b.step(ctrl)
+    victim = b._actors[1]
+    ray.kill(victim, no_restart=True)
+    t0 = time.monotonic()
+    with pytest.raises(ShardDiedError, match=r"shard 1 \(envs \[3:6\)\) died during step") as info:
+        b.step(ctrl)
+    assert time.monotonic() - t0 < 20.0
+    assert info.value.shards == ((1, 3, 6),)
+    assert isinstance(info.value, unisim_core.EngineError)
+    for call in (lambda: b.step(ctrl), b.get_qpos, lambda: b.get_body_pos_w(np.array([1])),
+                 lambda: b.set_state(np.array([0]), b.model_info.qpos0[None], np.zeros((1, b.nv)))):
+        with pytest.raises(ShardFaultedError, match="refuses calls after a shard fault") as faulted:
+            call()
+        assert faulted.value.__cause__ is info.value
+    assert b._actors == []  # surviving shard 0 released at the fault
+    b.close()
+
+
+@needs_mujoco
+def test_call_past_its_deadline_names_the_slow_shards_and_poisons(made):
+    b, _ = pair(made, "mujoco", 2, 2, inner_options={"threads": 1}, call_timeout_s=0.5)
+    ctrl = np.zeros((2, b.num_actuators), np.float32)
+    t0 = time.monotonic()
+    with pytest.raises(ShardTimeoutError, match=r"shard 0 \(envs \[0:1\)\), shard 1 \(envs \[1:2\)\) gave no "
+                                                r"answer to step within call_timeout_s=0.5 s"):
+        b.step(ctrl, 2_000_000)
+    assert time.monotonic() - t0 < 5.0
+    with pytest.raises(ShardFaultedError):
+        b.get_qvel()
+
+
+def test_close_releases_every_actor(made):
+    b, _ = pair(made, "fake", 4, 2)
+    actors = list(b._actors)
+    assert [ray.get(a.ping.remote(), timeout=10) for a in actors] == [s.pid for s in b.describe_shards()]
+    b.close()
+    b.close()  # idempotent
+    for a in actors:
+        with pytest.raises(ray.exceptions.RayActorError):
+            ray.get(a.ping.remote(), timeout=10)
+    with pytest.raises(BackendClosedError):
+        b.get_qpos()
+    with pytest.raises(BackendClosedError):
+        b.step(np.zeros((4, b.num_actuators), np.float32))
+
+
+def test_shard_that_cannot_build_its_backend_fails_startup_naming_it():
+    with pytest.raises(ShardStartupError, match=r"shard \d \(envs \[\d:\d\)\) could not build inner backend "
+                                                r"'unisim_core.nope:Missing'"):
+        create_backend("ray", QUADRUPED, 2, 0.005, inner="unisim_core.nope:Missing", progress=False)
+
+
+def test_backend_that_starts_ray_shuts_it_down_on_close():
+    code = textwrap.dedent(f"""
+        import numpy as np, ray
+        from unisim_core import SceneCfg, create_backend
+        b = create_backend("ray", SceneCfg({str(SCENES / "quadruped.xml")!r}), 2, 0.005, inner="fake", shards=2)
+        b.step(np.zeros((2, b.num_actuators), np.float32))
+        print("started", ray.is_initialized(), ray.cluster_resources().get("CPU"))
+        b.close()
+        print("closed", ray.is_initialized())
+    """)
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    lines = out.stdout.split("\n")
+    assert lines[0].startswith("started True") and lines[1] == "closed False"
+    # one stderr progress line per shard
+    assert out.stderr.count("unisim-ray: shard ") == 2 and "shard 1 (envs [1:2)) of 2 ready" in out.stderr
