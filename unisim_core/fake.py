@@ -22,6 +22,10 @@ documented model, vectorized over envs in float64 (semi-implicit Euler, step ``s
   frame; after ``set_state``/``set_physics_state`` it is re-evaluated with a trial substep
   (last ctrl, no external wrench).
 - Snapshots are float64 rows ``[time, qpos, qvel]`` (lossless, so restore + step is bitwise).
+
+Not simulated (so not declared): contacts, terrain, mocap, rendering. Joints are decoupled (no
+Coriolis, centrifugal or reaction coupling between joints or with the root), so multi-link chains
+such as the double pendulum are qualitative only. ``sim_dt`` replaces ``<option timestep>``.
 """
 
 from __future__ import annotations

@@ -21,9 +21,3 @@ def quad() -> FakeBackend:
 @pytest.fixture
 def arm() -> FakeBackend:
     return make("fixed_arm", 3)
-
-
-@pytest.fixture
-def pendulum() -> FakeBackend:
-    return make("pendulum", 2, 0.001)
-

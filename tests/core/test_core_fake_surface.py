@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from core_helpers import SCENES, G, make, yaw90
+from core_helpers import SCENES, G, make, write_scene, yaw90
 
 from unisim_core.config import SceneCfg
 from unisim_core.errors import InvalidInputError, UnknownNameError
@@ -247,3 +247,27 @@ def test_free_root_jacobian_times_qvel_is_site_velocity(quad):
     v_site = quad.get_body_lin_vel_w(calf)[:, 0] + np.cross(ang, r)
     np.testing.assert_allclose(np.einsum("nij,nj->ni", jacp, qvel), v_site, atol=1e-12)
     np.testing.assert_allclose(np.einsum("nij,nj->ni", jacr, qvel), ang, atol=1e-12)
+
+
+def test_frame_sensors_on_bodies_and_joint_velocity(tmp_path):
+    """objtype xbody = body frame, body = inertial frame (MuJoCo semantics); jointvel = q̇."""
+    path = write_scene(tmp_path, '''
+      <compiler angle="radian"/>
+      <worldbody>
+        <body name="b" pos="1 0 0">
+          <joint name="j" type="hinge" axis="0 0 1"/>
+          <inertial pos="0.5 0 0" quat="0.7071068 0 0 0.7071068" mass="1" diaginertia="1 1 1"/>
+        </body>
+      </worldbody>
+      <sensor>
+        <framepos name="xb" objtype="xbody" objname="b"/>
+        <framepos name="com" objtype="body" objname="b"/>
+        <framequat name="iq" objtype="body" objname="b"/>
+        <jointvel name="jv" joint="j"/>
+      </sensor>''')
+    b = make(path, 1)
+    b.set_state([0], [[np.pi / 2]], [[0.25]])
+    np.testing.assert_allclose(b.get_sensor_data("xb")[0], [1, 0, 0], atol=1e-15)
+    np.testing.assert_allclose(b.get_sensor_data("com")[0], [1, 0.5, 0], atol=1e-7)  # rotated 90° about z
+    np.testing.assert_allclose(b.get_sensor_data("iq")[0], [0, 0, 0, 1], atol=1e-7)  # 90° ⊗ 90° about z
+    np.testing.assert_array_equal(b.get_sensor_data("jv"), [[0.25]])

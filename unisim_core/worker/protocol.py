@@ -47,12 +47,30 @@ class ChannelClosed(EOFError):
         self.partial = partial
 
 
+_STR_CACHE: dict[str, bytes] = {}  # encodings of short strings (op names, keys) seen so far
+_STR_CACHE_MAX, _STR_CACHED_LEN = 4096, 64
+
+
+def _encode_str(v: str) -> bytes:
+    b = v.encode()
+    e = _TAG_STR + _PACK_U32(len(b)) + b
+    if len(b) <= _STR_CACHED_LEN and len(_STR_CACHE) < _STR_CACHE_MAX:
+        _STR_CACHE[v] = e
+    return e
+
+
 def _encode(v: Any, out: bytearray) -> None:
     t = type(v)
     if t is str:
-        b = v.encode()
-        out += _TAG_STR + _PACK_U32(len(b))
-        out += b
+        out += _STR_CACHE.get(v) or _encode_str(v)
+    elif t is dict:
+        out += _TAG_DCT + _PACK_U32(len(v))
+        for k, x in v.items():
+            if type(k) is str:
+                out += _STR_CACHE.get(k) or _encode_str(k)
+            else:
+                _encode(k, out)
+            _encode(x, out)
     elif t is int:
         if _I64_MIN <= v <= _I64_MAX:
             out += _TAG_INT + _PACK_I64(v)
@@ -62,19 +80,14 @@ def _encode(v: Any, out: bytearray) -> None:
             out += b
     elif t is float:
         out += _TAG_FLT + _PACK_F64(v)
-    elif t is dict:
-        out += _TAG_DCT + _PACK_U32(len(v))
-        for k, x in v.items():
-            _encode(k, out)
-            _encode(x, out)
-    elif t is list or t is tuple:
-        out += _TAG_LST + _PACK_U32(len(v))
-        for x in v:
-            _encode(x, out)
     elif v is None:
         out += _TAG_N
     elif t is bool:
         out += _TAG_T if v else _TAG_F
+    elif t is list or t is tuple:
+        out += _TAG_LST + _PACK_U32(len(v))
+        for x in v:
+            _encode(x, out)
     elif t is bytes or t is bytearray or t is memoryview:
         out += _TAG_BYT + _PACK_U32(len(v) if t is not memoryview else v.nbytes)
         out += v
@@ -100,63 +113,69 @@ def encode(value: Any) -> bytes:
     return bytes(out)
 
 
-def _decode(mv: memoryview, pos: int, end: int, depth: int) -> tuple[Any, int]:
+def _decode(buf: bytes | bytearray, pos: int, end: int, depth: int) -> tuple[Any, int]:
     if pos >= end:
         raise ValueError("truncated value")
-    tag = mv[pos]
+    tag = buf[pos]
     pos += 1
-    if tag == _INT:
-        return _I64.unpack_from(mv, pos)[0], pos + 8
-    if tag == _FLT:
-        return _F64.unpack_from(mv, pos)[0], pos + 8
+    if tag == _STR or tag == _BYT or tag == _BIG:
+        (n,) = _U32.unpack_from(buf, pos)
+        pos += 4
+        stop = pos + n
+        if stop > end:
+            raise ValueError(f"{n}-byte item overruns the frame")
+        if tag == _STR:
+            return buf[pos:stop].decode(), stop
+        if tag == _BYT:
+            return bytes(buf[pos:stop]), stop
+        return int.from_bytes(buf[pos:stop], "little", signed=True), stop
+    if tag == _DCT or tag == _LST:
+        (n,) = _U32.unpack_from(buf, pos)
+        pos += 4
+        if n > end - pos:  # every item takes at least one byte
+            raise ValueError(f"container of {n} items cannot fit in {end - pos} bytes")
+        if depth >= MAX_DEPTH:
+            raise ValueError(f"nesting deeper than {MAX_DEPTH}")
+        depth += 1
+        if tag == _LST:
+            items = []
+            for _ in range(n):
+                x, pos = _decode(buf, pos, end, depth)
+                items.append(x)
+            return items, pos
+        d = {}
+        for _ in range(n):
+            k, pos = _decode(buf, pos, end, depth)
+            d[k], pos = _decode(buf, pos, end, depth)
+        return d, pos
     if tag == _N:
         return None, pos
     if tag == _T:
         return True, pos
     if tag == _F:
         return False, pos
-    if tag in (_STR, _BYT, _BIG, _LST, _DCT):
-        (n,) = _U32.unpack_from(mv, pos)
-        pos += 4
-        if tag == _LST or tag == _DCT:
-            if n > end - pos:  # every item takes at least one byte
-                raise ValueError(f"container of {n} items cannot fit in {end - pos} bytes")
-            if depth >= MAX_DEPTH:
-                raise ValueError(f"nesting deeper than {MAX_DEPTH}")
-            if tag == _LST:
-                items = []
-                for _ in range(n):
-                    x, pos = _decode(mv, pos, end, depth + 1)
-                    items.append(x)
-                return items, pos
-            d = {}
-            for _ in range(n):
-                k, pos = _decode(mv, pos, end, depth + 1)
-                d[k], pos = _decode(mv, pos, end, depth + 1)
-            return d, pos
-        stop = pos + n
-        if stop > end:
-            raise ValueError(f"{n}-byte item overruns the frame")
-        if tag == _STR:
-            return str(mv[pos:stop], "utf-8"), stop
-        if tag == _BYT:
-            return mv[pos:stop].tobytes(), stop
-        return int.from_bytes(mv[pos:stop], "little", signed=True), stop
+    if tag == _INT:
+        if pos + 8 > end:
+            raise ValueError("truncated int")
+        return _I64.unpack_from(buf, pos)[0], pos + 8
+    if tag == _FLT:
+        if pos + 8 > end:
+            raise ValueError("truncated float")
+        return _F64.unpack_from(buf, pos)[0], pos + 8
     raise ValueError(f"unknown tag byte 0x{tag:02x}")
 
 
 def decode(data: bytes | bytearray | memoryview, start: int = 0, end: int | None = None) -> Any:
     """Decode exactly one value from data[start:end]; WorkerProtocolError if malformed."""
-    mv = memoryview(data).cast("B")
-    end = len(mv) if end is None else end
+    if type(data) is memoryview:
+        data = data.tobytes()
+    end = len(data) if end is None else end
     try:
-        value, pos = _decode(mv, start, end, 0)
+        value, pos = _decode(data, start, end, 0)
         if pos != end:
             raise ValueError(f"{end - pos} trailing bytes")
     except (ValueError, TypeError, struct.error, UnicodeDecodeError, RecursionError) as e:
         raise WorkerProtocolError(f"malformed frame payload: {e}") from None
-    finally:
-        mv.release()
     return value
 
 

@@ -1,0 +1,168 @@
+"""In-process vs Ray-sharded backend throughput, side by side in one run.
+
+For each N in ``--envs``: the inner backend in-process (``--baseline-threads``,
+default 2), then ``create_backend("ray", ..., shards=K)`` for each K in
+``--shards`` with ``--shard-threads`` (default 1) per shard, on one Ray instance
+started once (no dashboard). Every loop iteration is the same contract calls:
+
+    backend.step(ctrl, nsteps); backend.get_qpos(); backend.get_qvel()
+
+from the scene's default keyframe under a position hold. env-steps/s counts
+``N * nsteps`` per iteration; "added ms/step" is the Ray step time minus the
+in-process step time at the same N (the price of the round trip: serialization,
+the object store, scheduling, and waiting for the slowest shard).
+
+    python benchmarks/ray_scaling.py [--inner mujoco] [--envs 64 512 4096] [--shards 1 2]
+        [--nsteps 4] [--seconds 2] [--json out.json]
+
+``--inner-option key=value`` adds inner options (values parsed as Python literals).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import logging
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_SCENE = HERE.parent / "unisim_core" / "scenes" / "quadruped.xml"
+
+
+def _time(fn, seconds: float) -> float:
+    """Median per-call seconds over ~``seconds`` of repeated batches of ~50 ms."""
+    for _ in range(3):
+        fn()
+    n = 1
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        if time.perf_counter() - t0 > 0.05:
+            break
+        n *= 2
+    samples = []
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end or len(samples) < 5:
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        samples.append((time.perf_counter() - t0) / n)
+    return float(np.median(samples))
+
+
+def _loop(backend, nsteps: int):
+    from unisim_core.cli import hold_position_ctrl
+
+    ids = np.arange(backend.num_envs)
+    q0 = np.tile(backend.get_default_qpos().astype(np.float64), (backend.num_envs, 1))
+    backend.set_state(ids, q0, np.zeros((backend.num_envs, backend.nv)))
+    ctrl = hold_position_ctrl(backend)
+
+    def once():
+        backend.step(ctrl, nsteps)
+        backend.get_qpos()
+        backend.get_qvel()
+
+    return once
+
+
+def _parse_options(items: list[str]) -> dict:
+    out = {}
+    for item in items:
+        key, _, value = item.partition("=")
+        try:
+            out[key] = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            out[key] = value
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--inner", default="mujoco", help="inner backend (default: mujoco)")
+    p.add_argument("--scene", default=str(DEFAULT_SCENE))
+    p.add_argument("--keyframe", default="home", help="default keyframe ('' for qpos0)")
+    p.add_argument("--envs", type=int, nargs="+", default=[64, 512, 4096])
+    p.add_argument("--shards", type=int, nargs="+", default=[1, 2])
+    p.add_argument("--nsteps", type=int, default=4, help="substeps per step() call (control decimation)")
+    p.add_argument("--dt", type=float, default=0.005)
+    p.add_argument("--seconds", type=float, default=2.0, help="timing window per configuration")
+    p.add_argument("--baseline-threads", type=int, default=2, help="threads of the in-process baseline")
+    p.add_argument("--shard-threads", type=int, default=1, help="threads of each shard's inner backend")
+    p.add_argument("--no-threads-option", action="store_true",
+                   help="do not pass 'threads' to the inner backend (for inners without that option)")
+    p.add_argument("--inner-option", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--json", help="also write the results to this file")
+    args = p.parse_args(argv)
+
+    import ray
+    import unisim_core
+    from unisim_core import SceneCfg, create_backend
+
+    scene = SceneCfg(args.scene, default_keyframe=args.keyframe or None)
+    extra = _parse_options(args.inner_option)
+
+    def inner_opts(threads: int) -> dict:
+        return extra if args.no_threads_option else {**extra, "threads": threads}
+
+    ray.init(address="local", num_cpus=max(os.cpu_count() or 1, max(args.shards)), include_dashboard=False,
+             log_to_driver=False, logging_level=logging.WARNING)
+    rows = []
+    try:
+        for n in args.envs:
+            base = create_backend(args.inner, scene, n, args.dt, **inner_opts(args.baseline_threads))
+            t_in = _time(_loop(base, args.nsteps), args.seconds)
+            base.close()
+            rows.append({"envs": n, "mode": "in-process", "shards": 0, "threads": args.baseline_threads,
+                         "step_ms": t_in * 1e3, "env_steps_per_s": n * args.nsteps / t_in, "ratio": 1.0,
+                         "added_ms": 0.0})
+            print(f"  N={n:5d} in-process      {t_in * 1e3:8.3f} ms/step", file=sys.stderr, flush=True)
+            for k in args.shards:
+                if k > n:
+                    continue
+                b = create_backend("ray", scene, n, args.dt, inner=args.inner, shards=k,
+                                   inner_options=inner_opts(args.shard_threads), progress=False)
+                t = _time(_loop(b, args.nsteps), args.seconds)
+                b.close()
+                rows.append({"envs": n, "mode": "ray", "shards": k, "threads": args.shard_threads,
+                             "step_ms": t * 1e3, "env_steps_per_s": n * args.nsteps / t, "ratio": t_in / t,
+                             "added_ms": (t - t_in) * 1e3})
+                print(f"  N={n:5d} ray shards={k}  {t * 1e3:8.3f} ms/step", file=sys.stderr, flush=True)
+        # the floor of any remote step: one empty actor call round trip
+        from unisim_ray._shard import ShardHost
+
+        probe = ray.remote(ShardHost).options(num_cpus=0).remote(0, 0, 1)
+        ray.get(probe.ping.remote())
+        t_rt = _time(lambda: ray.get(probe.ping.remote()), min(args.seconds, 1.0))
+        ray.kill(probe)
+    finally:
+        ray.shutdown()
+
+    header = f"{'envs':>6} {'mode':<10} {'shards':>6} {'threads':>7} {'ms/step':>9} {'env-steps/s':>12} " \
+             f"{'vs in-proc':>10} {'added ms/step':>13}"
+    print(f"inner={args.inner} scene={Path(args.scene).name} nsteps={args.nsteps} dt={args.dt} "
+          f"cpus={os.cpu_count()} ray={ray.__version__} unisim-core={unisim_core.__version__}")
+    print(header)
+    print("-" * len(header))
+    for r in rows:
+        print(f"{r['envs']:>6} {r['mode']:<10} {r['shards'] or '-':>6} {r['threads']:>7} {r['step_ms']:>9.3f} "
+              f"{r['env_steps_per_s']:>12,.0f} {r['ratio']:>9.2f}x {r['added_ms']:>+13.3f}")
+    print(f"empty actor round trip (ray.get(actor.ping.remote())): {t_rt * 1e3:.3f} ms")
+    if args.json:
+        meta = {"inner": args.inner, "scene": args.scene, "nsteps": args.nsteps, "dt": args.dt,
+                "cpus": os.cpu_count(), "ray": ray.__version__, "python": platform.python_version(),
+                "round_trip_ms": t_rt * 1e3}
+        Path(args.json).write_text(json.dumps({"meta": meta, "rows": rows}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
