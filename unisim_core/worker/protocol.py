@@ -191,8 +191,7 @@ class Channel:
 
     def __init__(self, rfd: int, wfd: int, *, max_frame: int = MAX_FRAME) -> None:
         self.rfd, self.wfd, self.max_frame = rfd, wfd, max_frame
-        self._buf = bytearray(self._INITIAL)
-        self._lo = self._hi = 0
+        self._set_buffer(bytearray(self._INITIAL))
         self._out = bytearray()
         self._pin = select.poll()
         self._pin.register(rfd, select.POLLIN)
@@ -265,7 +264,7 @@ class Channel:
         if self._lo == self._hi:
             self._lo = self._hi = 0
             if len(self._buf) > self._INITIAL:
-                self._buf = bytearray(self._INITIAL)
+                self._set_buffer(bytearray(self._INITIAL))
         return value
 
     def read_raw(self, n: int, deadline: float | None = None) -> bytes:
@@ -276,11 +275,13 @@ class Channel:
         self._lo += n
         return data
 
+    def _set_buffer(self, buf: bytearray, pending: bytes = b"") -> None:
+        buf[: len(pending)] = pending
+        self._buf, self._mv, self._lo, self._hi = buf, memoryview(buf), 0, len(pending)
+
     def _make_room(self, need: int) -> None:
         pending = self._buf[self._lo : self._hi]
-        buf = self._buf if need <= len(self._buf) else bytearray(need)
-        buf[: len(pending)] = pending
-        self._buf, self._lo, self._hi = buf, 0, len(pending)
+        self._set_buffer(self._buf if need <= len(self._buf) else bytearray(need), pending)
 
     def _fill(self, deadline: float | None) -> None:
         if self._hi == len(self._buf):
@@ -288,8 +289,7 @@ class Channel:
         while True:
             self._wait(self._pin, deadline)
             try:
-                with memoryview(self._buf) as mv:
-                    n = os.readv(self.rfd, [mv[self._hi :]])
+                n = os.readv(self.rfd, [self._mv[self._hi :]])
                 break
             except BlockingIOError:
                 continue

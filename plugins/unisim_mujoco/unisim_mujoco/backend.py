@@ -201,19 +201,19 @@ class MujocoBackend(SimBackend):
         return self._qvel.astype(self.np_dtype)
 
     def _body_pos_w(self, body_ids: np.ndarray) -> np.ndarray:
-        return self._xpos[:, body_ids].astype(self.np_dtype, copy=False)
+        return np.ascontiguousarray(self._xpos[:, body_ids], dtype=self.np_dtype)
 
     def _body_quat_w(self, body_ids: np.ndarray) -> np.ndarray:
-        return self._xquat[:, body_ids].astype(self.np_dtype, copy=False)
+        return np.ascontiguousarray(self._xquat[:, body_ids], dtype=self.np_dtype)
 
     def _body_lin_vel_w(self, body_ids: np.ndarray) -> np.ndarray:
         # cvel = [w, v] at the subtree COM of the body's root; shift v to the body frame origin
         cvel = self._cvel[:, body_ids]
         arm = self._xpos[:, body_ids] - self._subtree_com[:, self._body_root[body_ids]]
-        return (cvel[..., 3:] + np.cross(cvel[..., :3], arm)).astype(self.np_dtype, copy=False)
+        return np.ascontiguousarray(cvel[..., 3:] + np.cross(cvel[..., :3], arm), dtype=self.np_dtype)
 
     def _body_ang_vel_w(self, body_ids: np.ndarray) -> np.ndarray:
-        return self._cvel[:, body_ids, :3].astype(self.np_dtype, copy=False)
+        return np.ascontiguousarray(self._cvel[:, body_ids, :3], dtype=self.np_dtype)
 
     # ------------------------------------------------------------------ sensors
     def _refresh_acc(self) -> None:
