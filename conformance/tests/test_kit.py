@@ -6,7 +6,6 @@ import textwrap
 
 import pytest
 from broken_backends import EXPECTED
-
 from conftest import HERE
 
 from unisim_conformance import list_scenes, scene_path

@@ -96,6 +96,9 @@ def pytest_addoption(parser) -> None:
                          "as a Python literal, else kept as a string)")
     group.addoption("--unisim-reference", dest="unisim_reference", default=None, metavar="NAME",
                     help="reference backend for the parity layer (opt-in)")
+    group.addoption("--unisim-reference-option", dest="unisim_reference_option", action="append", default=[],
+                    metavar="KEY=VALUE", help="option for the reference backend only (repeatable), e.g. to "
+                                              "configure it comparably")
     group.addoption("--unisim-xfail", dest="unisim_xfail", default=None, metavar="PATH",
                     help="expected-failures file (TOML or 'check_id: reason' lines); strict xfail")
     group.addoption("--unisim-report", dest="unisim_report", default=None, metavar="PATH",
@@ -128,7 +131,8 @@ def _activate(config, mode: str) -> None:
         state.factory = make_factory(state.spec, state.options)
     state.reference_spec = config.getoption("unisim_reference")
     if state.reference_spec:
-        state.reference_factory = make_factory(state.reference_spec, {})
+        state.reference_factory = make_factory(state.reference_spec,
+                                               parse_options(config.getoption("unisim_reference_option")))
     state.report_path = config.getoption("unisim_report")
     path = config.getoption("unisim_xfail")
     if path:

@@ -191,7 +191,7 @@ class WorkerClient:
                 )
             return self._await(INIT_OP, timeout, deadline)
         except WorkerCallError as e:
-            raise self._fail(WorkerStartupError(str(e)), INIT_OP, timeout) from None
+            raise self._fail(WorkerStartupError(f"INIT failed: {e}"), INIT_OP, timeout) from None
         except BaseException as e:
             raise self._fail(e, INIT_OP, timeout) from e
 
@@ -273,7 +273,7 @@ class WorkerClient:
                 f"worker gave no answer to {what} within {timeout:g} s{hint}",
                 stderr_tail=w.stderr.text(),
             )
-        elif isinstance(exc, WorkerError) and not exc.stderr_tail:
+        elif isinstance(exc, WorkerProtocolError) and not exc.stderr_tail:
             err = type(exc)(str(exc), stderr_tail=w.stderr.text())
         else:
             err = exc  # already complete, or not ours (KeyboardInterrupt, a progress callback)

@@ -8,6 +8,7 @@ import types
 import attrs
 import numpy as np
 import pytest
+
 from unisim_isaacsim.physx_solver import (
     PhysxSolverConfig,
     build_isaaclab_physx_cfg,

@@ -6,6 +6,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
+from unisim_core.errors import OptionalDependencyError
 from unisim_isaacsim.runtime import (
     HOME_ENV,
     PYTHON_ENV,
@@ -14,8 +16,6 @@ from unisim_isaacsim.runtime import (
     find_runtime,
     require_runtime,
 )
-
-from unisim_core.errors import OptionalDependencyError
 
 
 def _launcher(root: Path, *, executable: bool = True) -> Path:

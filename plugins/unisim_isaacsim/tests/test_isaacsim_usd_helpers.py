@@ -12,6 +12,7 @@ import pytest
 # USD's schema registry in the process, so it is imported before anything touches pxr.
 pytest.importorskip("physx_usd_schemas", reason="needs the 'usd' extra (physx-usd-schemas)")
 from pxr import Sdf, Usd, UsdGeom, UsdPhysics
+
 from unisim_isaacsim.usd_helpers import (
     apply_collision_offsets,
     apply_max_depenetration_velocity,

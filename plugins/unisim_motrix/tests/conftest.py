@@ -7,9 +7,9 @@ import warnings
 
 import numpy as np
 import pytest
-from unisim_motrix import MotrixBackend, MotrixModellingWarning
 
 from unisim_core import SceneCfg
+from unisim_motrix import MotrixBackend, MotrixModellingWarning
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 CONF = os.path.join(ROOT, "conformance", "unisim_conformance", "scenes")

@@ -96,9 +96,8 @@ def test_model_info_matches_mujoco(make, scene):
 def test_ball_slide_and_second_free_body_layout(tmp_path):
     """MuJoCo qpos order for slide + ball + hinge + a free body that is not first."""
     mujoco = pytest.importorskip("mujoco")
-    from unisim_motrix import MotrixBackend
-
     from unisim_core import SceneCfg
+    from unisim_motrix import MotrixBackend
 
     xml = tmp_path / "mix.xml"
     xml.write_text("""<mujoco><worldbody>

@@ -10,10 +10,10 @@ import warnings
 import numpy as np
 import pytest
 from conftest import scene_path
-from unisim_motrix import MotrixBackend, MotrixModellingWarning, _mjcf, engine_call
 
 from unisim_core import SceneCfg
 from unisim_core.errors import EngineError
+from unisim_motrix import MotrixBackend, MotrixModellingWarning, _mjcf, engine_call
 
 
 def test_thread_pool_same_request_ok_conflict_is_clear_error():

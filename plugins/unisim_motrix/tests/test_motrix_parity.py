@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import scene_path
-from unisim_motrix import MotrixBackend
 
 from unisim_core import SceneCfg
+from unisim_motrix import MotrixBackend
 
 mujoco = pytest.importorskip("mujoco")
 

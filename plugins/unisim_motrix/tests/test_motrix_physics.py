@@ -41,9 +41,8 @@ def test_torque_world_frame_gives_alpha_equals_t_over_i(make):
 
 def test_force_acts_at_body_origin_not_com(tmp_path):
     """COM 0.5 m along x from the origin; F_y = 2 N at the origin -> torque -1 N m about z."""
-    from unisim_motrix import MotrixBackend
-
     from unisim_core import SceneCfg
+    from unisim_motrix import MotrixBackend
 
     xml = tmp_path / "com.xml"
     xml.write_text("""<mujoco><option gravity="0 0 0"/><worldbody><body name="b" pos="0 0 1"><freejoint/>
@@ -189,9 +188,8 @@ def test_height_scan_known_heights(make):
 
 
 def test_terrain_spawn_data(tmp_path):
-    from unisim_motrix import MotrixBackend
-
     from unisim_core import SceneCfg
+    from unisim_motrix import MotrixBackend
 
     scene = SceneCfg(scene_path("hfield_terrain.xml"), terrain=TerrainCfg(hfield_geom="terrain", rows=1, cols=3,
                                                                           spacing=1.0))

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from unisim_mujoco import MujocoBackend
 
 from unisim_core import SceneCfg
+from unisim_mujoco import MujocoBackend
 
 
 @pytest.fixture

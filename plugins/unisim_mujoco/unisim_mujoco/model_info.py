@@ -53,6 +53,8 @@ def load_model(path: str, sim_dt: float, options: MujocoOptions) -> mujoco.MjMod
         model.opt.iterations = options.iterations
     if options.ls_iterations is not None:
         model.opt.ls_iterations = options.ls_iterations
+    if options.noslip_iterations is not None:
+        model.opt.noslip_iterations = options.noslip_iterations
     return model
 
 

@@ -41,6 +41,8 @@ class MujocoOptions(BackendOptions):
     - ``integrator``: override the model's integrator (``"euler"``, ``"implicit"``,
       ``"implicitfast"``, ``"rk4"``); ``None`` keeps the model's.
     - ``iterations`` / ``ls_iterations``: solver iteration overrides (``None`` keeps the model's).
+    - ``noslip_iterations``: iterations of MuJoCo's no-slip post-solver (removes the creep
+      of soft contacts; ``None`` keeps the model's).
 
     The time step always comes from ``sim_dt`` (``model.opt.timestep = sim_dt``).
     """
@@ -50,3 +52,4 @@ class MujocoOptions(BackendOptions):
     integrator: str | None = attrs.field(default=None, validator=_integrator)
     iterations: int | None = attrs.field(default=None, validator=_opt_pos_int)
     ls_iterations: int | None = attrs.field(default=None, validator=_opt_pos_int)
+    noslip_iterations: int | None = attrs.field(default=None, validator=_opt_pos_int)

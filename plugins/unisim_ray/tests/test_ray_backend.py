@@ -188,8 +188,9 @@ def scenario(b, ref):
 
 
 # ----------------------------------------------------------------------------- parity
-def test_fake_six_envs_over_two_shards_matches_in_process_bit_for_bit(made):
-    b, ref = pair(made, "fake", 6, 2)
+@pytest.mark.parametrize("prefetch", ["auto", True])
+def test_fake_six_envs_over_two_shards_matches_in_process_bit_for_bit(made, prefetch):
+    b, ref = pair(made, "fake", 6, 2, prefetch_sensors=prefetch)
     assert isinstance(b, RayBackend) and b.capabilities == ref.capabilities
     assert b.get_dr_capabilities() == ref.get_dr_capabilities()
     assert [(s.env_start, s.env_stop) for s in b.describe_shards()] == [(0, 3), (3, 6)]

@@ -52,7 +52,7 @@ class ShardHost:
 
     # ------------------------------------------------------------------ cold path
     def start(self, inner: str, scene_payload: dict[str, Any], sim_dt: float, options: dict[str, Any],
-              prefetch_sensors: bool = True) -> dict:
+              prefetch_sensors: bool | str = "auto") -> dict:
         """Build the inner backend; return what the host needs (model info from shard 0)."""
         from unisim_core.registry import create_backend
 
@@ -71,6 +71,7 @@ class ShardHost:
         self._bodies = np.arange(nbody, dtype=np.int64)
         self._sensors = (np.arange(len(info.sensor_names), dtype=np.int64)
                          if Capability.SENSORS in caps and len(info.sensor_names) else None)
+        self._prefetch = prefetch_sensors is True
         self._body_force = Capability.BODY_FORCE in caps
         readers = [
             b.get_qpos, b.get_qvel,
@@ -84,11 +85,10 @@ class ShardHost:
         dtypes = [a.dtype.str for a in first] + [np.dtype(b.np_dtype).str] * (len(STATE_FIELDS) - len(first))
         self._pack_dtype = np.result_type(*[a.dtype for a in first])
         offsets = np.concatenate(([0], np.cumsum(widths))).astype(int)
-        self._readers = [(slice(int(offsets[i]), int(offsets[i + 1])), r) for i, r in enumerate(readers)]
-        self._sensor_cols = self._readers.pop()[0] if self._sensors is not None else None
-        if prefetch_sensors and self._sensors is not None:
-            self._readers.append((self._sensor_cols, readers[-1]))
+        self._readers = [(slice(int(offsets[i]), int(offsets[i + 1])), r) for i, r in enumerate(readers[:6])]
+        self._sensor_cols = slice(int(offsets[6]), int(offsets[7]))
         self._width = int(offsets[-1])
+        state = self.state(True)
         cls = type(b)
         try:
             import ray
@@ -96,9 +96,6 @@ class ShardHost:
             node_ip = ray.util.get_node_ip_address()
         except Exception:  # outside Ray (unit tests of this class)
             node_ip = "127.0.0.1"
-        state = self.state()
-        if self._sensor_cols is not None and not prefetch_sensors:
-            state[:, self._sensor_cols] = self.read_sensors()
         return {
             "model_info": info,
             "capabilities": caps,
@@ -121,11 +118,15 @@ class ShardHost:
     def ping(self) -> int:
         return os.getpid()
 
-    def state(self) -> np.ndarray:
-        """``(num_envs, width)`` packed state rows (see the module docstring)."""
+    def state(self, sensors: bool | None = None) -> np.ndarray:
+        """``(num_envs, width)`` packed state rows (see the module docstring). Without
+        ``sensors`` (default: the ``prefetch_sensors=True`` policy) the sensor columns are
+        left unset and the host marks them stale."""
         out = np.empty((self.num_envs, self._width), dtype=self._pack_dtype)
         for cols, read in self._readers:
             out[:, cols] = np.asarray(read()).reshape(self.num_envs, -1)
+        if self._sensors is not None and (self._prefetch if sensors is None else sensors):
+            out[:, self._sensor_cols] = self.read_sensors()
         return out
 
     def read_sensors(self) -> np.ndarray:
@@ -137,7 +138,8 @@ class ShardHost:
             self.backend._clear_body_forces()
 
     # ------------------------------------------------------------------ hot path
-    def step(self, ctrl: np.ndarray, nsteps: int, clear_before: bool, clear_after: bool) -> np.ndarray:
+    def step(self, ctrl: np.ndarray, nsteps: int, clear_before: bool, clear_after: bool,
+             sensors: bool) -> np.ndarray:
         """``_step``; staged wrenches are cleared where the in-process base would clear them
         (after the last substep of a ``step``), before the state is read."""
         self._clear(clear_before)
@@ -145,7 +147,7 @@ class ShardHost:
             self.backend._step(_w(ctrl), nsteps)
         finally:
             self._clear(clear_after)
-        return self.state()
+        return self.state(sensors)
 
     def set_state(self, env_ids: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> np.ndarray:
         self.backend._set_state(_w(env_ids), _w(qpos), _w(qvel))

@@ -294,8 +294,15 @@ class RayBackend(SimBackend):
             off += w
         info = self._inner_info
         self._sensor_cols = [np.arange(a, a + d) for a, d in zip(info.sensor_adr, info.sensor_dims)]
-        self._lazy_sensors = not self.options.prefetch_sensors and widths[-1] > 0
+        # Sensor policy (RayOptions.prefetch_sensors): with True every state reply carries
+        # sensordata; otherwise replies without it mark the shard's sensors stale and the next
+        # sensor read fetches them. "auto" asks a step for sensordata when sensors were read
+        # since the previous step.
+        self._has_sensors = widths[-1] > 0
+        self._sensor_policy = self.options.prefetch_sensors
+        self._lazy_sensors = self._has_sensors and self._sensor_policy is not True
         self._sensor_stale = np.zeros(len(self._ranges), dtype=bool)
+        self._sensors_read = False
 
     # ------------------------------------------------------------------ plumbing
     def _labels(self, shards: Sequence[int]) -> str:
@@ -399,6 +406,7 @@ class RayBackend(SimBackend):
     def _fresh_sensors(self) -> np.ndarray:
         """The sensordata cache, fetched first from shards whose sensors are stale (lazy mode)."""
         self._check_open()
+        self._sensors_read = True
         if self._lazy_sensors and self._sensor_stale.any():
             stale = np.flatnonzero(self._sensor_stale).tolist()
             results = self._fanout("sensor read", "read_sensors", shards=stale)
@@ -488,13 +496,17 @@ class RayBackend(SimBackend):
         self._check_open()
         self._substeps_left -= 1
         before, after = self._pending_clear, self._substeps_left <= 0
-        calls = [(k, act.step.remote(ctrl[a:b], nsteps, before, after))
+        sensors = self._has_sensors and (self._sensor_policy is True
+                                         or (self._sensor_policy == "auto" and self._sensors_read))
+        calls = [(k, act.step.remote(ctrl[a:b], nsteps, before, after, sensors))
                  for k, (act, (a, b)) in enumerate(zip(self._actors, self._ranges))]
         results = self._call("step", calls, mutating=True)
         self._pending_clear, self._cleared = False, after
         for (a, b), rows in zip(self._ranges, results):
             self._state[a:b] = rows
-        self._mark_sensors_stale(range(len(self._ranges)))
+        if self._lazy_sensors:
+            self._sensor_stale[:] = not sensors
+        self._sensors_read = False
 
     def _set_state(self, env_ids: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> None:
         self._routed("set_state", "set_state", env_ids, lambda rows, local: (local, qpos[rows], qvel[rows]))

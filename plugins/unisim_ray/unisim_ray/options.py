@@ -70,9 +70,9 @@ def _transfer(inst, attribute, value):
         raise InvalidInputError(f"scene_transfer: expected one of {SCENE_TRANSFER_MODES}, got {value!r}")
 
 
-def _bool(inst, attribute, value):
-    if not isinstance(value, bool):
-        raise InvalidTypeError(f"{attribute.name}: expected a bool, got {value!r}")
+def _prefetch(inst, attribute, value):
+    if not isinstance(value, bool) and value != "auto":
+        raise InvalidInputError(f"{attribute.name}: expected True, False or 'auto', got {value!r}")
 
 
 def _progress(inst, attribute, value):
@@ -103,11 +103,13 @@ class RayOptions(BackendOptions):
       ``"file"`` sends the model file alone; ``"path"`` sends the path as is (shared
       file system); ``"auto"``: the directory when it holds at most
       ``scene_dir_limit_mb`` MB and 2000 files, else the file alone (with a warning).
-    - ``prefetch_sensors``: ``True`` returns every shard's sensordata with the state of
-      each step (no extra round trip when sensors are read every step); ``False``
-      fetches it on the first sensor read after a change (one extra round trip per
-      shard then; cheaper when sensors are rarely read, e.g. MuJoCo's lazily computed
-      acceleration-stage sensors are then not computed every step).
+    - ``prefetch_sensors``: when sensordata travels back. ``True``: with every state
+      reply (a step costs the inner's full sensor evaluation even if nobody reads it, e.g.
+      MuJoCo's lazily computed acceleration-stage sensors). ``False``: fetched by the
+      first sensor read after a change (one extra round trip per shard then).
+      ``"auto"`` (default): a step brings sensordata back when sensors were read since the
+      previous step, so a loop that reads sensors every step pays one round trip per step
+      and a loop that never reads them pays nothing.
     - ``progress``: ``True`` writes a stderr line per shard ready, ``False`` stays
       silent, a callable receives each :class:`~unisim_ray.ShardInfo` (always logged at INFO).
     """
@@ -123,5 +125,5 @@ class RayOptions(BackendOptions):
     ray_init_options: dict[str, Any] = attrs.field(factory=dict, converter=_str_dict)
     scene_transfer: str = attrs.field(default="auto", validator=_transfer)
     scene_dir_limit_mb: float = attrs.field(default=32.0, validator=_pos_float)
-    prefetch_sensors: bool = attrs.field(default=True, validator=_bool)
+    prefetch_sensors: bool | str = attrs.field(default="auto", validator=_prefetch)
     progress: bool | Callable[..., Any] = attrs.field(default=True, validator=_progress)

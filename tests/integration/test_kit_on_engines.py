@@ -1,0 +1,42 @@
+"""The conformance kit on the real engines (acceptance of the MuJoCo and MotrixSim plugins)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from unisim_conformance.runner import run_kit
+
+ROOT = Path(__file__).resolve().parents[2]
+MOTRIX_XFAIL = ROOT / "plugins/unisim_motrix/conformance_xfail.txt"
+
+
+def _assert_green(run):
+    assert run.rc == 0, run.out[-4000:]
+    assert run.failed() == set()
+    return run.outcomes()
+
+
+def test_kit_passes_on_mujoco_with_no_expected_failures():
+    outcomes = _assert_green(run_kit("--unisim-backend=mujoco"))
+    assert "xfailed" not in outcomes.values()
+    assert outcomes["capabilities::declared_works[height_scan]"] == "passed"
+
+
+def test_kit_passes_on_mujoco_in_a_worker_process():
+    pytest.importorskip("unisim_core.worker.backend", reason="worker-hosted backends need unisim_core.worker.backend")
+    _assert_green(run_kit("--unisim-backend=mujoco", "--unisim-option", "isolation=subprocess"))
+
+
+def test_kit_passes_on_motrix_with_its_listed_expected_failure():
+    outcomes = _assert_green(run_kit("--unisim-backend=motrix", f"--unisim-xfail={MOTRIX_XFAIL}"))
+    assert outcomes["determinism::reset_reproduces_trajectory"] == "xfailed"
+
+
+def test_motrix_parity_against_comparably_configured_mujoco():
+    """MuJoCo with its no-slip pass (MotrixSim's contacts do not creep) and the same dt."""
+    run = run_kit("--unisim-backend=motrix", "--unisim-reference=mujoco",
+                  "--unisim-reference-option", "noslip_iterations=10", "-m", "parity")
+    outcomes = _assert_green(run)
+    assert sum(v == "passed" for v in outcomes.values()) == 4
