@@ -10,10 +10,11 @@ started once (no dashboard). Every loop iteration is the same contract calls:
 from the scene's default keyframe under a position hold. env-steps/s counts
 ``N * nsteps`` per iteration; "added ms/step" is the Ray step time minus the
 in-process step time at the same N (the price of the round trip: serialization,
-the object store, scheduling, and waiting for the slowest shard).
+the object store, scheduling, and waiting for the slowest shard). The configurations
+of one N are timed in interleaved rounds, best round kept.
 
     python benchmarks/ray_scaling.py [--inner mujoco] [--envs 64 512 4096] [--shards 1 2]
-        [--nsteps 4] [--seconds 2] [--json out.json]
+        [--nsteps 4] [--seconds 3] [--rounds 5] [--json out.json]
 
 ``--inner-option key=value`` adds inner options (values parsed as Python literals).
 """
@@ -37,7 +38,7 @@ DEFAULT_SCENE = HERE.parent / "unisim_core" / "scenes" / "quadruped.xml"
 
 
 def _time(fn, seconds: float) -> float:
-    """Median per-call seconds over ~``seconds`` of repeated batches of ~50 ms."""
+    """Median per-call seconds over ~``seconds`` of repeated batches of ~50 ms (at least 3)."""
     for _ in range(3):
         fn()
     n = 1
@@ -50,7 +51,7 @@ def _time(fn, seconds: float) -> float:
         n *= 2
     samples = []
     end = time.perf_counter() + seconds
-    while time.perf_counter() < end or len(samples) < 5:
+    while time.perf_counter() < end or len(samples) < 3:
         t0 = time.perf_counter()
         for _ in range(n):
             fn()
@@ -94,7 +95,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--shards", type=int, nargs="+", default=[1, 2])
     p.add_argument("--nsteps", type=int, default=4, help="substeps per step() call (control decimation)")
     p.add_argument("--dt", type=float, default=0.005)
-    p.add_argument("--seconds", type=float, default=2.0, help="timing window per configuration")
+    p.add_argument("--seconds", type=float, default=3.0, help="timing window per configuration")
+    p.add_argument("--rounds", type=int, default=5, help="interleaved timing rounds (best kept)")
     p.add_argument("--baseline-threads", type=int, default=2, help="threads of the in-process baseline")
     p.add_argument("--shard-threads", type=int, default=1, help="threads of each shard's inner backend")
     p.add_argument("--no-threads-option", action="store_true",
@@ -118,24 +120,28 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     try:
         for n in args.envs:
-            base = create_backend(args.inner, scene, n, args.dt, **inner_opts(args.baseline_threads))
-            t_in = _time(_loop(base, args.nsteps), args.seconds)
-            base.close()
-            rows.append({"envs": n, "mode": "in-process", "shards": 0, "threads": args.baseline_threads,
-                         "step_ms": t_in * 1e3, "env_steps_per_s": n * args.nsteps / t_in, "ratio": 1.0,
-                         "added_ms": 0.0})
-            print(f"  N={n:5d} in-process      {t_in * 1e3:8.3f} ms/step", file=sys.stderr, flush=True)
+            # All configurations of one N are alive at once and timed in interleaved rounds
+            # (best round kept), so that other load on the machine hits all of them alike.
+            configs = [("in-process", 0, args.baseline_threads,
+                        create_backend(args.inner, scene, n, args.dt, **inner_opts(args.baseline_threads)))]
             for k in args.shards:
-                if k > n:
-                    continue
-                b = create_backend("ray", scene, n, args.dt, inner=args.inner, shards=k,
-                                   inner_options=inner_opts(args.shard_threads), progress=False)
-                t = _time(_loop(b, args.nsteps), args.seconds)
-                b.close()
-                rows.append({"envs": n, "mode": "ray", "shards": k, "threads": args.shard_threads,
-                             "step_ms": t * 1e3, "env_steps_per_s": n * args.nsteps / t, "ratio": t_in / t,
+                if k <= n:
+                    configs.append(("ray", k, args.shard_threads,
+                                    create_backend("ray", scene, n, args.dt, inner=args.inner, shards=k,
+                                                   inner_options=inner_opts(args.shard_threads), progress=False)))
+            loops = [_loop(c[3], args.nsteps) for c in configs]
+            best = [float("inf")] * len(configs)
+            for _ in range(args.rounds):
+                for i, loop in enumerate(loops):
+                    best[i] = min(best[i], _time(loop, args.seconds / args.rounds))
+            for c in configs:
+                c[3].close()
+            t_in = best[0]
+            for (mode, k, threads, _), t in zip(configs, best):
+                rows.append({"envs": n, "mode": mode, "shards": k, "threads": threads, "step_ms": t * 1e3,
+                             "env_steps_per_s": n * args.nsteps / t, "ratio": t_in / t,
                              "added_ms": (t - t_in) * 1e3})
-                print(f"  N={n:5d} ray shards={k}  {t * 1e3:8.3f} ms/step", file=sys.stderr, flush=True)
+                print(f"  N={n:5d} {mode:<10} shards={k} {t * 1e3:8.3f} ms/step", file=sys.stderr, flush=True)
         # the floor of any remote step: one empty actor call round trip
         from unisim_ray._shard import ShardHost
 

@@ -1,4 +1,4 @@
-"""The ``unisim`` command line: list, inspect, run and check backends."""
+"""The ``unisim`` command line: list, inspect, run, check, compare and benchmark backends."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import numpy as np
 
 from . import registry
 from .capabilities import CONTRACT_VERSION
+from .compare import hold_position_ctrl
 from .config import SceneCfg
 from .errors import UniSimError
 from .options import describe_options
@@ -79,21 +80,6 @@ def _progress(done: int, total: int, start: float, stream=sys.stderr) -> None:
     stream.flush()
 
 
-def hold_position_ctrl(backend) -> np.ndarray:
-    """``(num_envs, nu)`` control holding the default pose: position actuators get
-    their joint's default position (clipped to the ctrl range), others zero."""
-    info = backend.model_info
-    qpos0 = backend.get_default_qpos()
-    ctrl = np.zeros(backend.num_actuators)
-    for a, j in enumerate(info.actuator_joint):
-        if j >= 0 and info.actuator_kp[a] > 0 and info.joint_types[j] in ("hinge", "slide"):
-            ctrl[a] = qpos0[info.joint_qposadr[j]]
-    lo, hi = info.actuator_ctrl_range.T
-    ctrl = np.clip(ctrl, lo, hi)
-    return np.ascontiguousarray(np.broadcast_to(ctrl, (backend.num_envs, backend.num_actuators)),
-                                dtype=backend.np_dtype)
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     scene = SceneCfg(args.scene or scene_path("quadruped"), default_keyframe=args.keyframe)
     options = _parse_options(args.option)
@@ -152,6 +138,75 @@ def cmd_check(args: argparse.Namespace) -> int:
     return subprocess.call(cmd)
 
 
+def _csv(text: str) -> list[str]:
+    return [x.strip() for x in text.split(",") if x.strip()]
+
+
+def _tolerances(items: Sequence[str] | None) -> dict[str, float]:
+    out = {}
+    for item in items or ():
+        key, sep, value = item.partition("=")
+        try:
+            out[key] = float(value)
+        except ValueError:
+            sep = ""
+        if not sep or not key:
+            raise ValueError(f"--tolerance: expected QUANTITY=NUMBER, got {item!r}")
+    return out
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from . import compare as C
+
+    backends = _csv(args.backends)
+    res = C.compare(
+        backends, args.scene, steps=args.steps, num_envs=args.num_envs, sim_dt=args.sim_dt,
+        decimation=args.decimation, perturb=args.perturb,
+        options=C.split_backend_items(args.option, backends, "--option"),
+        mjcf_options=C.split_backend_items(args.scene_option, backends, "--scene-option"),
+        tier=args.tier, tolerances=_tolerances(args.tolerance), keyframe=args.keyframe)
+    print(C.format_table(res))
+    if args.plot:
+        C.plot_trajectories(res, args.plot)
+        print(f"plot: {args.plot}")
+    if args.json:
+        import json
+
+        with open(args.json, "w") as f:
+            json.dump(res.to_json(), f, indent=1)
+        print(f"json: {args.json}")
+    return 1 if res.verdict == "FAIL" else 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from . import bench as B
+    from .compare import resolve_scene, split_backend_items
+
+    backends = _csv(args.backends) if args.backends else B.default_backends()
+    if not backends:
+        raise ValueError("--backends: no installed backend to benchmark (see `unisim backends`)")
+    num_envs = [int(x) for x in _csv(args.num_envs)]
+    if not num_envs or min(num_envs) < 1:
+        raise ValueError(f"--num-envs: expected positive integers, got {args.num_envs!r}")
+    scene, _ = resolve_scene(args.scene)
+    options = split_backend_items(args.option, backends, "--option")
+    print(f"scene {scene}, dt={args.sim_dt}, nsteps={args.decimation} per call, ~{args.seconds:g} s per cell; "
+          "env-steps/s = physics steps x envs per second; ratio = raw time / contract time", flush=True)
+    rows = B.run_bench(backends, num_envs, scene, sim_dt=args.sim_dt, nsteps=args.decimation,
+                       budget_s=args.seconds, options=options, steps=args.steps,
+                       on_row=lambda r: print(f"  done {r['backend']} N={r['num_envs']}", file=sys.stderr,
+                                              flush=True))
+    print(B.format_rows(rows))
+    if args.json:
+        import json
+
+        with open(args.json, "w") as f:
+            json.dump({"scene": scene, "sim_dt": args.sim_dt, "nsteps": args.decimation, "cpus": B.cpu_count(),
+                       "rows": rows}, f, indent=1)
+        print(f"json: {args.json}")
+    return 1 if any("error" in r for r in rows) else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="unisim", description="UniSim: one contract for robot physics engines.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -177,6 +232,52 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--reference", default=None, help="reference backend for parity checks")
     check.add_argument("pytest_args", nargs=argparse.REMAINDER, help="extra pytest arguments")
     check.set_defaults(fn=cmd_check)
+    cmp = sub.add_parser(
+        "compare", help="run one scene on several backends and compare their trajectories",
+        description="Run the same scene, initial state and hold-position control on each backend and "
+                    "report the max deviation of each quantity against the first backend (the reference), "
+                    "with a verdict against the scene's tolerance tier.")
+    cmp.add_argument("--backends", default="mujoco,motrix", help="comma-separated, reference first "
+                     "(default: mujoco,motrix)")
+    cmp.add_argument("--scene", default="quadruped", help="MJCF path, shipped scene (quadruped) or "
+                     "conformance scene (pendulum, double_pendulum, free_body, ...); default: quadruped")
+    cmp.add_argument("--steps", type=int, default=None, help="control steps (default: 1 s of simulated time)")
+    cmp.add_argument("--num-envs", type=int, default=1)
+    cmp.add_argument("--sim-dt", type=float, default=None, help="physics step (default: the scene's timestep)")
+    cmp.add_argument("--decimation", type=int, default=1, help="physics substeps per control step")
+    cmp.add_argument("--keyframe", default="home", help="initial keyframe if the scene has it (else qpos0)")
+    cmp.add_argument("--perturb", type=float, default=None,
+                     help="deterministic initial offset: joint i += EPS*(1, -0.6, ...), free joints rotated "
+                          "0.8*EPS rad about x with qvel EPS*(1,0,4,0.6,2,0.4) (default: 0.5 for pendulum, "
+                          "double_pendulum, free_body; 0 elsewhere)")
+    cmp.add_argument("--option", action="append", metavar="[BACKEND.]KEY=VALUE",
+                     help="backend option, e.g. mujoco.integrator=implicitfast (repeatable; no prefix: all)")
+    cmp.add_argument("--scene-option", action="append", metavar="[BACKEND.]KEY=VALUE",
+                     help="MJCF <option> attribute set in a copy of the scene, e.g. mujoco.noslip_iterations=10")
+    cmp.add_argument("--tier", default=None, help="tolerance tier: tight (qpos 1e-4) or contact (base_pos 5e-3 m, "
+                     "dof_pos 1e-2 rad); default: the scene's")
+    cmp.add_argument("--tolerance", action="append", metavar="QUANTITY=NUMBER",
+                     help="override/add a tolerance (base_pos, base_quat, dof_pos, dof_vel, qpos)")
+    cmp.add_argument("--plot", default=None, help="write a PNG of base height and joints per backend")
+    cmp.add_argument("--json", default=None, help="write the result (deviation series included) as JSON")
+    cmp.set_defaults(fn=cmd_compare)
+    bench = sub.add_parser(
+        "bench", help="env-steps/s of installed backends and their ratio to the raw engine",
+        description="Throughput of each backend at each N, side by side with the raw engine loop in the same "
+                    "run (ratio = raw time / contract time), plus cold-start time (construction to first step).")
+    bench.add_argument("--backends", default=None, help="comma-separated (default: every installed backend with "
+                       "status ok except fake, isaacsim and ray)")
+    bench.add_argument("--num-envs", default="1,64,512", help="comma-separated N (default: 1,64,512)")
+    bench.add_argument("--scene", default="quadruped", help="MJCF path or shipped scene (default: quadruped)")
+    bench.add_argument("--sim-dt", type=float, default=0.002)
+    bench.add_argument("--decimation", type=int, default=4, help="physics substeps per step call (default: 4)")
+    bench.add_argument("--seconds", type=float, default=2.0, help="measuring time per cell (default: 2)")
+    bench.add_argument("--steps", type=int, default=None,
+                       help="step calls per loop and round (5 rounds), instead of --seconds")
+    bench.add_argument("--option", action="append", metavar="[BACKEND.]KEY=VALUE",
+                       help="backend option, e.g. mujoco.threads=2 (repeatable; no prefix: all)")
+    bench.add_argument("--json", default=None, help="write the rows as JSON")
+    bench.set_defaults(fn=cmd_bench)
     return p
 
 

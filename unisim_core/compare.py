@@ -185,6 +185,7 @@ class Trajectory:
     qpos: np.ndarray
     options: dict = field(default_factory=dict)
     scene_file: str = ""
+    dof_names: tuple[str, ...] = ()
 
 
 def _record(backend) -> dict[str, np.ndarray]:
@@ -203,13 +204,18 @@ def rollout(name: str, scene_file: str, keyframe: str | None, num_envs: int, sim
         ids = np.arange(num_envs)
         b.set_state(ids, np.tile(q, (num_envs, 1)), np.tile(v, (num_envs, 1)))
         ctrl = hold_position_ctrl(b)
+        info = b.model_info
+        joints = sorted((info.joint_qposadr[j], n) for j, n in enumerate(info.joint_names)
+                        if info.joint_types[j] in ("hinge", "slide"))
+        dof_names = tuple(n for _, n in joints) if len(joints) == b.num_dof else ()
         recs = [_record(b)]
         for _ in range(steps):
             b.step(ctrl, decimation)
             recs.append(_record(b))
     arrays = {k: np.stack([np.asarray(r[k], dtype=np.float64) for r in recs]) for k in recs[0]}
     t = np.arange(steps + 1) * sim_dt * decimation
-    return Trajectory(backend=name, time=t, options=dict(options), scene_file=scene_file, **arrays)
+    return Trajectory(backend=name, time=t, options=dict(options), scene_file=scene_file, dof_names=dof_names,
+                      **arrays)
 
 
 # ---------------------------------------------------------------------------- deviations and verdict
@@ -402,7 +408,8 @@ def plot_trajectories(res: CompareResult, path: str, max_joints: int = 3) -> str
     nj = min(max_joints, ref.dof_pos.shape[2])
     panels = [("base height (m)", lambda tr: tr.base_pos[:, 0, 2])]
     for j in range(nj):
-        panels.append((f"joint {j} position (rad)", lambda tr, j=j: tr.dof_pos[:, 0, j]))
+        label = ref.dof_names[j] if ref.dof_names else f"joint {j}"
+        panels.append((f"{label} (rad)", lambda tr, j=j: tr.dof_pos[:, 0, j]))
     fig, axes = plt.subplots(len(panels), 1, figsize=(7, 1.9 * len(panels) + 0.6), sharex=True, squeeze=False)
     styles = ["-", "--", ":", "-."]
     for ax, (label, get) in zip(axes[:, 0], panels):

@@ -18,7 +18,8 @@ def run_kit(tmp_path):
 
     def run(*args: str, cwd: Path | None = None, report: bool = True, pyargs: bool = True,
             env_path: Path | None = None) -> runner.KitRun:
-        return runner.run_kit(*args, cwd=cwd or tmp_path, pythonpath=[str(HERE)] + ([str(env_path)] if env_path else []),
+        extra = [str(env_path)] if env_path else []
+        return runner.run_kit(*args, cwd=cwd or tmp_path, pythonpath=[str(HERE), *extra],
                        pyargs=pyargs, report=report, timeout=300)
 
     return run

@@ -6,10 +6,10 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import ENV, module_argv, reaped, script_argv, shm_names
 
 from unisim_core.worker import (
     ShmSlot,
@@ -24,8 +24,59 @@ from unisim_core.worker import (
 )
 from unisim_core.worker import protocol as protocol_module
 
-VALUE = {"i": [0, -(2**63), 2**70], "f": 1.25, "s": "ünï", "b": b"\x00\x01", "n": None,
-         "t": True, "nested": {"k": [[], {}, [{"deep": b""}]], 3: "int key"}}
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(HERE)])}
+
+
+def module_argv(factory: str) -> list[str]:
+    """Launch through `python -m unisim_core.worker sample_workers:<factory>`."""
+    return [sys.executable, "-m", "unisim_core.worker", f"sample_workers:{factory}"]
+
+
+def script_argv(factory: str, *extra: str) -> list[str]:
+    """Launch sample_workers.py as a script (safe_errors=(ValueError,), optional version)."""
+    return [sys.executable, str(HERE / "sample_workers.py"), factory, *extra]
+
+
+def shm_names() -> set[str]:
+    return {n for n in os.listdir("/dev/shm") if n.startswith("unisim-")}
+
+
+def reaped(pid: int) -> bool:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return False
+
+
+@pytest.fixture
+def start():
+    """start(argv, **kw) -> WorkerClient; every client is closed at teardown."""
+    clients: list[WorkerClient] = []
+
+    def _start(argv: list[str], **kw) -> WorkerClient:
+        kw.setdefault("init_timeout", 20.0)
+        kw.setdefault("call_timeout", 10.0)
+        client = WorkerClient(argv, env=ENV, **kw)
+        clients.append(client)
+        return client
+
+    yield _start
+    for c in clients:
+        c.close()
+
+
+VALUE = {
+    "i": [0, -(2**63), 2**70],
+    "f": 1.25,
+    "s": "ünï",
+    "b": b"\x00\x01",
+    "n": None,
+    "t": True,
+    "nested": {"k": [[], {}, [{"deep": b""}]], 3: "int key"},
+}
 
 
 def test_round_trip_init_args_and_ops(start):
@@ -167,33 +218,40 @@ def test_remote_exception_poisons_unless_declared_safe(start):
 
 def test_progress_rearms_the_init_deadline(start):
     seen = []
-    c = start(module_argv("slow_init"), init_args={"seconds": 1.5, "every": 0.3},
-              init_timeout=1.0, on_progress=seen.append)
+    c = start(
+        module_argv("slow_init"),
+        init_args={"seconds": 1.5, "every": 0.3},
+        init_timeout=1.0,
+        on_progress=seen.append,
+    )
     assert c.ops == ["noop"] and len(seen) >= 4 and "left" in seen[0]
     with pytest.raises(WorkerTimeoutError, match="INIT"):
-        start(module_argv("slow_init"), init_args={"seconds": 1.5, "every": None},
-              init_timeout=1.0)
+        start(module_argv("slow_init"), init_args={"seconds": 1.5, "every": None}, init_timeout=1.0)
+
+
+def _segments(c: WorkerClient) -> set[str]:
+    return {d["name"] for d in c.slots.descriptors.values()}
 
 
 def test_teardown_leaves_no_segment_and_no_process():
-    before = shm_names()
     with WorkerClient(module_argv("basic"), env=ENV) as c:
         c.slots.add("a", (1000,), np.float64)
         c.slots.add("b", (3, 3), np.int32)
         c.call("attach", slots=c.slots.descriptors)
-        assert len(shm_names() - before) == 2
+        ours = _segments(c)
+        assert len(ours) == 2 and ours <= shm_names()
         pid = c.pid
-    assert shm_names() == before and reaped(pid) and c.returncode == 0
+    assert not ours & shm_names() and reaped(pid) and c.returncode == 0
     c.close()  # idempotent
 
 
 def test_finalizer_cleans_up_a_dropped_client():
-    before = shm_names()
     c = WorkerClient(module_argv("basic"), env=ENV)
     c.slots.add("a", (10,), np.float32)
-    pid = c.pid
+    ours, pid = _segments(c), c.pid
+    assert ours <= shm_names()
     del c
-    assert shm_names() == before and reaped(pid)
+    assert not ours & shm_names() and reaped(pid)
 
 
 def test_teardown_escalates_to_sigkill(start):

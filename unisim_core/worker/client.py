@@ -193,7 +193,10 @@ class WorkerClient:
         except WorkerCallError as e:
             raise self._fail(WorkerStartupError(f"INIT failed: {e}"), INIT_OP, timeout) from None
         except BaseException as e:
-            raise self._fail(e, INIT_OP, timeout) from e
+            err = self._fail(e, INIT_OP, timeout)
+            if err is e:
+                raise
+            raise err from e
 
     def call(self, op: str, /, **args: Any) -> Any:
         """Run handler `op` with keyword `args` in the worker and return its result."""
@@ -219,7 +222,10 @@ class WorkerClient:
                 self._fail(e, op, timeout)
             raise
         except BaseException as e:
-            raise self._fail(e, op, timeout) from e
+            err = self._fail(e, op, timeout)
+            if err is e:
+                raise
+            raise err from e
 
     def _await(self, op: str, timeout: float, deadline: float) -> Any:
         recv = self._worker.chan.recv

@@ -27,6 +27,7 @@ HELLO = struct.Struct("<4sI")
 HELLO_MAGIC = b"USIM"
 HEADER = struct.Struct("<2sI")
 FRAME_MAGIC = b"\xc5\x1f"
+_HEADER_PAD = bytes(HEADER.size)
 
 _U32 = struct.Struct("<I")
 _I64 = struct.Struct("<q")
@@ -203,7 +204,7 @@ class Channel:
         """Encode `value` as the pending outgoing frame; errors here leave the channel intact."""
         out = self._out
         del out[:]
-        out += b"\0" * HEADER.size
+        out += _HEADER_PAD
         _encode(value, out)
         size = len(out) - HEADER.size
         if size > self.max_frame:

@@ -16,7 +16,7 @@ N = 3
 
 
 def _cases(b):
-    nu, nq, nv = b.num_actuators, b.nq, b.nv
+    nu, nv = b.num_actuators, b.nv
     q, v = b.get_qpos()[:1].astype(np.float64), b.get_qvel()[:1].astype(np.float64)
     ctrl = home_ctrl(b)
     nan_ctrl = ctrl.copy()
@@ -104,8 +104,10 @@ def test_unknown_option_rejected(kit):
     """An unknown backend option is a TypeError listing the valid options (never ignored)."""
     if kit._state.factory is None:
         pytest.skip("backend provided by a fixture factory: options are the factory's business")
+    from unisim_core.registry import create_backend
+
     from unisim_conformance import scene_cfg
 
-    cls = kit.backend_cls
+    options = dict(kit._state.options, no_such_option=1)
     with pytest.raises(TypeError, match="no_such_option"):
-        cls(scene_cfg("free_body"), 1, 0.002, no_such_option=1)
+        create_backend(kit._state.spec, scene_cfg("free_body"), 1, 0.002, **options)

@@ -28,7 +28,8 @@ pytestmark = [pytest.mark.capabilities, pytest.mark.contract("1.0")]
 C = Capability
 MOCAP_XML = """<mujoco model="mocap_probe">
   <worldbody>
-    <body name="target" mocap="true" pos="0.5 0 1"><geom type="sphere" size="0.05" contype="0" conaffinity="0" mass="0"/></body>
+    <body name="target" mocap="true" pos="0.5 0 1">
+      <geom type="sphere" size="0.05" contype="0" conaffinity="0" mass="0"/></body>
     <body name="box" pos="0 0 1"><freejoint name="root"/><inertial pos="0 0 0" mass="1" diaginertia="0.01 0.01 0.01"/>
       <geom type="box" size="0.1 0.1 0.1" contype="0" conaffinity="0" mass="0"/></body>
   </worldbody>
@@ -343,7 +344,8 @@ def _dr_phase(kit, phase):
         elif phase == "interval":
             b.apply_interval_randomization(IntervalRandomizationPlan([op]))
         else:
-            b.set_state(np.array([1]), b.get_qpos()[1:2], b.get_qvel()[1:2], randomization=ResetRandomizationPayload([op]))
+            b.set_state(np.array([1]), b.get_qpos()[1:2], b.get_qvel()[1:2],
+                        randomization=ResetRandomizationPayload([op]))
         if term in MODEL_TERMS:
             after = b.get_model_field(term)
             changed = np.argwhere(np.any((after != before_field).reshape(after.shape[0], -1), axis=1)).ravel()

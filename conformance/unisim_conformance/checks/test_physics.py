@@ -33,7 +33,8 @@ def test_free_fall(kit, record_property):
         tol = G * dt * t / 2 + 1e-5
         err = float(np.max(np.abs(z - exact)))
         worst = max(worst, err)
-        assert err <= tol, f"t={t:.3f}s: z={z} vs closed form {exact:.6f}; |err| {err:.3g} > g dt t/2 + 1e-5 = {tol:.3g}"
+        assert err <= tol, (f"t={t:.3f}s: z={z} vs closed form {exact:.6f}; "
+                            f"|err| {err:.3g} > g dt t/2 + 1e-5 = {tol:.3g}")
         np.testing.assert_allclose(vz, -G * t, atol=1e-4, err_msg=f"vz at t={t:.3f}s (exact for constant g)")
         np.testing.assert_allclose(b.get_base_pos()[:, :2], 0.0, atol=1e-6, err_msg="x, y must stay 0")
     record_property("free_fall_max_abs_error_m", worst)

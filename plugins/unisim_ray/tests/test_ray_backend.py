@@ -185,6 +185,10 @@ def scenario(b, ref):
         x.step(np.full((n, nu), 0.1, np.float32), 3)
         x.set_pre_step_control(None)
     assert_same(b, ref, "pre-step control")
+    for x in (b, ref):  # steps with no sensor read in between (sensors fetched lazily afterwards)
+        x.step(ctrl, 2)
+        x.step(ctrl, 1)
+    assert_same(b, ref, "unread steps")
 
 
 # ----------------------------------------------------------------------------- parity
