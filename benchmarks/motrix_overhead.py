@@ -44,9 +44,9 @@ def _time(fn, seconds: float) -> float:
 
 def bench(scene: str, num_envs: int, dt: float, seconds: float) -> dict:
     import motrixsim
-    from unisim_motrix import MotrixBackend
 
     from unisim_core import SceneCfg
+    from unisim_motrix import MotrixBackend
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

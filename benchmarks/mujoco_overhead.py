@@ -22,12 +22,12 @@ from pathlib import Path
 
 import mujoco  # noqa: E402
 import numpy as np
-import unisim_mujoco  # noqa: F401  (sets MUJOCO_GL before mujoco is imported)
 from mujoco.batch import Batch  # noqa: E402
-from unisim_mujoco import MujocoBackend  # noqa: E402
 
 import unisim_core  # noqa: E402
+import unisim_mujoco  # noqa: F401  (sets MUJOCO_GL before mujoco is imported)
 from unisim_core import SceneCfg  # noqa: E402
+from unisim_mujoco import MujocoBackend  # noqa: E402
 
 SCENE = Path(unisim_core.__file__).parent / "scenes" / "quadruped.xml"
 STAGES = {"none": 0, "vel": int(mujoco.mjtStage.mjSTAGE_VEL), "acc": int(mujoco.mjtStage.mjSTAGE_ACC)}

@@ -106,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     import ray
+
     import unisim_core
     from unisim_core import SceneCfg, create_backend
 

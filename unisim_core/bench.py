@@ -32,9 +32,10 @@ EXCLUDED_BY_DEFAULT = ("fake", "isaacsim", "ray")
 
 
 def _raw_mujoco(scene: str, n: int, sim_dt: float, nsteps: int, backend, ctrl) -> tuple[Call, Call]:
-    import unisim_mujoco  # noqa: F401  (sets MUJOCO_GL before mujoco is imported)
     import mujoco
     from mujoco.batch import Batch
+
+    import unisim_mujoco  # noqa: F401  (sets MUJOCO_GL before mujoco is imported)
 
     m = mujoco.MjModel.from_xml_path(scene)
     m.opt.timestep = sim_dt
@@ -47,6 +48,8 @@ def _raw_mujoco(scene: str, n: int, sim_dt: float, nsteps: int, backend, ctrl) -
         m.opt.iterations = opts.iterations
     if getattr(opts, "ls_iterations", None):
         m.opt.ls_iterations = opts.ls_iterations
+    if getattr(opts, "noslip_iterations", None):
+        m.opt.noslip_iterations = opts.noslip_iterations
     threads = opts.threads
     b = Batch(m, n, 0 if threads is None else threads, persistent=True)
     key = backend.scene.default_keyframe

@@ -251,9 +251,10 @@ def build_parser() -> argparse.ArgumentParser:
                           "0.8*EPS rad about x with qvel EPS*(1,0,4,0.6,2,0.4) (default: 0.5 for pendulum, "
                           "double_pendulum, free_body; 0 elsewhere)")
     cmp.add_argument("--option", action="append", metavar="[BACKEND.]KEY=VALUE",
-                     help="backend option, e.g. mujoco.integrator=implicitfast (repeatable; no prefix: all)")
+                     help="backend option, e.g. mujoco.noslip_iterations=10 or mujoco.integrator=implicitfast "
+                          "(repeatable; no prefix: all)")
     cmp.add_argument("--scene-option", action="append", metavar="[BACKEND.]KEY=VALUE",
-                     help="MJCF <option> attribute set in a copy of the scene, e.g. mujoco.noslip_iterations=10")
+                     help="MJCF <option> attribute set in a copy of the scene, e.g. mujoco.cone=elliptic (repeatable)")
     cmp.add_argument("--tier", default=None, help="tolerance tier: tight (qpos 1e-4) or contact (base_pos 5e-3 m, "
                      "dof_pos 1e-2 rad); default: the scene's")
     cmp.add_argument("--tolerance", action="append", metavar="QUANTITY=NUMBER",

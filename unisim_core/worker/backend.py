@@ -60,6 +60,7 @@ class WorkerBackend(SimBackend):
         self.version = target_cls.version
         self.options_cls = target_cls.options_cls
         super().__init__(scene, num_envs, sim_dt, **options)
+        self._fresh: set[str] = set()  # lazily published tables valid for the current state
         plain = {k: (np.dtype(v).name if k == "np_dtype" else v) for k, v in options.items()}
         self._client = WorkerClient(
             [sys.executable, "-m", "unisim_core.worker", "unisim_core.worker.hosted:factory"],
@@ -89,6 +90,8 @@ class WorkerBackend(SimBackend):
         self._call("attach", descriptors=slots.descriptors)
 
     def _call(self, op: str, **args: Any) -> Any:
+        if op not in ("bodies", "sensors"):
+            self._fresh.clear()  # any other op may change the state
         try:
             return self._client.request(op, args)
         except WorkerCallError as exc:
@@ -129,7 +132,13 @@ class WorkerBackend(SimBackend):
     def get_qvel(self) -> np.ndarray:
         return self._qvel.astype(self.np_dtype)
 
+    def _published(self, op: str) -> None:
+        if op not in self._fresh:
+            self._call(op)
+            self._fresh.add(op)
+
     def _body(self, table: np.ndarray, body_ids: np.ndarray) -> np.ndarray:
+        self._published("bodies")
         return np.ascontiguousarray(table[:, body_ids], dtype=self.np_dtype)
 
     def _body_pos_w(self, body_ids: np.ndarray) -> np.ndarray:
@@ -145,6 +154,7 @@ class WorkerBackend(SimBackend):
         return self._body(self._angvel, body_ids)
 
     def _read_sensor(self, index: int) -> np.ndarray:
+        self._published("sensors")
         adr = int(self._remote_info.sensor_adr[index])
         dim = int(self._remote_info.sensor_dims[index])
         return np.array(self._sensordata[:, adr:adr + dim], dtype=self.np_dtype)

@@ -2,9 +2,10 @@
 
 Started by :class:`~unisim_core.worker.backend.WorkerBackend` as
 ``python -m unisim_core.worker unisim_core.worker.hosted:factory``. Hot-path arrays live in
-host-allocated shared memory slots: ``ctrl``, ``in_qpos``/``in_qvel`` (inputs) and ``qpos``,
-``qvel``, ``xpos``, ``xquat``, ``linvel``, ``angvel``, ``sensordata`` (state after every
-``step``/``set_state``, so host getters need no further round trip).
+host-allocated shared memory slots: ``ctrl``, ``in_qpos``/``in_qvel`` (inputs); ``qpos``/``qvel``
+are published after every ``step``/``set_state`` (no further round trip for state reads),
+body tables (``xpos``, ``xquat``, ``linvel``, ``angvel``) and ``sensordata`` on the first
+read after a change (``bodies``/``sensors`` ops).
 """
 
 from __future__ import annotations
@@ -77,18 +78,20 @@ def factory(init: dict[str, Any], progress) -> dict[str, Any]:
     slots: SlotSet | None = None
     all_sensors = np.arange(len(info.sensor_names))
     all_bodies = np.arange(len(info.body_names))
-    has_sensors = "sensors" in {c.value for c in backend.capabilities} and len(all_sensors) > 0
 
     def publish() -> None:
         slots["qpos"][...] = backend.get_qpos()
         slots["qvel"][...] = backend.get_qvel()
+
+    def bodies() -> None:
         pos, quat, lin, ang = backend.get_body_state_w(all_bodies)
         slots["xpos"][...] = pos
         slots["xquat"][...] = quat
         slots["linvel"][...] = lin
         slots["angvel"][...] = ang
-        if has_sensors:
-            slots["sensordata"][...] = backend._read_sensors(all_sensors)
+
+    def sensors() -> None:
+        slots["sensordata"][...] = backend._read_sensors(all_sensors)
 
     def describe() -> dict[str, Any]:
         dr = backend.get_dr_capabilities()
@@ -151,6 +154,7 @@ def factory(init: dict[str, Any], progress) -> dict[str, Any]:
         if slots is not None:
             slots.close()
 
-    return {f.__name__: f for f in (describe, attach, step, set_state, apply_body_force, clear_body_forces,
-                                    site_jacobian, get_physics_state, set_physics_state, write_model_field,
-                                    read_model_field, init_renderer, capture_frame, close)}
+    ops = (describe, attach, step, bodies, sensors, set_state, apply_body_force, clear_body_forces, site_jacobian,
+           get_physics_state, set_physics_state, write_model_field, read_model_field, init_renderer, capture_frame,
+           close)
+    return {f.__name__: f for f in ops}

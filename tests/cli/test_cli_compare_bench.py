@@ -1,0 +1,167 @@
+"""``unisim compare``, ``unisim bench``, ``unisim run`` and the standing-quadruped example, on the
+real engines (MuJoCo, MotrixSim). Durations are kept short: the whole folder runs in well under 60 s.
+
+Tolerances here are those of ``unisim_core.compare.TIERS``, which mirror the MotrixSim plugin's
+parity figures (pendulum 3.6e-7 in qpos over 1 s, far inside the 1e-4 "tight" tier).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from unisim_core import cli
+from unisim_core import compare as C
+
+REPO = Path(__file__).resolve().parents[2]
+
+pytest.importorskip("unisim_mujoco", reason="unisim_mujoco is not installed")
+
+
+def _needs_motrix():
+    try:
+        import unisim_motrix  # noqa: F401
+    except ImportError as exc:
+        pytest.skip(f"unisim_motrix is not importable: {exc}")
+
+
+def _needs_kit():
+    pytest.importorskip("unisim_conformance", reason="conformance scenes need unisim-conformance")
+
+
+# ------------------------------------------------------------------ compare: pure logic
+def _traj(name, base_pos, dof_pos, quat=None):
+    k = base_pos.shape[0]
+    quat = np.tile([1.0, 0, 0, 0], (k, base_pos.shape[1], 1)) if quat is None else quat
+    qpos = np.concatenate([base_pos, quat, dof_pos], axis=2)
+    return C.Trajectory(backend=name, time=np.arange(k) * 0.01, base_pos=base_pos, base_quat=quat,
+                        dof_pos=dof_pos, dof_vel=np.zeros_like(dof_pos), qpos=qpos)
+
+
+def test_verdict_on_synthetic_deviation():
+    """A reference and a copy offset by known amounts: the deviations are read back exactly and the
+    verdict follows the tier (contact: 5 mm base, 1e-2 rad joints)."""
+    k = 11
+    base = np.zeros((k, 2, 3))
+    dof = np.zeros((k, 2, 4))
+    other_base = base.copy()
+    other_base[:, 1, 0] = np.linspace(0, 3e-3, k)  # 3 mm at the end, in env 1
+    other_dof = dof.copy()
+    other_dof[5, 0, 2] = 2e-2  # one spike of 2e-2 rad
+    angle = 0.01
+    quat = np.tile([np.cos(angle / 2), 0, 0, np.sin(angle / 2)], (k, 2, 1))
+    dev = C.deviation_series(_traj("a", base, dof), _traj("b", other_base, other_dof, quat))
+    mx = {q: float(s.max()) for q, s in dev.items()}
+    assert mx["base_pos"] == pytest.approx(3e-3)
+    assert mx["dof_pos"] == pytest.approx(2e-2)
+    assert mx["base_quat"] == pytest.approx(angle, rel=1e-6)  # angle between quaternions
+    assert dev["dof_pos"].argmax() == 5
+    assert C.verdict(mx, C.TIERS["contact"]) == ("FAIL", ["dof_pos 0.02 > 0.01"])
+    assert C.verdict(mx, {**C.TIERS["contact"], "dof_pos": 0.05})[0] == "PASS"
+    assert C.verdict({**mx, "base_pos": float("nan")}, C.TIERS["contact"])[0] == "FAIL"
+    assert C.verdict(mx, {})[0] == "NO VERDICT"
+
+
+def test_split_backend_items_and_bad_prefix():
+    out = C.split_backend_items(["mujoco.integrator=implicitfast", "np_dtype=float32", "motrix.max_iterations=5"],
+                                ["mujoco", "motrix"], "--option")
+    assert out == {"mujoco": {"integrator": "implicitfast", "np_dtype": "float32"},
+                   "motrix": {"np_dtype": "float32", "max_iterations": 5}}
+    with pytest.raises(ValueError, match="not one of the compared backends"):
+        C.split_backend_items(["isaac.x=1"], ["mujoco", "motrix"], "--option")
+
+
+def test_resolve_scene_names_and_errors(tmp_path):
+    path, name = C.resolve_scene("quadruped")
+    assert name == "quadruped" and path.endswith("quadruped.xml")
+    with pytest.raises(FileNotFoundError, match="no_such_scene"):
+        C.resolve_scene("no_such_scene")
+    with pytest.raises(FileNotFoundError):
+        C.resolve_scene(str(tmp_path / "missing.xml"))
+
+
+# ------------------------------------------------------------------ compare: real engines
+def test_compare_pendulum_tight_tier_passes(tmp_path, capsys):
+    _needs_motrix()
+    _needs_kit()
+    out = tmp_path / "pendulum.json"
+    rc = cli.main(["compare", "--backends", "mujoco,motrix", "--scene", "pendulum", "--steps", "400",
+                   "--json", str(out)])
+    text = capsys.readouterr().out
+    assert rc == 0, text
+    assert "tier 'tight'" in text and ": PASS" in text
+    res = json.loads(out.read_text())
+    assert res["verdict"] == "PASS" and res["tier"] == "tight" and res["perturb"] == 0.5
+    dev = res["comparisons"]["motrix"]["max_deviation"]
+    assert 0 < dev["qpos"] < 1e-4  # the pendulum actually swings (perturb 0.5 rad) and both agree
+
+
+def test_compare_quadruped_plot_has_both_backends(tmp_path):
+    _needs_motrix()
+    png = tmp_path / "quadruped.png"
+    res = C.compare(["mujoco", "motrix"], "quadruped", steps=100)
+    assert list(res.trajectories) == ["mujoco", "motrix"]
+    a, b = res.trajectories.values()
+    assert a.dof_pos.shape == b.dof_pos.shape == (101, 1, 12)
+    assert res.tier == "contact" and set(res.deviations) == {"motrix"}
+    assert res.max_deviation("motrix")["base_pos"] < 5e-3  # 0.2 s of standing: within the contact tier
+    C.plot_trajectories(res, str(png))
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
+    import matplotlib.image as mpimg
+
+    img = mpimg.imread(str(png))[..., :3]
+    for color in ("#1f77b4", "#ff7f0e"):  # matplotlib's first two line colours: one per backend
+        rgb = np.array([int(color[i:i + 2], 16) / 255 for i in (1, 3, 5)])
+        assert (np.abs(img - rgb).max(axis=-1) < 0.02).sum() > 200, color
+
+
+def test_compare_cli_quadruped_writes_plot_and_reports_unknown_option(tmp_path, capsys):
+    _needs_motrix()
+    png = tmp_path / "q.png"
+    rc = cli.main(["compare", "--scene", "quadruped", "--steps", "50", "--plot", str(png),
+                   "--scene-option", "mujoco.noslip_iterations=10"])
+    text = capsys.readouterr().out
+    assert rc == 0 and png.stat().st_size > 10_000, text
+    assert "mjcf.noslip_iterations" in text
+    # an unknown backend option fails closed, naming the valid ones
+    rc = cli.main(["compare", "--scene", "quadruped", "--steps", "5", "--option", "mujoco.noslip_iteration=10"])
+    assert rc == 2
+    assert "noslip_iterations" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ bench, run, example
+def test_bench_json_has_ratios(tmp_path, capsys):
+    _needs_motrix()
+    out = tmp_path / "bench.json"
+    rc = cli.main(["bench", "--backends", "mujoco,motrix", "--num-envs", "4", "--steps", "5",
+                   "--decimation", "2", "--json", str(out)])
+    text = capsys.readouterr().out
+    assert rc == 0, text
+    rows = {r["backend"]: r for r in json.loads(out.read_text())["rows"]}
+    assert set(rows) == {"mujoco", "motrix"}
+    for r in rows.values():
+        assert r["num_envs"] == 4 and r["ratio"] > 0 and r["cold_start_s"] > 0
+        assert r["contract_env_steps_per_s"] > 0 and r["raw_env_steps_per_s"] > 0
+    assert "ratio" in text and "cold start" in text
+
+
+def test_run_prints_summary(capsys):
+    rc = cli.main(["run", "--steps", "20", "--num-envs", "4"])
+    text = capsys.readouterr().out
+    assert rc == 0
+    for key in ("cold start", "env-steps/s", "final base height range", "envs with non-finite state"):
+        assert key in text
+
+
+def test_standing_quadruped_example_on_mujoco(capsys):
+    spec = importlib.util.spec_from_file_location("standing_quadruped", REPO / "examples" / "standing_quadruped.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.main(["--backend", "mujoco", "--backend", "fake", "--steps", "10", "--num-envs", "4"]) == 0
+    text = capsys.readouterr().out
+    assert "mujoco: mean reward" in text and "fake: skipped" in text
