@@ -381,13 +381,16 @@ def format_table(res: CompareResult, checkpoints: int = 4) -> str:
             status = "-" if tol is None else ("ok" if np.isfinite(run[-1]) and run[-1] <= tol else "EXCEEDS")
             rows.append([b, k, QUANTITIES[k][0] or "-"] + [_fmt(run[m]) for m in marks]
                         + ["-" if tol is None else _fmt(tol), status])
+    shown = os.path.relpath(res.scene_file)
+    shown = res.scene_file if shown.startswith("..") else shown
     lines = [
-        f"scene {res.scene} ({res.scene_file}), {res.num_envs} env(s), dt={res.sim_dt:g}, decimation="
+        f"scene {res.scene} ({shown}), {res.num_envs} env(s), dt={res.sim_dt:g}, decimation="
         f"{res.decimation}, {res.steps} steps = {t[-1]:.3g} s, perturb={res.perturb:g}",
     ]
     for b, tr in res.trajectories.items():
         lines.append(f"  {b}{' (reference)' if b == res.reference else ''}: options {tr.options or '{}'}")
-    lines.append(f"max deviation vs {res.reference} (running max up to each time; base_quat: angle between quaternions)")
+    lines.append(f"max deviation vs {res.reference} "
+                 "(running max up to each time; base_quat: angle between quaternions)")
     lines.append(_table(rows, header))
     tier = f"tier {res.tier!r}" if res.tier else "no tier"
     for b, (v, reasons) in res.verdicts.items():

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 from broken_backends import EXPECTED
-from conftest import HERE
 
 from unisim_conformance import list_scenes, scene_path
+
+HERE = Path(__file__).parent
 
 
 def test_fake_passes_every_selected_check(run_kit):

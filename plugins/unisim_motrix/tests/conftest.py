@@ -2,26 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import warnings
 
-import numpy as np
 import pytest
+from motrix_testutil import scene_path
 
 from unisim_core import SceneCfg
 from unisim_motrix import MotrixBackend, MotrixModellingWarning
-
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-CONF = os.path.join(ROOT, "conformance", "unisim_conformance", "scenes")
-CORE = os.path.join(ROOT, "unisim_core", "scenes")
-
-
-def scene_path(name: str) -> str:
-    for d in (CONF, CORE):
-        p = os.path.join(d, name)
-        if os.path.exists(p):
-            return p
-    raise FileNotFoundError(name)
 
 
 @pytest.fixture
@@ -39,8 +26,3 @@ def make():
     yield _make
     for b in made:
         b.close()
-
-
-def home_state(b, n=None):
-    n = b.num_envs if n is None else n
-    return np.tile(b.get_default_qpos().astype(np.float64), (n, 1)), np.zeros((n, b.nv))

@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
-from conftest import scene_path
+from motrix_testutil import scene_path
 
 from unisim_core import SceneCfg
 from unisim_core.errors import EngineError

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import scene_path
+from motrix_testutil import scene_path
 
 from unisim_core import SceneCfg
 from unisim_motrix import MotrixBackend

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import home_state, scene_path
+from motrix_testutil import home_state, scene_path
 
 from unisim_core import TerrainCfg
 from unisim_core.errors import InvalidInputError

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import home_state
+from motrix_testutil import home_state
 
 from unisim_core import InitRandomizationPlan, ResetRandomizationPayload
 from unisim_core.errors import InvalidInputError
