@@ -16,6 +16,7 @@ this base class derives the rest of the surface once. Conventions:
 from __future__ import annotations
 
 import abc
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -81,7 +82,7 @@ CAPABILITY_REQUIRES: dict[Capability, tuple[Capability, ...]] = {
 _INDEX_ATTRS = frozenset({
     "_body_index", "_joint_index", "_actuator_index", "_sensor_index", "_site_index", "_geom_index",
     "_sensor_dims", "_base_id", "_root_joint", "_root_q", "_root_v", "_dof_qpos_cols", "_dof_qvel_cols",
-    "_dof_qpos_sel", "_dof_qvel_sel", "_single_dof_joints", "_quat_cols", "_clears_forces",
+    "_dof_qpos_sel", "_dof_qvel_sel", "_single_dof_joints", "_quat_cols", "_clears_forces", "_ctrl_shape",
 })
 
 
@@ -343,6 +344,7 @@ class SimBackend(abc.ABC):
         self._dof_qvel_sel = _as_slice(self._dof_qvel_cols)
         self._single_dof_joints = [j for j, t in enumerate(info.joint_types) if t in ("hinge", "slide")]
         self._clears_forces = Capability.BODY_FORCE in self.capabilities
+        self._ctrl_shape = (self._num_envs, len(info.actuator_names))
         self._quat_cols = [(int(info.joint_qposadr[j]) + (3 if t == "free" else 0))
                            for j, t in enumerate(info.joint_types) if t in ("free", "ball")]
 
@@ -597,8 +599,13 @@ class SimBackend(abc.ABC):
 
         Staged body forces act over all substeps and are cleared afterwards.
         """
-        self._check_open()
-        ctrl = self._check_ctrl("ctrl", ctrl)
+        if self._closed:
+            self._check_open()
+        # Fast path: a float C-contiguous array of the right shape whose sum is finite (any NaN/inf
+        # makes the sum non-finite); everything else gets the full check and its error message.
+        if not (type(ctrl) is np.ndarray and ctrl.shape == self._ctrl_shape and ctrl.dtype.kind == "f"
+                and ctrl.flags.c_contiguous and math.isfinite(ctrl.sum())):
+            ctrl = self._check_ctrl("ctrl", ctrl)
         if type(nsteps) is not int or nsteps < 1:
             nsteps = check_int("nsteps", nsteps, 1)
         try:
