@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 import unisim_core
 from unisim_core import (
     Capability,

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 import unisim_core
 from unisim_core import SceneCfg, create_backend
 from unisim_core.errors import InvalidInputError, InvalidTypeError
-
 from unisim_ray import RayOptions, split_envs, unisim_backend_spec, unisim_diagnostics
 from unisim_ray._layout import describe_layout, route
 from unisim_ray._scene import materialize_scene, pack_scene

@@ -23,6 +23,7 @@ import time
 from typing import Any
 
 import numpy as np
+
 from unisim_core.capabilities import Capability
 
 from ._scene import materialize_scene

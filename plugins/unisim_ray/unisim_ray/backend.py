@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 
 import attrs
 import numpy as np
+
 from unisim_core.backend import SimBackend
 from unisim_core.bindings import BackendHeightScanner, BackendMocapPoseBinding
 from unisim_core.capabilities import Capability
@@ -51,7 +52,7 @@ from .errors import (
     ShardStartupError,
     ShardTimeoutError,
 )
-from .options import FORWARDED_OPTIONS, RayOptions
+from .options import RayOptions
 
 __all__ = ["RayBackend", "ShardInfo", "FORWARDED_CAPABILITIES"]
 

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
+
 from unisim_core.errors import InvalidInputError, InvalidTypeError
 from unisim_core.options import BackendOptions
 
