@@ -102,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-threads-option", action="store_true",
                    help="do not pass 'threads' to the inner backend (for inners without that option)")
     p.add_argument("--inner-option", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--no-inline-results", dest="inline_results", action="store_false",
+                   help="keep Ray's default 100 KB inline cut-off (state replies go through the object store)")
     p.add_argument("--json", help="also write the results to this file")
     args = p.parse_args(argv)
 
@@ -116,8 +118,12 @@ def main(argv: list[str] | None = None) -> int:
     def inner_opts(threads: int) -> dict:
         return extra if args.no_threads_option else {**extra, "threads": threads}
 
-    ray.init(address="local", num_cpus=max(os.cpu_count() or 1, max(args.shards)), include_dashboard=False,
-             log_to_driver=False, logging_level=logging.WARNING)
+    from unisim_ray.backend import LOCAL_RAY_SYSTEM_CONFIG
+
+    # the same Ray settings the backend uses when it starts Ray itself
+    ray.init(address="local", num_cpus=max(os.cpu_count() or 1, sum(args.shards)), include_dashboard=False,
+             log_to_driver=False, logging_level=logging.WARNING,
+             _system_config=LOCAL_RAY_SYSTEM_CONFIG if args.inline_results else {})
     rows = []
     try:
         for n in args.envs:

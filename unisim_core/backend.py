@@ -265,6 +265,11 @@ class SimBackend(abc.ABC):
         """Primitive (randomization): write absolute per-env values of a model term."""
         raise self._unsupported(Capability.INIT_RANDOMIZATION)
 
+    def _check_model_values(self, term: str, env_ids: np.ndarray, target_ids: np.ndarray | None,
+                            values: np.ndarray) -> None:
+        """Hook (randomization): reject engine-specific invalid values before any op of the plan is
+        written (e.g. inertias an engine cannot represent). Raise ``InvalidInputError``."""
+
     def _read_model_field(self, term: str) -> np.ndarray:
         """Primitive (randomization): per-env table of a model term,
         ``(num_envs, count, *value_shape)`` (``(num_envs, *value_shape)`` when global)."""
@@ -949,6 +954,7 @@ class SimBackend(abc.ABC):
             if spec.kind == "model":
                 nominal = self._nominal(op.term, targets)
                 values = resolved_model_values(spec, op.term, nominal, op.operation, values)
+                self._check_model_values(op.term, ids, targets, values)
             resolved.append((spec, ids, targets, values))
         return resolved
 

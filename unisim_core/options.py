@@ -10,7 +10,7 @@ import numpy as np
 
 from .errors import InvalidInputError
 
-__all__ = ["BackendOptions", "build_options", "describe_options"]
+__all__ = ["BackendOptions", "build_options", "describe_options", "optional_positive_int", "boolean"]
 
 _DTYPES = {np.dtype(np.float32): np.float32, np.dtype(np.float64): np.float64}
 
@@ -28,6 +28,20 @@ def _to_dtype(value: Any) -> type:
 def _optional_str(inst, attribute, value):
     if value is not None and (not isinstance(value, str) or not value):
         raise InvalidInputError(f"{attribute.name}: expected a non-empty str or None, got {value!r}")
+
+
+def optional_positive_int(inst, attribute, value) -> None:
+    """attrs validator: ``None`` or an int >= 1 (bools rejected)."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+        raise InvalidInputError(f"{attribute.name}: expected an int >= 1 or None, got {value!r}")
+
+
+def boolean(inst, attribute, value) -> None:
+    """attrs validator: a real ``bool``."""
+    if not isinstance(value, bool):
+        raise InvalidInputError(f"{attribute.name}: expected a bool, got {value!r}")
 
 
 def _int_seed(inst, attribute, value):

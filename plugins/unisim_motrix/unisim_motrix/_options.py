@@ -4,22 +4,9 @@ from __future__ import annotations
 
 import attrs
 
-from unisim_core.errors import InvalidInputError
-from unisim_core.options import BackendOptions
+from unisim_core.options import BackendOptions, boolean, optional_positive_int
 
 __all__ = ["MotrixOptions"]
-
-
-def _opt_pos_int(inst, attribute, value):
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidInputError(f"{attribute.name}: expected an int >= 1 or None, got {value!r}")
-
-
-def _bool(inst, attribute, value):
-    if not isinstance(value, bool):
-        raise InvalidInputError(f"{attribute.name}: expected a bool, got {value!r}")
 
 
 @attrs.frozen(kw_only=True)
@@ -36,6 +23,6 @@ class MotrixOptions(BackendOptions):
       the pool is used; a conflicting second request raises. ``None``: leave the pool alone.
     """
 
-    add_body_sensors: bool = attrs.field(default=False, validator=_bool)
-    max_iterations: int | None = attrs.field(default=3, validator=_opt_pos_int)
-    threads: int | None = attrs.field(default=None, validator=_opt_pos_int)
+    add_body_sensors: bool = attrs.field(default=False, validator=boolean)
+    max_iterations: int | None = attrs.field(default=3, validator=optional_positive_int)
+    threads: int | None = attrs.field(default=None, validator=optional_positive_int)

@@ -5,25 +5,13 @@ from __future__ import annotations
 import attrs
 
 from unisim_core.errors import InvalidInputError
-from unisim_core.options import BackendOptions
+from unisim_core.options import BackendOptions, boolean, optional_positive_int
 
 __all__ = ["MujocoOptions", "INTEGRATORS"]
 
 #: Integrator names accepted by ``MujocoOptions.integrator`` -> ``mjtIntegrator`` member names.
 INTEGRATORS = {"euler": "mjINT_EULER", "implicit": "mjINT_IMPLICIT",
                "implicitfast": "mjINT_IMPLICITFAST", "rk4": "mjINT_RK4"}
-
-
-def _opt_pos_int(inst, attribute, value):
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidInputError(f"{attribute.name}: expected an int >= 1 or None, got {value!r}")
-
-
-def _bool(inst, attribute, value):
-    if not isinstance(value, bool):
-        raise InvalidInputError(f"{attribute.name}: expected a bool, got {value!r}")
 
 
 def _integrator(inst, attribute, value):
@@ -47,9 +35,9 @@ class MujocoOptions(BackendOptions):
     The time step always comes from ``sim_dt`` (``model.opt.timestep = sim_dt``).
     """
 
-    threads: int | None = attrs.field(default=None, validator=_opt_pos_int)
-    add_body_sensors: bool = attrs.field(default=False, validator=_bool)
+    threads: int | None = attrs.field(default=None, validator=optional_positive_int)
+    add_body_sensors: bool = attrs.field(default=False, validator=boolean)
     integrator: str | None = attrs.field(default=None, validator=_integrator)
-    iterations: int | None = attrs.field(default=None, validator=_opt_pos_int)
-    ls_iterations: int | None = attrs.field(default=None, validator=_opt_pos_int)
-    noslip_iterations: int | None = attrs.field(default=None, validator=_opt_pos_int)
+    iterations: int | None = attrs.field(default=None, validator=optional_positive_int)
+    ls_iterations: int | None = attrs.field(default=None, validator=optional_positive_int)
+    noslip_iterations: int | None = attrs.field(default=None, validator=optional_positive_int)

@@ -78,11 +78,6 @@ def test_bad_inner_option_is_rejected_on_the_host_before_ray_starts():
         create_backend("ray", SceneCfg(QUADRUPED), 2, 0.01, inner="nope")
 
 
-def test_more_shards_than_envs_is_rejected():
-    with pytest.raises(InvalidInputError, match="at most num_envs=2 shards, got 3"):
-        create_backend("ray", SceneCfg(QUADRUPED), 2, 0.01, inner="fake", shards=3)
-
-
 # ----------------------------------------------------------------------------- scene transfer
 def _scene_dir(tmp_path: Path) -> Path:
     d = tmp_path / "model"

@@ -54,7 +54,7 @@ from .errors import (
 )
 from .options import RayOptions
 
-__all__ = ["RayBackend", "ShardInfo", "FORWARDED_CAPABILITIES"]
+__all__ = ["RayBackend", "ShardInfo", "FORWARDED_CAPABILITIES", "LOCAL_RAY_SYSTEM_CONFIG"]
 
 log = logging.getLogger("unisim_ray")
 
@@ -103,6 +103,11 @@ _ray_mod: Any = None
 _actor_cls: Any = None
 _session_lock = threading.Lock()
 _session = {"owned": False, "users": 0}
+#: Ray system config used when this plugin starts a local Ray instance: a shard's state reply
+#: (hundreds of KB for hundreds of envs) is returned inline to the driver instead of through
+#: the shared-memory object store (Ray's default cut-off is 100 KB), which saves a few ms of
+#: object-store bookkeeping per step. Pass the same to your own ``ray.init`` for the same effect.
+LOCAL_RAY_SYSTEM_CONFIG = {"max_direct_call_object_size": 8 * 2**20}
 
 
 def _import_ray() -> Any:
@@ -125,7 +130,7 @@ def _remote_shard_cls(ray: Any) -> Any:
     return _actor_cls
 
 
-def _acquire_session(ray: Any, opts: RayOptions) -> bool:
+def _acquire_session(ray: Any, opts: RayOptions, num_envs: int) -> bool:
     """Join or start Ray; returns whether this process's Ray instance was started by unisim_ray."""
     with _session_lock:
         if ray.is_initialized():
@@ -134,8 +139,8 @@ def _acquire_session(ray: Any, opts: RayOptions) -> bool:
         kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
                                   "logging_level": logging.WARNING}
         if opts.address is None and not os.environ.get("RAY_ADDRESS"):
-            need = math.ceil(opts.shards * opts.actor_num_cpus)
-            kwargs.update(num_cpus=max(os.cpu_count() or 1, need))
+            need = math.ceil(min(opts.shards, num_envs) * opts.actor_num_cpus)
+            kwargs.update(num_cpus=max(os.cpu_count() or 1, need), _system_config=dict(LOCAL_RAY_SYSTEM_CONFIG))
             where = "a local Ray instance"
         else:
             kwargs["address"] = opts.address
@@ -176,14 +181,16 @@ class RayBackend(SimBackend):
         self._shards: list[ShardInfo] = []
         super().__init__(scene, num_envs, sim_dt, **options)
         o = self.options
-        if o.shards > self._num_envs:
-            raise InvalidInputError(f"shards: expected at most num_envs={self._num_envs} shards, got {o.shards}")
-        self._ranges = split_envs(self._num_envs, o.shards)
+        shards = min(o.shards, self._num_envs)  # a shard never holds zero envs
+        if shards < o.shards:
+            log.info("unisim_ray: %d envs over %d shards: using %d shards of one env each",
+                     self._num_envs, o.shards, shards)
+        self._ranges = split_envs(self._num_envs, shards)
         inner_kwargs = self._inner_kwargs()
         payload, how = pack_scene(scene, o.scene_transfer, o.scene_dir_limit_mb)
         self._scene_transfer_used = how
         ray = self._ray = _import_ray()
-        self._owns_session = _acquire_session(ray, o)
+        self._owns_session = _acquire_session(ray, o, self._num_envs)
         try:
             self._start(payload, inner_kwargs)
         except BaseException:

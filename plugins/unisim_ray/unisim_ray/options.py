@@ -87,7 +87,8 @@ class RayOptions(BackendOptions):
 
     - ``inner``: backend run inside each shard (entry-point name or ``"module:Class"``).
     - ``shards``: number of Ray actors; envs are split contiguously, earlier shards
-      take the remainder (10 envs over 3 shards: ``[0:4) [4:7) [7:10)``).
+      take the remainder (10 envs over 3 shards: ``[0:4) [4:7) [7:10)``). Fewer envs
+      than shards use one shard per env (a shard never holds zero envs).
     - ``inner_options``: options of the inner backend (e.g. ``{"threads": 1}``);
       ``np_dtype`` and ``base_name`` are forwarded from these options instead.
     - ``address``: Ray cluster to join (``None``: the ``RAY_ADDRESS`` cluster if set,
