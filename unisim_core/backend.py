@@ -638,18 +638,20 @@ class SimBackend(abc.ABC):
         """Write ``qpos (k, nq)`` and ``qvel (k, nv)`` into the ``k`` envs ``env_indices``.
 
         Other envs stay bit-identical; getters reflect the new state at once.
-        Free-root quaternions are normalized (a zero quaternion is rejected).
+        Quaternions off unit norm by more than 1e-6 are normalized (a zero quaternion is rejected).
         ``randomization`` applies reset terms to these envs.
         """
         self._check_open()
         env_ids = check_env_ids("env_indices", env_indices, self._num_envs)
-        qpos = check_float_array("qpos", qpos, (len(env_ids), self.nq))
-        qvel = check_float_array("qvel", qvel, (len(env_ids), self.nv))
+        # copies: normalization and velocity deltas must never write into the caller's arrays
+        qpos = np.array(check_float_array("qpos", qpos, (len(env_ids), self.nq)), copy=True)
+        qvel = np.array(check_float_array("qvel", qvel, (len(env_ids), self.nv)), copy=True)
         for c in self._quat_cols:
             norms = np.linalg.norm(qpos[:, c:c + 4], axis=1)
             if np.any(norms < 1e-12):
                 raise InvalidInputError(f"qpos: quaternion columns {c}:{c + 4} have zero norm")
-            qpos[:, c:c + 4] /= norms[:, None]
+            off = np.abs(norms - 1.0) > 1e-6  # unit to float32 precision: written as given (exact round trips)
+            qpos[off, c:c + 4] /= norms[off, None]
         resolved = []
         if randomization is not None:
             self._require(Capability.RESET_RANDOMIZATION)
@@ -658,18 +660,16 @@ class SimBackend(abc.ABC):
                     f"randomization: expected ResetRandomizationPayload, got {type(randomization).__name__}"
                 )
             resolved = self._resolve_ops(randomization, self.RESET_TERMS, "reset", subset=env_ids)
+            row_of = {int(e): r for r, e in enumerate(env_ids)}
             for spec, ids, _, values in resolved:
                 if spec.kind == "state":
-                    rows = np.searchsorted(env_ids, ids) if np.all(np.diff(env_ids) > 0) else \
-                        np.array([int(np.flatnonzero(env_ids == i)[0]) for i in ids])
-                    self._add_root_velocity(qpos[rows], qvel, rows, spec, values)
+                    self._add_root_velocity(qvel, np.array([row_of[int(i)] for i in ids]), spec, values)
         self._set_state(env_ids, qpos, qvel)
         self._apply_resolved(resolved, skip_kinds=("state",))
         return None
 
-    def _add_root_velocity(self, qpos_rows, qvel, rows, spec, values) -> None:
-        if self._root_v is None:
-            raise UnsupportedCapabilityError(self._label, "root velocity randomization", "model has no floating root")
+    def _add_root_velocity(self, qvel: np.ndarray, rows: np.ndarray, spec, values: np.ndarray) -> None:
+        """Add root velocity deltas (linear world m/s, or angular body-frame rad/s) to ``qvel[rows]``."""
         v = self._root_v
         if spec is TERM_SPECS["root_lin_vel_delta"]:
             qvel[rows, v:v + 3] += values
@@ -951,6 +951,8 @@ class SimBackend(abc.ABC):
         for op in plan.iter_ops():
             spec, ids, targets, values = resolve_op(op, num_envs=self._num_envs, counts=self._counts(),
                                                     allowed=frozenset(allowed), phase=phase, subset=subset)
+            if spec.kind == "state" and self._root_v is None:
+                raise InvalidInputError(f"{op.term}: the model has no floating root to randomize")
             if spec.kind == "model":
                 nominal = self._nominal(op.term, targets)
                 values = resolved_model_values(spec, op.term, nominal, op.operation, values)
@@ -997,7 +999,7 @@ class SimBackend(abc.ABC):
 
     def _add_state_delta(self, spec, ids, values) -> None:
         qpos, qvel = self.get_qpos()[ids].astype(np.float64), self.get_qvel()[ids].astype(np.float64)
-        self._add_root_velocity(qpos, qvel, np.arange(len(ids)), spec, values)
+        self._add_root_velocity(qvel, np.arange(len(ids)), spec, values)
         self._set_state(ids, qpos, qvel)
 
     def apply_init_randomization(self, plan: InitRandomizationPlan) -> None:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from core_helpers import G, make, write_scene, yaw90
 
-from unisim_core.errors import UnsupportedCapabilityError
+from unisim_core.errors import InvalidInputError
 from unisim_core.randomization import (
     InitRandomizationPlan,
     IntervalRandomizationPlan,
@@ -223,9 +223,11 @@ def test_interval_terms_target_envs_only():
 
 def test_root_velocity_terms_need_a_free_root():
     b = make("fixed_arm", 2)
-    with pytest.raises(UnsupportedCapabilityError, match="model has no floating root"):
+    before = b.get_qvel()
+    with pytest.raises(InvalidInputError, match="root_lin_vel_delta: the model has no floating root"):
         b.apply_interval_randomization(IntervalRandomizationPlan([op("root_lin_vel_delta", np.ones((2, 3)),
                                                                      operation="add")]))
+    assert np.array_equal(b.get_qvel(), before)
 
 
 def test_push_robots_is_a_horizontal_force_for_one_step():
