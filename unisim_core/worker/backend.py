@@ -1,36 +1,85 @@
-"""``WorkerBackend``: any registered backend, hosted in its own worker process.
+"""``WorkerBackend``: a backend whose primitives run in a worker process.
 
-``create_backend(name, ..., isolation="subprocess")`` returns one. The host validates
-every input (the base class), forwards primitives over the worker channel, and reads
-hot-path state from shared memory refreshed by the worker after each ``step`` and
-``set_state``. Capabilities are the inner backend's, less those whose objects cannot
-cross a process boundary (interactive ``render``, height scanners, terrain samplers,
-mocap bindings). Errors the inner backend raises for bad input come back as the same
-UniSim error class; any other failure poisons the backend (see ``WorkerClient``).
+``create_backend(name, ..., isolation="subprocess")`` returns one that hosts any registered
+backend (``unisim_core.worker.hosted``). A subclass hosts something else by overriding
+:meth:`WorkerBackend._worker_launch` (interpreter, argv, environment, INIT arguments, deadlines)
+and, optionally, :meth:`WorkerBackend._check_description` (e.g. verify an engine report). The
+``unisim-isaacsim`` host is such a subclass: Isaac Sim's interpreter runs its worker module.
+
+The host validates every input (the base class), forwards primitives over the worker channel, and
+reads hot-path state from shared memory refreshed by the worker after each ``step`` and
+``set_state``. Capabilities are the worker's (its ``describe`` reply), limited to the class's
+``CAPABILITIES`` and less those whose objects cannot cross a process boundary (interactive
+``render``, height scanners, terrain samplers, mocap bindings). Errors the inner backend raises
+for bad input come back as the same UniSim error class; any other failure poisons the backend
+(see ``WorkerClient``).
+
+Worker wire layout (declared in ``describe``, converted here at the boundary):
+
+- ``env_rows``: the contract env id held by each engine row, in engine row order (a permutation
+  of ``range(num_envs)``; absent or ``None``: identity). Every per-env slot and array crosses in
+  engine row order, and ``env_ids`` sent to the worker are engine rows.
+- ``quat_order``: ``"wxyz"`` (default) or ``"xyzw"``, the order of quaternions in ``qpos``
+  (free/ball joints) and in the body orientation table.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Mapping
 from typing import Any
 
+import attrs
 import numpy as np
 
 from ..backend import SimBackend
 from ..capabilities import Capability
 from ..config import CameraCfg, SceneCfg
+from ..errors import EngineError
 from ..model import ModelInfo
 from ..registry import load_object
 from .client import WorkerClient
 from .errors import WorkerCallError
 from .hosted import info_from_plain, pack_array, scene_to_plain, unpack_array
 
-__all__ = ["WorkerBackend", "NOT_FORWARDED"]
+__all__ = ["WorkerBackend", "WorkerLaunch", "NOT_FORWARDED", "QUAT_ORDERS"]
 
 #: Capabilities whose results are live objects that stay in the worker.
 NOT_FORWARDED = frozenset({Capability.RENDER, Capability.HEIGHT_SCAN, Capability.TERRAIN, Capability.MOCAP})
 INIT_TIMEOUT_S = 300.0
 CALL_TIMEOUT_S = 60.0
+QUAT_ORDERS = ("wxyz", "xyzw")
+_WXYZ_FROM_XYZW = np.array([3, 0, 1, 2])
+_XYZW_FROM_WXYZ = np.array([1, 2, 3, 0])
+
+
+@attrs.frozen(kw_only=True)
+class WorkerLaunch:
+    """How a :class:`WorkerBackend` starts its worker.
+
+    ``argv`` runs a program that serves the hosted op protocol (``unisim_core.worker.serve``),
+    ``env`` replaces the environment (``None``: inherit), ``init_args`` is the INIT payload,
+    deadlines are in seconds (INIT's is re-armed by every progress message, which goes to
+    ``on_progress``).
+    """
+
+    argv: tuple[str, ...] = attrs.field(converter=tuple)
+    init_args: Any = None
+    env: Mapping[str, str] | None = None
+    init_timeout: float = INIT_TIMEOUT_S
+    call_timeout: float = CALL_TIMEOUT_S
+    on_progress: Callable[[str], None] | None = None
+
+
+def hosted_launch(target: str, scene: SceneCfg, num_envs: int, sim_dt: float, options: Mapping[str, Any]
+                  ) -> WorkerLaunch:
+    """Host any registered backend in a worker of this interpreter."""
+    plain = {k: (np.dtype(v).name if k == "np_dtype" else v) for k, v in options.items()}
+    return WorkerLaunch(
+        argv=(sys.executable, "-m", "unisim_core.worker", "unisim_core.worker.hosted:factory"),
+        init_args={"target": target, "scene": scene_to_plain(scene), "num_envs": num_envs, "sim_dt": sim_dt,
+                   "options": plain},
+    )
 
 
 def _remote_error(exc: WorkerCallError) -> BaseException:
@@ -49,32 +98,73 @@ def _remote_error(exc: WorkerCallError) -> BaseException:
     return exc
 
 
+def _engine_rows(env_rows: Any, num_envs: int) -> np.ndarray | None:
+    """``rows[e]`` = engine row of contract env ``e``; ``None`` for the identity layout."""
+    if env_rows is None:
+        return None
+    if (type(env_rows) is not list or len(env_rows) != num_envs or not all(type(e) is int for e in env_rows)
+            or sorted(env_rows) != list(range(num_envs))):
+        raise EngineError(f"worker reported env_rows {env_rows!r}: expected a permutation of range({num_envs}) "
+                          f"(the contract env id held by each engine row)")
+    order = np.asarray(env_rows, dtype=np.int64)
+    if np.array_equal(order, np.arange(num_envs)):
+        return None
+    rows = np.empty(num_envs, dtype=np.int64)
+    rows[order] = np.arange(num_envs)
+    return rows
+
+
 class WorkerBackend(SimBackend):
     """A backend running in a worker process (same contract, same results)."""
 
     CAPABILITIES = frozenset(Capability) - NOT_FORWARDED
 
-    def __init__(self, scene: SceneCfg, num_envs: int, sim_dt: float, *, target: str, target_cls: type[SimBackend],
-                 **options: Any) -> None:
-        self.name = target_cls.name or target
-        self.version = target_cls.version
-        self.options_cls = target_cls.options_cls
+    def __init__(self, scene: SceneCfg, num_envs: int, sim_dt: float, *, target: str | None = None,
+                 target_cls: type[SimBackend] | None = None, **options: Any) -> None:
+        if target_cls is not None:
+            self.name = target_cls.name or target
+            self.version = target_cls.version
+            self.options_cls = target_cls.options_cls
+        self._target = target
+        self._client: WorkerClient | None = None
         super().__init__(scene, num_envs, sim_dt, **options)
         self._fresh: set[str] = set()  # lazily published tables valid for the current state
-        plain = {k: (np.dtype(v).name if k == "np_dtype" else v) for k, v in options.items()}
-        self._client = WorkerClient(
-            [sys.executable, "-m", "unisim_core.worker", "unisim_core.worker.hosted:factory"],
-            init_args={"target": target, "scene": scene_to_plain(scene), "num_envs": num_envs, "sim_dt": sim_dt,
-                       "options": plain},
-            init_timeout=INIT_TIMEOUT_S, call_timeout=CALL_TIMEOUT_S,
-        )
-        desc = self._call("describe")
+        self._forces_staged = False
+        launch = self._worker_launch(options)
+        self._client = WorkerClient(launch.argv, env=launch.env, init_args=launch.init_args,
+                                    init_timeout=launch.init_timeout, call_timeout=launch.call_timeout,
+                                    on_progress=launch.on_progress)
+        try:
+            self._setup(self._call("describe"))
+        except BaseException:
+            self._client.close()
+            raise
+
+    # -- customization points ------------------------------------------------------------
+    def _worker_launch(self, options: Mapping[str, Any]) -> WorkerLaunch:
+        """How to start the worker (``options``: the keyword options as passed)."""
+        if self._target is None:
+            raise TypeError(f"{type(self).__name__} needs target= or an overridden _worker_launch()")
+        return hosted_launch(self._target, self.scene, self._num_envs, self.sim_dt, options)
+
+    def _check_description(self, desc: Mapping[str, Any]) -> None:
+        """Inspect the worker's ``describe`` reply before use; raise to refuse the worker."""
+
+    # -- set-up ------------------------------------------------------------------------------
+    def _setup(self, desc: Mapping[str, Any]) -> None:
+        self._check_description(desc)
         self._remote_info = info_from_plain(desc["info"])
-        self._caps = frozenset(Capability(c) for c in desc["capabilities"]) - NOT_FORWARDED
-        self.INIT_TERMS = frozenset(desc["init_terms"])
-        self.INTERVAL_TERMS = frozenset(desc["interval_terms"])
-        self.RESET_TERMS = frozenset(desc["reset_terms"])
-        info, n = self._remote_info, num_envs
+        self._caps = (frozenset(Capability(c) for c in desc["capabilities"]) & type(self).CAPABILITIES
+                      ) - NOT_FORWARDED
+        self.INIT_TERMS = frozenset(desc.get("init_terms", ()))
+        self.INTERVAL_TERMS = frozenset(desc.get("interval_terms", ()))
+        self.RESET_TERMS = frozenset(desc.get("reset_terms", ()))
+        self._rows = _engine_rows(desc.get("env_rows"), self._num_envs)
+        quat_order = desc.get("quat_order", "wxyz")
+        if quat_order not in QUAT_ORDERS:
+            raise EngineError(f"worker reported quat_order {quat_order!r}; expected one of {QUAT_ORDERS}")
+        self._xyzw = quat_order == "xyzw"
+        info, n = self._remote_info, self._num_envs
         nbody, dtype = len(info.body_names), np.dtype(desc["np_dtype"])
         slots = self._client.slots
         self._ctrl = slots.add("ctrl", (n, len(info.actuator_names)), dtype)
@@ -87,6 +177,7 @@ class WorkerBackend(SimBackend):
         self._linvel = slots.add("linvel", (n, nbody, 3), dtype)
         self._angvel = slots.add("angvel", (n, nbody, 3), dtype)
         self._sensordata = slots.add("sensordata", (n, max(1, int(info.sensor_dims.sum()))), dtype)
+        self._step_frames: dict[int, bytes] = {}
         self._call("attach", descriptors=slots.descriptors)
 
     def _call(self, op: str, **args: Any) -> Any:
@@ -106,31 +197,76 @@ class WorkerBackend(SimBackend):
         return self._client.pid
 
     def _close(self) -> None:
+        if self._client is None:
+            return
         try:
             if self._client.faulted is None:
                 self._call("close")
         finally:
             self._client.close()
 
+    # -- boundary conversion -------------------------------------------------------------
+    def _from_engine(self, table: np.ndarray) -> np.ndarray:
+        """Engine rows -> contract env order, as a new array of ``np_dtype``."""
+        if self._rows is None:
+            return table.astype(self.np_dtype)
+        return table[self._rows].astype(self.np_dtype, copy=False)
+
+    def _to_engine(self, arr: np.ndarray) -> np.ndarray:
+        """Contract env order -> engine rows (``arr`` itself for the identity layout)."""
+        if self._rows is None:
+            return arr
+        out = np.empty_like(arr)
+        out[self._rows] = arr
+        return out
+
+    def _engine_ids(self, env_ids: np.ndarray) -> list[int]:
+        return (env_ids if self._rows is None else self._rows[env_ids]).tolist()
+
+    def _qpos_from_wire(self, qpos: np.ndarray) -> np.ndarray:
+        if self._xyzw:
+            for c in self._quat_cols:
+                qpos[:, c:c + 4] = qpos[:, c + _WXYZ_FROM_XYZW]
+        return qpos
+
+    def _qpos_to_wire(self, qpos: np.ndarray) -> np.ndarray:
+        if self._xyzw:
+            qpos = qpos.copy()
+            for c in self._quat_cols:
+                qpos[:, c:c + 4] = qpos[:, c + _XYZW_FROM_WXYZ]
+        return qpos
+
     # primitives ------------------------------------------------------------------------
     def _load_model_info(self) -> ModelInfo:
         return self._remote_info
 
     def _step(self, ctrl: np.ndarray, nsteps: int) -> None:
-        self._ctrl[...] = ctrl
-        self._call("step", nsteps=nsteps)
+        if self._rows is None:
+            self._ctrl[...] = ctrl
+        else:
+            self._ctrl[self._rows] = ctrl
+        frame = self._step_frames.get(nsteps)
+        if frame is None:
+            frame = self._step_frames[nsteps] = self._client.prepare("step", {"nsteps": nsteps})
+        self._fresh.clear()
+        try:
+            self._client.request_prepared("step", frame)
+        except WorkerCallError as exc:
+            raise _remote_error(exc) from exc
 
     def _set_state(self, env_ids: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> None:
         k = len(env_ids)
-        self._in_qpos[:k] = qpos
+        self._in_qpos[:k] = self._qpos_to_wire(qpos)
         self._in_qvel[:k] = qvel
-        self._call("set_state", env_ids=env_ids.tolist())
+        self._call("set_state", env_ids=self._engine_ids(env_ids))
 
     def get_qpos(self) -> np.ndarray:
-        return self._qpos.astype(self.np_dtype)
+        if self._rows is None and not self._xyzw:
+            return self._qpos.astype(self.np_dtype)
+        return self._qpos_from_wire(self._from_engine(self._qpos))
 
     def get_qvel(self) -> np.ndarray:
-        return self._qvel.astype(self.np_dtype)
+        return self._from_engine(self._qvel)
 
     def _published(self, op: str) -> None:
         if op not in self._fresh:
@@ -139,13 +275,15 @@ class WorkerBackend(SimBackend):
 
     def _body(self, table: np.ndarray, body_ids: np.ndarray) -> np.ndarray:
         self._published("bodies")
-        return np.ascontiguousarray(table[:, body_ids], dtype=self.np_dtype)
+        rows = table[:, body_ids] if self._rows is None else table[self._rows[:, None], body_ids]
+        return np.ascontiguousarray(rows, dtype=self.np_dtype)
 
     def _body_pos_w(self, body_ids: np.ndarray) -> np.ndarray:
         return self._body(self._xpos, body_ids)
 
     def _body_quat_w(self, body_ids: np.ndarray) -> np.ndarray:
-        return self._body(self._xquat, body_ids)
+        quat = self._body(self._xquat, body_ids)
+        return np.ascontiguousarray(quat[..., _WXYZ_FROM_XYZW]) if self._xyzw else quat
 
     def _body_lin_vel_w(self, body_ids: np.ndarray) -> np.ndarray:
         return self._body(self._linvel, body_ids)
@@ -157,37 +295,40 @@ class WorkerBackend(SimBackend):
         self._published("sensors")
         adr = int(self._remote_info.sensor_adr[index])
         dim = int(self._remote_info.sensor_dims[index])
-        return np.array(self._sensordata[:, adr:adr + dim], dtype=self.np_dtype)
+        return np.ascontiguousarray(self._from_engine(self._sensordata[:, adr:adr + dim]))
 
     def _apply_body_force(self, body_ids: np.ndarray, force: np.ndarray, torque: np.ndarray | None) -> None:
-        self._call("apply_body_force", body_ids=body_ids.tolist(), force=pack_array(force),
-                   torque=None if torque is None else pack_array(torque))
+        self._forces_staged = True
+        self._call("apply_body_force", body_ids=body_ids.tolist(), force=pack_array(self._to_engine(force)),
+                   torque=None if torque is None else pack_array(self._to_engine(torque)))
 
     def _clear_body_forces(self) -> None:
-        self._call("clear_body_forces")
+        # The base class clears after every step; only a staged force needs the round trip.
+        if self._forces_staged:
+            self._call("clear_body_forces")
+            self._forces_staged = False
 
     def _site_jacobian(self, site_id: int, dof_indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         jp, jr = self._call("site_jacobian", site_id=site_id, dof_indices=dof_indices.tolist())
-        return unpack_array(jp), unpack_array(jr)
+        return self._from_engine(unpack_array(jp)), self._from_engine(unpack_array(jr))
 
     def _get_physics_state(self) -> np.ndarray:
-        return unpack_array(self._call("get_physics_state"))
+        return self._from_engine(unpack_array(self._call("get_physics_state")))
 
     def _set_physics_state(self, state: np.ndarray) -> None:
-        self._call("set_physics_state", state=pack_array(state))
+        self._call("set_physics_state", state=pack_array(self._to_engine(state)))
+        self._forces_staged = True  # a snapshot may restore staged forces: clear after the next step
 
     def _write_model_field(self, term: str, env_ids: np.ndarray, target_ids: np.ndarray | None,
                            values: np.ndarray) -> None:
-        self._call("write_model_field", term=term, env_ids=env_ids.tolist(),
+        self._call("write_model_field", term=term, env_ids=self._engine_ids(env_ids),
                    target_ids=None if target_ids is None else target_ids.tolist(), values=pack_array(values))
 
     def _read_model_field(self, term: str) -> np.ndarray:
-        return unpack_array(self._call("read_model_field", term=term))
+        return self._from_engine(unpack_array(self._call("read_model_field", term=term)))
 
     def _init_renderer(self, spacing: float, offset_mode: str, headless: bool, capture: bool, width: int,
                        height: int, camera: CameraCfg) -> None:
-        import attrs
-
         cam = {k: (list(v) if isinstance(v, tuple) else v) for k, v in attrs.asdict(camera).items() if v is not None}
         self._call("init_renderer", spacing=spacing, offset_mode=offset_mode, headless=headless, capture=capture,
                    width=width, height=height, camera=cam)

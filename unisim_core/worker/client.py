@@ -210,12 +210,31 @@ class WorkerClient:
             raise WorkerFaultedError(self._fault)
         if self._worker.stopped:
             raise WorkerError("worker client is closed")
+        self._worker.chan.pack({"op": op, "args": {} if args is None else args})  # bad args: nothing sent
+        return self._roundtrip(op, None, timeout)
+
+    def prepare(self, op: str, args: Mapping[str, Any] | None = None) -> bytes:
+        """Encode the request frame for `op(**args)` once; hot loops re-send it with `request_prepared`."""
+        return protocol.encode_frame({"op": op, "args": {} if args is None else dict(args)},
+                                     self._worker.chan.max_frame)
+
+    def request_prepared(self, op: str, frame: bytes, *, timeout: float | None = None) -> Any:
+        """`request` with a frame from `prepare` (`op` names it in errors); nothing is re-encoded."""
+        if self._fault is not None:
+            raise WorkerFaultedError(self._fault)
+        if self._worker.stopped:
+            raise WorkerError("worker client is closed")
+        return self._roundtrip(op, frame, timeout)
+
+    def _roundtrip(self, op: str, frame: bytes | None, timeout: float | None) -> Any:
         chan = self._worker.chan
-        chan.pack({"op": op, "args": {} if args is None else args})  # bad args: nothing sent
         timeout = self.call_timeout if timeout is None else timeout
         try:
             deadline = monotonic() + timeout
-            chan.flush(deadline)
+            if frame is None:
+                chan.flush(deadline)
+            else:
+                chan.write_raw(frame, deadline)
             return self._await(op, timeout, deadline)
         except WorkerCallError as e:
             if e.poisoned:

@@ -16,8 +16,15 @@ import attrs
 import numpy as np
 
 from ..config import SceneCfg, TerrainCfg
+from ..errors import InvalidInputError, InvalidTypeError, UnknownNameError, UnsupportedCapabilityError
 from ..model import ModelInfo
 from .shm import SlotSet
+
+#: UniSim input errors: the inner backend rejected an input before writing anything, so the
+#: worker stays usable (``serve`` reports them with ``poisoned: False``).
+SAFE_ERRORS: tuple[type[BaseException], ...] = (
+    InvalidInputError, InvalidTypeError, UnknownNameError, UnsupportedCapabilityError,
+)
 
 
 def pack_array(arr: np.ndarray) -> dict[str, Any]:
@@ -76,12 +83,13 @@ def factory(init: dict[str, Any], progress) -> dict[str, Any]:
                              **init["options"])
     info = backend.model_info
     slots: SlotSet | None = None
+    hot: dict[str, np.ndarray] = {}  # slot arrays the hot path uses, looked up once at attach
     all_sensors = np.arange(len(info.sensor_names))
     all_bodies = np.arange(len(info.body_names))
 
     def publish() -> None:
-        slots["qpos"][...] = backend.get_qpos()
-        slots["qvel"][...] = backend.get_qvel()
+        hot["qpos"][...] = backend.get_qpos()
+        hot["qvel"][...] = backend.get_qvel()
 
     def bodies() -> None:
         pos, quat, lin, ang = backend.get_body_state_w(all_bodies)
@@ -103,10 +111,11 @@ def factory(init: dict[str, Any], progress) -> dict[str, Any]:
     def attach(descriptors: dict[str, Any]) -> None:
         nonlocal slots
         slots = SlotSet.attach(descriptors)
+        hot.update(ctrl=slots["ctrl"], qpos=slots["qpos"], qvel=slots["qvel"])
         publish()
 
     def step(nsteps: int) -> None:
-        backend._step(slots["ctrl"], nsteps)
+        backend._step(hot["ctrl"], nsteps)
         publish()
 
     def set_state(env_ids: list[int]) -> None:
@@ -151,6 +160,7 @@ def factory(init: dict[str, Any], progress) -> dict[str, Any]:
 
     def close() -> None:
         backend.close()
+        hot.clear()
         if slots is not None:
             slots.close()
 
@@ -158,3 +168,6 @@ def factory(init: dict[str, Any], progress) -> dict[str, Any]:
            get_physics_state, set_physics_state, write_model_field, read_model_field, init_renderer, capture_frame,
            close)
     return {f.__name__: f for f in ops}
+
+
+factory.safe_errors = SAFE_ERRORS  # type: ignore[attr-defined]  # read by ``server.serve``

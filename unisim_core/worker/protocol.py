@@ -114,6 +114,17 @@ def encode(value: Any) -> bytes:
     return bytes(out)
 
 
+def encode_frame(value: Any, max_frame: int = MAX_FRAME) -> bytes:
+    """One complete frame (header + payload) for `value`, to send later with `Channel.write_raw`."""
+    out = bytearray(_HEADER_PAD)
+    _encode(value, out)
+    size = len(out) - HEADER.size
+    if size > max_frame:
+        raise ValueError(f"frame of {size} bytes exceeds the {max_frame}-byte cap")
+    HEADER.pack_into(out, 0, FRAME_MAGIC, size)
+    return bytes(out)
+
+
 def _decode(buf: bytes | bytearray, pos: int, end: int, depth: int) -> tuple[Any, int]:
     if pos >= end:
         raise ValueError("truncated value")

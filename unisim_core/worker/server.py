@@ -22,6 +22,8 @@ FDS_ENV = "UNISIM_WORKER_FDS"
 INIT_OP = "__init__"
 SHUTDOWN_OP = "__shutdown__"
 
+_OK_NONE = protocol.encode_frame({"ok": True, "result": None})
+
 Progress = Callable[[str], None]
 Factory = Callable[[Any, Progress], Mapping[str, Callable[..., Any]]]
 
@@ -71,7 +73,11 @@ def serve(
     {"ok": True, "result": ...} or an error reporting `poisoned`: False for unknown ops, bad
     request shapes, unencodable results and exceptions in `safe_errors` (input rejected before
     touching state), True for any other exception.
+
+    A factory may declare its own safe errors as an attribute ``factory.safe_errors`` (a tuple of
+    exception classes); they are added to `safe_errors`.
     """
+    safe_errors = tuple(safe_errors) + tuple(getattr(factory, "safe_errors", ()))
     chan = channel if channel is not None else connect()
     magic, version = HELLO.unpack(chan.read_raw(HELLO.size))
     if magic != HELLO_MAGIC or version != protocol.PROTOCOL_VERSION:
@@ -113,6 +119,9 @@ def serve(
             continue
         except Exception as e:  # noqa: BLE001 - reported to the host
             chan.send(_error(e, poisoned=True))
+            continue
+        if result is None:
+            chan.write_raw(_OK_NONE)  # the common reply, encoded once
             continue
         try:
             chan.send({"ok": True, "result": result})

@@ -345,3 +345,12 @@ def test_backend_that_starts_ray_shuts_it_down_on_close():
     assert lines[0].startswith("started True") and lines[1] == "closed False"
     # one stderr progress line per shard
     assert out.stderr.count("unisim-ray: shard ") == 2 and "shard 1 (envs [1:2)) of 2 ready" in out.stderr
+
+
+def test_shards_that_cannot_be_placed_time_out_at_startup_naming_them():
+    t0 = time.monotonic()
+    with pytest.raises(ShardStartupError, match=r"shard 0 \(envs \[0:1\)\), shard 1 \(envs \[1:2\)\) did not "
+                                                r"start within init_timeout_s=1 s \(each shard asks for 64 CPU"):
+        create_backend("ray", QUADRUPED, 2, 0.005, inner="fake", actor_num_cpus=64, init_timeout_s=1,
+                       progress=False)
+    assert time.monotonic() - t0 < 15

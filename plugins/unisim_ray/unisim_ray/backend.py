@@ -139,7 +139,7 @@ def _acquire_session(ray: Any, opts: RayOptions, num_envs: int) -> bool:
         kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
                                   "logging_level": logging.WARNING}
         if opts.address is None and not os.environ.get("RAY_ADDRESS"):
-            need = math.ceil(min(opts.shards, num_envs) * opts.actor_num_cpus)
+            need = math.ceil(min(opts.shards, num_envs) * (opts.actor_num_cpus or 0))
             kwargs.update(num_cpus=max(os.cpu_count() or 1, need), _system_config=dict(LOCAL_RAY_SYSTEM_CONFIG))
             where = "a local Ray instance"
         else:
@@ -228,7 +228,11 @@ class RayBackend(SimBackend):
 
     def _start(self, payload: dict[str, Any], inner_kwargs: dict[str, Any]) -> None:
         ray, o = self._ray, self.options
-        actor_opts = {"num_cpus": o.actor_num_cpus, "max_restarts": 0, "max_task_retries": 0, **o.actor_options}
+        cpus = o.actor_num_cpus
+        if cpus is None:
+            cpus = 1.0 if sum(1 for n in ray.nodes() if n.get("Alive")) > 1 else 0.0
+        self._actor_cpus = cpus
+        actor_opts = {"num_cpus": cpus, "max_restarts": 0, "max_task_retries": 0, **o.actor_options}
         cls = _remote_shard_cls(ray).options(**actor_opts)
         payload_ref = ray.put(payload)
         self._actors = [cls.remote(k, a, b) for k, (a, b) in enumerate(self._ranges)]
@@ -247,7 +251,7 @@ class RayBackend(SimBackend):
                     avail = "unknown"
                 raise ShardStartupError(
                     f"backend 'ray': {self._labels(shards)} did not start within init_timeout_s="
-                    f"{o.init_timeout_s:g} s (each shard asks for {o.actor_num_cpus:g} CPU; "
+                    f"{o.init_timeout_s:g} s (each shard asks for {cpus:g} CPU; "
                     f"available Ray resources: {avail})", self._triples(shards))
             k = pending.pop(ready[0])
             try:

@@ -36,7 +36,9 @@ def _pos_float(inst, attribute, value):
         raise InvalidInputError(f"{attribute.name}: expected a positive number of seconds, got {value!r}")
 
 
-def _nonneg_float(inst, attribute, value):
+def _opt_nonneg_float(inst, attribute, value):
+    if value is None:
+        return
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
         raise InvalidInputError(f"{attribute.name}: expected a number >= 0, got {value!r}")
 
@@ -96,7 +98,10 @@ class RayOptions(BackendOptions):
       started without dashboard and shut down when the last backend using it closes).
     - ``call_timeout_s``: deadline of every steady-state call (all shards together).
     - ``init_timeout_s``: deadline for the shards to start and load the scene.
-    - ``actor_num_cpus``: CPUs Ray reserves per shard actor.
+    - ``actor_num_cpus``: CPUs Ray reserves per shard actor. ``None`` (default): 1 on a
+      multi-node cluster (Ray places shards by CPU), 0 on a single-node Ray instance (the
+      OS schedules the shards; a reservation would only make a second backend's shards
+      wait until the first backend closes).
     - ``actor_options``: extra ``ActorClass.options(...)`` keywords (``resources``,
       ``scheduling_strategy="SPREAD"``, ``runtime_env``, …).
     - ``ray_init_options``: extra ``ray.init`` keywords when this backend starts Ray.
@@ -122,7 +127,7 @@ class RayOptions(BackendOptions):
     address: str | None = attrs.field(default=None, validator=_address)
     call_timeout_s: float = attrs.field(default=60.0, validator=_pos_float)
     init_timeout_s: float = attrs.field(default=300.0, validator=_pos_float)
-    actor_num_cpus: float = attrs.field(default=1.0, validator=_nonneg_float)
+    actor_num_cpus: float | None = attrs.field(default=None, validator=_opt_nonneg_float)
     actor_options: dict[str, Any] = attrs.field(factory=dict, converter=_str_dict)
     ray_init_options: dict[str, Any] = attrs.field(factory=dict, converter=_str_dict)
     scene_transfer: str = attrs.field(default="auto", validator=_transfer)
