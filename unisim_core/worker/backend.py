@@ -159,7 +159,7 @@ class WorkerBackend(SimBackend):
         self.INIT_TERMS = frozenset(desc.get("init_terms", ()))
         self.INTERVAL_TERMS = frozenset(desc.get("interval_terms", ()))
         self.RESET_TERMS = frozenset(desc.get("reset_terms", ()))
-        self._rows = _engine_rows(desc.get("env_rows"), self._num_envs)
+        self._env_row = _engine_rows(desc.get("env_rows"), self._num_envs)
         quat_order = desc.get("quat_order", "wxyz")
         if quat_order not in QUAT_ORDERS:
             raise EngineError(f"worker reported quat_order {quat_order!r}; expected one of {QUAT_ORDERS}")
@@ -208,20 +208,24 @@ class WorkerBackend(SimBackend):
     # -- boundary conversion -------------------------------------------------------------
     def _from_engine(self, table: np.ndarray) -> np.ndarray:
         """Engine rows -> contract env order, as a new array of ``np_dtype``."""
-        if self._rows is None:
+        if self._env_row is None:
             return table.astype(self.np_dtype)
-        return table[self._rows].astype(self.np_dtype, copy=False)
+        return table[self._env_row].astype(self.np_dtype, copy=False)
+
+    def _env_order(self, arr: np.ndarray) -> np.ndarray:
+        """Engine rows -> contract env order, keeping the dtype (cold-path arrays)."""
+        return arr if self._env_row is None else np.ascontiguousarray(arr[self._env_row])
 
     def _to_engine(self, arr: np.ndarray) -> np.ndarray:
         """Contract env order -> engine rows (``arr`` itself for the identity layout)."""
-        if self._rows is None:
+        if self._env_row is None:
             return arr
         out = np.empty_like(arr)
-        out[self._rows] = arr
+        out[self._env_row] = arr
         return out
 
     def _engine_ids(self, env_ids: np.ndarray) -> list[int]:
-        return (env_ids if self._rows is None else self._rows[env_ids]).tolist()
+        return (env_ids if self._env_row is None else self._env_row[env_ids]).tolist()
 
     def _qpos_from_wire(self, qpos: np.ndarray) -> np.ndarray:
         if self._xyzw:
@@ -241,10 +245,10 @@ class WorkerBackend(SimBackend):
         return self._remote_info
 
     def _step(self, ctrl: np.ndarray, nsteps: int) -> None:
-        if self._rows is None:
+        if self._env_row is None:
             self._ctrl[...] = ctrl
         else:
-            self._ctrl[self._rows] = ctrl
+            self._ctrl[self._env_row] = ctrl
         frame = self._step_frames.get(nsteps)
         if frame is None:
             frame = self._step_frames[nsteps] = self._client.prepare("step", {"nsteps": nsteps})
@@ -261,7 +265,7 @@ class WorkerBackend(SimBackend):
         self._call("set_state", env_ids=self._engine_ids(env_ids))
 
     def get_qpos(self) -> np.ndarray:
-        if self._rows is None and not self._xyzw:
+        if self._env_row is None and not self._xyzw:
             return self._qpos.astype(self.np_dtype)
         return self._qpos_from_wire(self._from_engine(self._qpos))
 
@@ -275,7 +279,7 @@ class WorkerBackend(SimBackend):
 
     def _body(self, table: np.ndarray, body_ids: np.ndarray) -> np.ndarray:
         self._published("bodies")
-        rows = table[:, body_ids] if self._rows is None else table[self._rows[:, None], body_ids]
+        rows = table[:, body_ids] if self._env_row is None else table[self._env_row[:, None], body_ids]
         return np.ascontiguousarray(rows, dtype=self.np_dtype)
 
     def _body_pos_w(self, body_ids: np.ndarray) -> np.ndarray:
@@ -310,10 +314,10 @@ class WorkerBackend(SimBackend):
 
     def _site_jacobian(self, site_id: int, dof_indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         jp, jr = self._call("site_jacobian", site_id=site_id, dof_indices=dof_indices.tolist())
-        return self._from_engine(unpack_array(jp)), self._from_engine(unpack_array(jr))
+        return self._env_order(unpack_array(jp)), self._env_order(unpack_array(jr))
 
     def _get_physics_state(self) -> np.ndarray:
-        return self._from_engine(unpack_array(self._call("get_physics_state")))
+        return self._env_order(unpack_array(self._call("get_physics_state")))
 
     def _set_physics_state(self, state: np.ndarray) -> None:
         self._call("set_physics_state", state=pack_array(self._to_engine(state)))
@@ -325,7 +329,7 @@ class WorkerBackend(SimBackend):
                    target_ids=None if target_ids is None else target_ids.tolist(), values=pack_array(values))
 
     def _read_model_field(self, term: str) -> np.ndarray:
-        return self._from_engine(unpack_array(self._call("read_model_field", term=term)))
+        return self._env_order(unpack_array(self._call("read_model_field", term=term)))
 
     def _init_renderer(self, spacing: float, offset_mode: str, headless: bool, capture: bool, width: int,
                        height: int, camera: CameraCfg) -> None:

@@ -111,6 +111,7 @@ def assert_same(b, ref, where=""):
     for name, get in getters.items():
         got, want = get(b), get(ref)
         assert got.dtype == want.dtype, f"{where}: {name} dtype {got.dtype} != {want.dtype}"
+        assert got.flags.c_contiguous and got.flags.writeable, f"{where}: {name} layout"
         assert got.shape == want.shape, f"{where}: {name} shape"
         assert np.array_equal(got, want), f"{where}: {name} differs (max {np.abs(got - want).max()})"
 
@@ -200,6 +201,12 @@ def test_fake_six_envs_over_two_shards_matches_in_process_bit_for_bit(made, pref
     assert b.get_dr_capabilities() == ref.get_dr_capabilities()
     assert [(s.env_start, s.env_stop) for s in b.describe_shards()] == [(0, 3), (3, 6)]
     scenario(b, ref)
+    # a refusal raised by every shard before writing anything is re-raised as is, not a fault
+    with pytest.raises(UnsupportedCapabilityError, match="'geom_friction' is not randomizable"):
+        ref.get_model_field("geom_friction")
+    with pytest.raises(UnsupportedCapabilityError, match="'geom_friction' is not randomizable"):
+        b.get_model_field("geom_friction")
+    b.step(np.zeros((6, b.num_actuators), np.float32))
 
 
 def test_fake_uneven_split_over_three_shards_matches_in_process(made):

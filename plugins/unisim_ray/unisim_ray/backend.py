@@ -66,6 +66,8 @@ FORWARDED_CAPABILITIES: frozenset[Capability] = frozenset(Capability) - {
     Capability.RENDER, Capability.VIDEO_CAPTURE, Capability.PLAYBACK,
 }
 #: Errors that, by contract, a backend raises before writing anything.
+#: Seconds close() waits for Ray to confirm that killed actors are gone.
+KILL_CONFIRM_S = 5.0
 _REJECTIONS = (InvalidInputError, InvalidTypeError, UnknownNameError, UnsupportedCapabilityError)
 
 
@@ -96,6 +98,13 @@ class ShardInfo:
 
     def label(self) -> str:
         return f"shard {self.index} (envs [{self.env_start}:{self.env_stop}))"
+
+
+def _cat(parts: list[np.ndarray]) -> np.ndarray:
+    """Per-shard replies stacked in env order into one new C-contiguous, writeable array."""
+    first = parts[0]
+    out = np.empty((sum(len(p) for p in parts),) + first.shape[1:], dtype=first.dtype)
+    return np.concatenate(parts, axis=0, out=out)
 
 
 # ----------------------------------------------------------------------------- the Ray session
@@ -355,10 +364,11 @@ class RayBackend(SimBackend):
                 raise self._poison(ShardCallError(f"backend 'ray': {what} failed: {first}")) from first
             dead = [k for k, e in failures if not isinstance(e, ray.exceptions.RayTaskError)]
             if dead:
-                reason = str(failures[[k for k, _ in failures].index(dead[0])][1]).splitlines()[0]
+                exc0 = dict(failures)[dead[0]]
+                reason = (str(exc0).splitlines() or [type(exc0).__name__])[0]
                 raise self._poison(ShardDiedError(
                     f"backend 'ray': {self._labels(dead)} died during {what} ({reason}); "
-                    f"the backend is now unusable", self._triples(dead))) from failures[0][1]
+                    f"the backend is now unusable", self._triples(dead))) from exc0
             causes = [(k, getattr(e, "cause", None) or e) for k, e in failures]
             rejected = all(isinstance(c, _REJECTIONS) for _, c in causes)
             if rejected and (not mutating or len(failures) == len(calls)):
@@ -401,8 +411,8 @@ class RayBackend(SimBackend):
 
     def _routed(self, what: str, method: str, env_ids: np.ndarray,
                 args: Callable[[np.ndarray, np.ndarray], tuple]) -> None:
-        """Route ``env_ids`` to their shards, call ``method(local_ids, *args(rows, local_ids))``,
-        write the returned state rows into the cache."""
+        """Route ``env_ids`` to their shards, call ``method(*args(rows, local_ids))`` on each
+        (``rows`` index ``env_ids`` and the value rows), write the returned state rows into the cache."""
         self._check_open()
         routes = route(env_ids, self._ranges)
         calls = [(k, getattr(self._actors[k], method).remote(*args(rows, local))) for k, rows, local in routes]
@@ -464,9 +474,8 @@ class RayBackend(SimBackend):
 
     def _bodies(self, field: str, body_ids: np.ndarray) -> np.ndarray:
         self._check_open()
-        out = self._views[field][:, body_ids]
-        dt = self._dtypes[field]
-        return out if out.dtype == dt else out.astype(dt)
+        # fancy indexing a strided view keeps its layout: force C order (one copy either way)
+        return np.ascontiguousarray(self._views[field][:, body_ids], dtype=self._dtypes[field])
 
     def _body_pos_w(self, body_ids: np.ndarray) -> np.ndarray:
         return self._bodies("xpos", body_ids)
@@ -489,9 +498,7 @@ class RayBackend(SimBackend):
             self._check_open()
             return np.zeros((self._num_envs, 0), dtype=self._dtypes["sensordata"])
         cols = np.concatenate([self._sensor_cols[int(i)] for i in indices])
-        out = self._fresh_sensors()[:, cols]
-        dt = self._dtypes["sensordata"]
-        return out if out.dtype == dt else out.astype(dt)
+        return np.ascontiguousarray(self._fresh_sensors()[:, cols], dtype=self._dtypes["sensordata"])
 
     def step(self, ctrl: np.ndarray, nsteps: int = 1) -> dict | None:
         # The base calls _step once (no pre-step control) or once per substep (with it) and then
@@ -540,10 +547,10 @@ class RayBackend(SimBackend):
     # ------------------------------------------------------------------ primitives: kinematics, snapshots, fields
     def _site_jacobian(self, site_id: int, dof_indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         parts = self._fanout("get_site_jacobian_w", "site_jacobian", lambda k, a, b: (site_id, dof_indices))
-        return (np.concatenate([p[0] for p in parts], axis=0), np.concatenate([p[1] for p in parts], axis=0))
+        return (_cat([p[0] for p in parts]), _cat([p[1] for p in parts]))
 
     def _get_physics_state(self) -> np.ndarray:
-        return np.concatenate(self._fanout("get_physics_state", "get_physics_state"), axis=0)
+        return _cat(self._fanout("get_physics_state", "get_physics_state"))
 
     def _set_physics_state(self, state: np.ndarray) -> None:
         results = self._fanout("set_physics_state", "set_physics_state", lambda k, a, b: (state[a:b],),
@@ -558,17 +565,17 @@ class RayBackend(SimBackend):
                      lambda rows, local: (term, local, target_ids, values[rows]))
 
     def _read_model_field(self, term: str) -> np.ndarray:
-        return np.concatenate(self._fanout(f"read of model field {term!r}", "read_model_field",
-                                           lambda k, a, b: (term,)), axis=0)
+        return _cat(self._fanout(f"read of model field {term!r}", "read_model_field", lambda k, a, b: (term,)))
 
     # ------------------------------------------------------------------ primitives: terrain, scanners, mocap
     def _terrain_spawn_data(self) -> BackendTerrainSpawnData:
         data = self._fanout("get_terrain_spawn_data", "terrain_spawn_data", shards=[0])[0]
 
         def sample_height(xy: np.ndarray) -> np.ndarray:
-            return self._fanout("sample_height", "sample_height", lambda k, a, b: (np.asarray(xy),), shards=[0])[0]
+            out = self._fanout("sample_height", "sample_height", lambda k, a, b: (np.asarray(xy),), shards=[0])[0]
+            return np.array(out)  # replies can be read-only views of Ray's object store
 
-        return BackendTerrainSpawnData(origins=data["origins"], sample_height=sample_height,
+        return BackendTerrainSpawnData(origins=np.array(data["origins"]), sample_height=sample_height,
                                        hfield_geom_id=data["hfield_geom_id"], size=data["size"])
 
     def _create_hfield_scanner(self, hfield_geom_id: int, offsets: np.ndarray, frame_body_id: int,
@@ -601,6 +608,20 @@ class RayBackend(SimBackend):
                 ray.kill(act, no_restart=True)
             except Exception:  # noqa: S110 - already dead
                 pass
+        # ray.kill is asynchronous: confirm (for at most KILL_CONFIRM_S) that no shard still
+        # answers, so that the actors are gone when close() returns.
+        deadline = time.monotonic() + KILL_CONFIRM_S
+        while actors and time.monotonic() < deadline:
+            alive = []
+            for act, ref in [(a, a.ping.remote()) for a in actors]:
+                try:
+                    ray.get(ref, timeout=max(0.01, deadline - time.monotonic()))
+                    alive.append(act)
+                except Exception:  # noqa: S110 - RayActorError: dead, as wanted
+                    pass
+            actors = alive
+            if actors:
+                time.sleep(0.02)
 
     def _release(self) -> None:
         if getattr(self, "_ray", None) is None:
@@ -622,7 +643,7 @@ class _RayHeightScanner(BackendHeightScanner):
 
     def scan(self) -> np.ndarray:
         b = self._backend
-        return np.concatenate(b._fanout("scan", "scan", lambda k, a, c: (self._key,)), axis=0)
+        return _cat(b._fanout("scan", "scan", lambda k, a, c: (self._key,)))
 
 
 class _RayMocapBinding(BackendMocapPoseBinding):
@@ -634,7 +655,7 @@ class _RayMocapBinding(BackendMocapPoseBinding):
 
     def get(self) -> tuple[np.ndarray, np.ndarray]:
         parts = self._backend._fanout("mocap get", "mocap_get", lambda k, a, b: (self._key,))
-        return (np.concatenate([p[0] for p in parts], axis=0), np.concatenate([p[1] for p in parts], axis=0))
+        return (_cat([p[0] for p in parts]), _cat([p[1] for p in parts]))
 
     def _write(self, env_ids: np.ndarray, pos: np.ndarray, quat: np.ndarray) -> None:
         self._backend._routed("mocap write", "mocap_write", env_ids,

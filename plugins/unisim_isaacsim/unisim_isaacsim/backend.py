@@ -1,0 +1,100 @@
+"""``IsaacSimBackend``: the SDK-free host of an Isaac Sim 5.1 / Isaac Lab 2.3 worker process.
+
+It is a configuration of the core :class:`~unisim_core.worker.backend.WorkerBackend`: the worker
+runs ``python -m unisim_isaacsim.worker`` in Isaac Sim's interpreter (found by
+:func:`~unisim_isaacsim.runtime.require_runtime`), with this host's ``unisim_core`` and
+``unisim_isaacsim`` made importable there (see :mod:`unisim_isaacsim.launch`). Everything else
+(input validation, shared-memory state, deadlines, fault handling, environment row order and
+quaternion order at the boundary) is the core layer's.
+
+At construction the worker's ``describe`` reply must carry a solver readback that
+:func:`~unisim_isaacsim.readback.verify_solver_readback` accepts for the requested ``physx``
+options; otherwise the worker is stopped and :class:`~unisim_isaacsim.readback.SolverReadbackError`
+is raised. This module never imports the Isaac SDK.
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from unisim_core.worker.backend import WorkerBackend, WorkerLaunch
+from unisim_core.worker.hosted import scene_to_plain
+
+from .launch import WorkerPath
+from .options import IsaacSimOptions
+from .physx_solver import PhysxSolverConfig
+from .readback import verify_solver_readback
+from .runtime import require_runtime
+from .spec import CAPABILITIES, REQUIRED_RUNTIME, __version__
+
+__all__ = ["IsaacSimBackend", "init_payload"]
+
+log = logging.getLogger("unisim_isaacsim")
+
+
+def init_payload(scene, num_envs: int, sim_dt: float, options: IsaacSimOptions) -> dict[str, Any]:
+    """The INIT arguments every Isaac worker (and its test double) receives; plain data only."""
+    return {
+        "scene": scene_to_plain(scene), "num_envs": num_envs, "sim_dt": sim_dt,
+        "np_dtype": np.dtype(options.np_dtype).str, "base_name": options.base_name,
+        "physx": options.physx.to_payload() if options.physx is not None else {},
+        "device": options.device, "headless": options.headless, "enable_cameras": options.enable_cameras,
+        "env_spacing": float(options.env_spacing),
+    }
+
+
+class IsaacSimBackend(WorkerBackend):
+    """Isaac Sim 5.1 / Isaac Lab 2.3 (PhysX) in a worker process running Isaac Sim's python."""
+
+    name = "isaacsim"
+    version = __version__
+    options_cls = IsaacSimOptions
+    required_runtime = REQUIRED_RUNTIME
+    CAPABILITIES = CAPABILITIES
+    #: Module the worker interpreter runs with ``-m``.
+    worker_module = "unisim_isaacsim.worker"
+
+    options: IsaacSimOptions
+
+    def __init__(self, scene, num_envs: int, sim_dt: float, **options: Any) -> None:
+        try:
+            super().__init__(scene, num_envs, sim_dt, **options)
+        except BaseException:
+            finalizer = getattr(self, "_path_finalizer", None)
+            if finalizer is not None:
+                finalizer()
+            raise
+
+    def _worker_launch(self, options: Mapping[str, Any]) -> WorkerLaunch:
+        runtime = require_runtime()  # OptionalDependencyError with the setup hint
+        path = WorkerPath()
+        self._path_finalizer = weakref.finalize(self, path.close)
+        opts = self.options
+        return WorkerLaunch(
+            argv=(str(runtime.python), "-m", self.worker_module),
+            env=path.env(),
+            init_args=init_payload(self.scene, self._num_envs, self.sim_dt, opts),
+            init_timeout=float(opts.init_timeout_s), call_timeout=float(opts.call_timeout_s),
+            on_progress=lambda msg: log.info("isaacsim worker: %s", msg),
+        )
+
+    def _check_description(self, desc: Mapping[str, Any]) -> None:
+        requested = self.options.physx if self.options.physx is not None else PhysxSolverConfig()
+        self.solver_readback = verify_solver_readback(requested, desc.get("solver_readback"),
+                                                      num_envs=self._num_envs)
+        engine = desc.get("engine")
+        self.engine_info: dict[str, Any] = dict(engine) if isinstance(engine, Mapping) else {}
+        self.env_rows: tuple[int, ...] = tuple(desc.get("env_rows") or range(self._num_envs))
+
+    def _close(self) -> None:
+        try:
+            super()._close()
+        finally:
+            finalizer = getattr(self, "_path_finalizer", None)
+            if finalizer is not None:
+                finalizer()

@@ -1,0 +1,176 @@
+"""Pure state-layout mapping between the contract (MuJoCo layout) and Isaac Lab tensors.
+
+numpy only (plus :mod:`unisim_core.quat`), so it is unit-tested without the SDK and used by the
+worker inside Isaac Sim. Conventions on the Isaac side (Isaac Lab 2.x ``ArticulationData``):
+
+- ``root_link_pos_w`` (n, 3) world position of the root link frame; the contract's ``qpos[0:3]``
+  is relative to the environment origin, so ``env_origins`` are subtracted/added here.
+- ``root_link_quat_w`` (n, 4) **wxyz** in Isaac Lab 2.x (3.x switched to xyzw:
+  :func:`quat_order_for`).
+- ``root_link_lin_vel_w`` / ``root_link_ang_vel_w`` (n, 3): link-origin linear velocity and the
+  angular velocity, both **world** frame. The contract's ``qvel[3:6]`` is **body** frame, so it is
+  ``R(q)^T ω_w`` on the way out and ``R(q) ω_b`` on the way in.
+- ``joint_pos`` / ``joint_vel`` (n, J) in Isaac's joint order, mapped to MuJoCo's by joint name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from unisim_core import quat as Q
+
+__all__ = [
+    "StateLayout", "build_layout", "qpos_qvel_from_isaac", "isaac_from_qpos_qvel", "body_order",
+    "bodies_from_isaac", "quat_order_for", "env_rows_from_prim_paths", "xyzw_to_wxyz", "orbit_eye",
+]
+
+
+def xyzw_to_wxyz(q: np.ndarray) -> np.ndarray:
+    """PhysX tensor views (and Isaac Lab 3.x) store quaternions xyzw; the contract is wxyz."""
+    return np.ascontiguousarray(np.asarray(q)[..., [3, 0, 1, 2]])
+
+
+@dataclass(frozen=True)
+class StateLayout:
+    """Where each contract ``qpos``/``qvel`` column comes from on the Isaac side."""
+
+    nq: int
+    nv: int
+    root_q: int | None  #: qpos address of the free root (None: fixed base)
+    root_v: int | None
+    qpos_cols: np.ndarray  #: qpos column of each MuJoCo 1-DoF joint ...
+    qvel_cols: np.ndarray
+    isaac_joint_ids: np.ndarray  #: ... and its index in Isaac's joint tensors
+    num_isaac_joints: int
+
+
+def build_layout(joint_names: Sequence[str], joint_types: Sequence[str], joint_qposadr: Sequence[int],
+                 joint_dofadr: Sequence[int], nq: int, nv: int, isaac_joint_names: Sequence[str]) -> StateLayout:
+    """Map MuJoCo joints to Isaac's by name; fail closed on anything that does not map one to one."""
+    root_q = root_v = None
+    cols_q, cols_v, names = [], [], []
+    for j, (name, kind) in enumerate(zip(joint_names, joint_types, strict=True)):
+        if kind == "free":
+            if j != 0 or root_q is not None:
+                raise ValueError(f"joint {name!r}: only a free joint on the root body is supported")
+            root_q, root_v = int(joint_qposadr[j]), int(joint_dofadr[j])
+        elif kind in ("hinge", "slide"):
+            cols_q.append(int(joint_qposadr[j]))
+            cols_v.append(int(joint_dofadr[j]))
+            names.append(name)
+        else:
+            raise ValueError(f"joint {name!r}: {kind!r} joints are not supported by the Isaac Sim worker")
+    index = {n: i for i, n in enumerate(isaac_joint_names)}
+    missing = [n for n in names if n not in index]
+    extra = sorted(set(isaac_joint_names) - set(names))
+    if missing or extra or len(index) != len(isaac_joint_names):
+        raise ValueError(f"MJCF and Isaac articulation joints differ: missing in Isaac {missing}, "
+                         f"only in Isaac {extra}, Isaac joints {list(isaac_joint_names)}")
+    return StateLayout(nq=nq, nv=nv, root_q=root_q, root_v=root_v, qpos_cols=np.array(cols_q, dtype=np.int64),
+                       qvel_cols=np.array(cols_v, dtype=np.int64),
+                       isaac_joint_ids=np.array([index[n] for n in names], dtype=np.int64),
+                       num_isaac_joints=len(isaac_joint_names))
+
+
+def qpos_qvel_from_isaac(layout: StateLayout, *, root_pos_w: np.ndarray | None, root_quat_wxyz: np.ndarray | None,
+                         root_lin_vel_w: np.ndarray | None, root_ang_vel_w: np.ndarray | None,
+                         joint_pos: np.ndarray, joint_vel: np.ndarray, env_origins: np.ndarray | None = None
+                         ) -> tuple[np.ndarray, np.ndarray]:
+    """Contract ``qpos (n, nq)``, ``qvel (n, nv)`` (float64) from Isaac tensors (as numpy)."""
+    n = joint_pos.shape[0]
+    qpos, qvel = np.zeros((n, layout.nq)), np.zeros((n, layout.nv))
+    if layout.root_q is not None:
+        q, v = layout.root_q, layout.root_v
+        pos = np.asarray(root_pos_w, dtype=np.float64)
+        quat = Q.quat_normalize(np.asarray(root_quat_wxyz, dtype=np.float64))
+        qpos[:, q:q + 3] = pos if env_origins is None else pos - env_origins
+        qpos[:, q + 3:q + 7] = quat
+        qvel[:, v:v + 3] = root_lin_vel_w
+        qvel[:, v + 3:v + 6] = Q.quat_apply_inverse(quat, np.asarray(root_ang_vel_w, dtype=np.float64))
+    qpos[:, layout.qpos_cols] = np.asarray(joint_pos)[:, layout.isaac_joint_ids]
+    qvel[:, layout.qvel_cols] = np.asarray(joint_vel)[:, layout.isaac_joint_ids]
+    return qpos, qvel
+
+
+def isaac_from_qpos_qvel(layout: StateLayout, qpos: np.ndarray, qvel: np.ndarray,
+                         env_origins: np.ndarray | None = None) -> dict[str, np.ndarray | None]:
+    """Isaac write tensors from contract rows: ``root_pose (k, 7)`` ``[pos, quat wxyz]`` in the world,
+    ``root_velocity (k, 6)`` ``[lin_w, ang_w]``, ``joint_pos``/``joint_vel (k, J)`` in Isaac order."""
+    qpos, qvel = np.asarray(qpos, dtype=np.float64), np.asarray(qvel, dtype=np.float64)
+    k = qpos.shape[0]
+    out: dict[str, np.ndarray | None] = {"root_pose": None, "root_velocity": None}
+    if layout.root_q is not None:
+        q, v = layout.root_q, layout.root_v
+        quat = Q.quat_normalize(qpos[:, q + 3:q + 7])
+        pos = qpos[:, q:q + 3] if env_origins is None else qpos[:, q:q + 3] + env_origins
+        out["root_pose"] = np.concatenate([pos, quat], axis=1)
+        out["root_velocity"] = np.concatenate([qvel[:, v:v + 3], Q.quat_apply(quat, qvel[:, v + 3:v + 6])], axis=1)
+    jp = np.zeros((k, layout.num_isaac_joints))
+    jv = np.zeros((k, layout.num_isaac_joints))
+    jp[:, layout.isaac_joint_ids] = qpos[:, layout.qpos_cols]
+    jv[:, layout.isaac_joint_ids] = qvel[:, layout.qvel_cols]
+    out["joint_pos"], out["joint_vel"] = jp, jv
+    return out
+
+
+def body_order(body_names: Sequence[str], isaac_body_names: Sequence[str]) -> np.ndarray:
+    """Isaac body index of each MuJoCo body (``-1`` for the world body 0); fail closed on a mismatch."""
+    index = {n: i for i, n in enumerate(isaac_body_names)}
+    mine = list(body_names[1:])
+    missing = [n for n in mine if n not in index]
+    extra = sorted(set(isaac_body_names) - set(mine))
+    if missing or extra:
+        raise ValueError(f"MJCF and Isaac articulation bodies differ: missing in Isaac {missing}, "
+                         f"only in Isaac {extra}")
+    return np.array([-1] + [index[n] for n in mine], dtype=np.int64)
+
+
+def bodies_from_isaac(order: np.ndarray, pos_w: np.ndarray, quat_wxyz: np.ndarray, lin_vel_w: np.ndarray,
+                      ang_vel_w: np.ndarray, env_origins: np.ndarray | None = None
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Contract body tables ``(n, nbody, ·)`` (world body: origin, identity, at rest)."""
+    n, nb = pos_w.shape[0], len(order)
+    pos, quat = np.zeros((n, nb, 3)), np.zeros((n, nb, 4))
+    lin, ang = np.zeros((n, nb, 3)), np.zeros((n, nb, 3))
+    quat[:, :, 0] = 1.0
+    sel, src = np.flatnonzero(order >= 0), order[order >= 0]
+    pos[:, sel] = pos_w[:, src] - (0.0 if env_origins is None else env_origins[:, None, :])
+    quat[:, sel] = quat_wxyz[:, src]
+    lin[:, sel] = lin_vel_w[:, src]
+    ang[:, sel] = ang_vel_w[:, src]
+    return pos, quat, lin, ang
+
+
+def quat_order_for(isaaclab_version: str) -> str:
+    """Quaternion order of Isaac Lab's ``ArticulationData``: wxyz before 3.0, xyzw from 3.0."""
+    m = re.match(r"\s*(\d+)\.", str(isaaclab_version))
+    if m is None:
+        raise ValueError(f"cannot tell Isaac Lab's quaternion order from version {isaaclab_version!r}")
+    return "wxyz" if int(m.group(1)) < 3 else "xyzw"
+
+
+_ENV_PATH = re.compile(r"/env_(\d+)(?:/|$)")
+
+
+def env_rows_from_prim_paths(prim_paths: Sequence[str], num_envs: int) -> list[int]:
+    """Contract env id of each engine row, parsed from the view's root prim paths (``.../env_<i>/...``)."""
+    rows = []
+    for path in prim_paths:
+        m = _ENV_PATH.search(path)
+        if m is None:
+            raise ValueError(f"cannot tell the environment of articulation prim {path!r}")
+        rows.append(int(m.group(1)))
+    if sorted(rows) != list(range(num_envs)):
+        raise ValueError(f"articulation view rows {rows} are not a permutation of range({num_envs})")
+    return rows
+
+
+def orbit_eye(lookat: Sequence[float], distance: float, azimuth_deg: float, elevation_deg: float) -> np.ndarray:
+    """Camera position of a MuJoCo-style free camera (negative elevation looks down)."""
+    az, el = np.radians(azimuth_deg), np.radians(elevation_deg)
+    forward = np.array([np.cos(el) * np.cos(az), np.cos(el) * np.sin(az), np.sin(el)])
+    return np.asarray(lookat, dtype=np.float64) - distance * forward

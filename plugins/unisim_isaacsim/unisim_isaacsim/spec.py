@@ -1,0 +1,48 @@
+"""Static facts about the Isaac Sim backend (light plugin module: never imports the Isaac SDK)."""
+
+from __future__ import annotations
+
+from unisim_core.capabilities import Capability
+from unisim_core.hooks import hookimpl
+from unisim_core.registry import BackendSpec
+
+from .options import IsaacSimOptions
+from .runtime import HOME_ENV, PYTHON_ENV, find_runtime
+
+__version__ = "0.1.0"
+
+REQUIRED_RUNTIME = "Isaac Sim 5.1 / Isaac Lab 2.3"
+#: What the worker implements: PhysX contacts, per-substep control (one round trip per substep),
+#: frame capture through a replicator camera (needs ``enable_cameras=True``). No sensors, forces,
+#: snapshots or randomization.
+CAPABILITIES = frozenset({Capability.CONTACTS, Capability.PRE_STEP_CONTROL, Capability.VIDEO_CAPTURE})
+
+
+def runtime_reason() -> str | None:
+    """``None`` when an Isaac Sim runtime is found, else why not and how to point at one."""
+    if find_runtime() is not None:
+        return None
+    return (f"Isaac Sim runtime not found: set {PYTHON_ENV} to Isaac Sim's python.sh or {HOME_ENV} to its "
+            f"installation root (default roots: ~/isaacsim, /isaac-sim, ~/.local/share/ov/pkg/isaac-sim-*)")
+
+
+@hookimpl
+def unisim_backend_spec() -> BackendSpec:
+    return BackendSpec(
+        name="isaacsim", backend="unisim_isaacsim.backend:IsaacSimBackend", version=__version__,
+        options_cls=IsaacSimOptions, capabilities=CAPABILITIES, required_runtime=REQUIRED_RUNTIME,
+        runtime_check=runtime_reason,
+        description="Isaac Sim 5.1 / Isaac Lab 2.3 (PhysX, GPU) in a worker process",
+    )
+
+
+@hookimpl
+def unisim_diagnostics() -> dict[str, str]:
+    import os
+
+    runtime = find_runtime()
+    return {
+        "isaacsim runtime": f"{runtime.python} (from {runtime.source})" if runtime else "not found",
+        PYTHON_ENV: os.environ.get(PYTHON_ENV, "(unset)"),
+        HOME_ENV: os.environ.get(HOME_ENV, "(unset)"),
+    }

@@ -1,0 +1,1 @@
+"""Test doubles for the Isaac Sim host (no Isaac Sim needed); see ``fake_isaac_worker``."""

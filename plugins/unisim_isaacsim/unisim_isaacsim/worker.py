@@ -1,0 +1,454 @@
+"""The Isaac Sim worker: ``<isaac-sim>/python.sh -m unisim_isaacsim.worker`` (Isaac Sim 5.1, Isaac Lab 2.3).
+
+Started by :class:`~unisim_isaacsim.backend.IsaacSimBackend`; it serves the hosted op protocol of
+``unisim_core.worker`` (``describe``, ``attach``, ``step``, ``set_state``, ``bodies``,
+``init_renderer``, ``capture_frame``, ``close``). Module scope is stdlib only; unisim_core, numpy
+and the SDK are imported inside functions (the SDK only after the app is launched).
+
+INIT, in order: launch the app headless (``AppLauncher``); read the MuJoCo-layout model tables
+from the MJCF (``unisim_core.mjcf_lite``); create the ``SimulationContext`` with the PhysX config
+(:func:`~unisim_isaacsim.physx_solver.build_isaaclab_physx_cfg`, min = max iteration counts);
+import the MJCF through Isaac Lab's ``MjcfConverter``; spawn env 0 (articulation-root iteration
+counts authored when requested) and a ground plane when the MJCF has a world plane; author the
+collision offsets and max depenetration velocity on every collider / rigid body
+(:mod:`unisim_isaacsim.usd_helpers`) **before** cloning; clone ``num_envs`` environments with
+``GridCloner`` (replicated physics, collision filtering between environments); build the
+``Articulation`` with implicit actuators mapped from the MJCF actuators; ``sim.reset()``; read the
+solver settings back (PhysX view where it has a getter, else the authored USD value, labelled as
+such); take the environment row order from the articulation view's prim paths.
+
+State crosses in the contract layout (see :mod:`unisim_isaacsim.layout`): positions relative to
+each environment origin, quaternions wxyz, root angular velocity in the body frame.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from .launch import FALLBACK_ENV
+
+__all__ = ["run", "main", "factory"]
+
+
+def _extend_path() -> None:
+    """Append the host's pure-Python fallbacks (attrs, pluggy) *after* Isaac Sim's own packages."""
+    fallback = os.environ.get(FALLBACK_ENV)
+    if fallback and fallback not in sys.path:
+        sys.path.append(fallback)
+
+
+def run(factory_fn) -> None:
+    """Serve ``factory_fn`` on the channel the host opened (UniSim input errors do not poison)."""
+    _extend_path()
+    from unisim_core.worker.hosted import SAFE_ERRORS
+    from unisim_core.worker.server import connect, serve
+
+    chan = connect()
+    serve(factory_fn, safe_errors=SAFE_ERRORS, channel=chan)
+
+
+def main() -> None:
+    run(factory)
+
+
+def factory(init: dict[str, Any], progress) -> dict[str, Any]:
+    """INIT: build the Isaac scene and return the op handlers."""
+    return _IsaacSession(init, progress).handlers()
+
+
+def _import_isaaclab_app():
+    try:
+        from isaaclab.app import AppLauncher
+    except ImportError as exc:
+        raise ImportError(
+            f"Isaac Lab is not importable in {sys.executable} ({exc}); the worker must run in Isaac Sim 5.1's "
+            f"python.sh with Isaac Lab 2.3 installed (set UNISIM_ISAACSIM_PYTHON)"
+        ) from exc
+    return AppLauncher
+
+
+class _IsaacSession:
+    """Everything the worker holds: app, simulation, articulation, layout, camera."""
+
+    ENV_NS = "/World/envs"
+    ROBOT = "Robot"
+
+    def __init__(self, init: dict[str, Any], progress) -> None:
+        import numpy as np
+
+        from unisim_core.mjcf_lite import load_mjcf
+        from unisim_core.worker.hosted import scene_from_plain
+
+        from .physx_solver import PhysxSolverConfig
+
+        self.np = np
+        self.progress = progress
+        self.n = int(init["num_envs"])
+        self.dt = float(init["sim_dt"])
+        self.physx = PhysxSolverConfig.from_payload(init["physx"])
+        self.scene = scene_from_plain(init["scene"])
+        self.np_dtype = np.dtype(init["np_dtype"])
+        self.device = str(init["device"])
+        self.cameras = bool(init["enable_cameras"])
+        self.spacing = float(init["env_spacing"])
+        self.info = load_mjcf(self.scene.model_file).model_info()
+        AppLauncher = _import_isaaclab_app()
+        progress("launching Isaac Sim (headless)" if init["headless"] else "launching Isaac Sim")
+        self.launcher = AppLauncher(headless=bool(init["headless"]), device=self.device,
+                                    enable_cameras=self.cameras)
+        self.app = self.launcher.app
+        self.slots = None
+        self.camera = None
+        self._build()
+
+    # -- INIT ------------------------------------------------------------------------------
+    def _build(self) -> None:
+        import tempfile
+
+        import isaaclab
+        import isaaclab.sim as sim_utils
+        import omni.usd
+        import torch
+        from pxr import UsdGeom
+
+        from . import layout as L
+        from .physx_solver import build_isaaclab_physx_cfg
+        from .usd_helpers import apply_collision_offsets, apply_max_depenetration_velocity
+
+        np, info, cfg = self.np, self.info, self.physx
+        self.torch = torch
+        self.sim_utils = sim_utils
+        self.isaaclab_version = str(getattr(isaaclab, "__version__", "2"))
+        self.native_quat = L.quat_order_for(self.isaaclab_version) if self.isaaclab_version[0].isdigit() else "wxyz"
+        self.sim = sim_utils.SimulationContext(sim_utils.SimulationCfg(
+            dt=self.dt, device=self.device, gravity=tuple(float(g) for g in info.gravity),
+            physx=build_isaaclab_physx_cfg(sim_utils, cfg)))
+        stage = omni.usd.get_context().get_stage()
+        self.stage = stage
+
+        self.progress("importing the MJCF through Isaac Lab's MjcfConverter")
+        from isaaclab.sim.converters import MjcfConverter, MjcfConverterCfg
+
+        floating = any(t == "free" for t in info.joint_types)
+        wanted = {"asset_path": os.path.abspath(self.scene.model_file),
+                  "usd_dir": tempfile.mkdtemp(prefix="unisim-mjcf-"),
+                  "fix_base": not floating, "import_sites": False, "make_instanceable": False,
+                  "force_usd_conversion": True, "self_collision": False}
+        kwargs = {k: v for k, v in wanted.items() if k in ("asset_path", "usd_dir") or hasattr(MjcfConverterCfg, k)}
+        usd_path = MjcfConverter(MjcfConverterCfg(**kwargs)).usd_path
+
+        self.ground = any(t == "plane" and int(b) == 0 for t, b in zip(info.geom_types, info.geom_body))
+        if self.ground:
+            sim_utils.GroundPlaneCfg().func("/World/ground", sim_utils.GroundPlaneCfg())
+        UsdGeom.Xform.Define(stage, f"{self.ENV_NS}/env_0")
+        root_props = None
+        if cfg.solver_position_iteration_count is not None or cfg.solver_velocity_iteration_count is not None:
+            root_props = sim_utils.ArticulationRootPropertiesCfg(
+                solver_position_iteration_count=cfg.solver_position_iteration_count,
+                solver_velocity_iteration_count=cfg.solver_velocity_iteration_count)
+        spawn = sim_utils.UsdFileCfg(usd_path=usd_path, articulation_props=root_props)
+        spawn.func(f"{self.ENV_NS}/env_0/{self.ROBOT}", spawn)
+
+        # Author the per-shape / per-body values on env 0 (and the ground) BEFORE cloning.
+        if cfg.contact_offset is not None or cfg.rest_offset is not None:
+            apply_collision_offsets(stage, contact_offset=cfg.contact_offset, rest_offset=cfg.rest_offset)
+        if cfg.max_depenetration_velocity is not None:
+            apply_max_depenetration_velocity(stage, cfg.max_depenetration_velocity)
+
+        self.progress(f"cloning {self.n} environments (replicated physics, filtered collisions)")
+        from isaacsim.core.cloner import GridCloner
+
+        cloner = GridCloner(spacing=self.spacing)
+        cloner.define_base_env(self.ENV_NS)
+        env_paths = cloner.generate_paths(f"{self.ENV_NS}/env", self.n)
+        gpu = not self.device.startswith("cpu")
+        origins = cloner.clone(source_prim_path=env_paths[0], prim_paths=env_paths, replicate_physics=True,
+                               copy_from_source=True, enable_env_ids=gpu)
+        if not gpu:
+            physics_scene = self.sim.get_physics_context().prim_path
+            cloner.filter_collisions(physics_scene, "/World/collisions", env_paths,
+                                     global_paths=["/World/ground"] if self.ground else [])
+        self.env_origins = np.asarray(origins, dtype=np.float64).reshape(self.n, 3)
+
+        self.robot = self._articulation()
+        self.progress("sim.reset()")
+        self.sim.reset()
+        robot = self.robot
+        self.layout = L.build_layout(info.joint_names, info.joint_types, info.joint_qposadr, info.joint_dofadr,
+                                     info.nq, info.nv, list(robot.joint_names))
+        self.body_ids = L.body_order(info.body_names, list(robot.body_names))
+        self.env_rows = L.env_rows_from_prim_paths(list(robot.root_physx_view.prim_paths), self.n)
+        self.row_origins = self.env_origins[self.env_rows]  # origin of the env each engine row holds
+        self._actuator_maps()
+        self.readback = self._solver_readback()
+        self._write_state(np.arange(self.n), np.tile(info.qpos0, (self.n, 1)), np.zeros((self.n, info.nv)))
+
+    def _articulation(self):
+        import re
+
+        from isaaclab.actuators import ImplicitActuatorCfg
+        from isaaclab.assets import Articulation, ArticulationCfg
+
+        info = self.info
+        groups: dict[str, Any] = {}
+        actuated = set()
+        for a in range(len(info.actuator_names)):
+            j = int(info.actuator_joint[a])
+            jname, dof = info.joint_names[j], int(info.joint_dofadr[j])
+            actuated.add(j)
+            groups[f"act{a}"] = ImplicitActuatorCfg(
+                joint_names_expr=[re.escape(jname)], stiffness=float(info.actuator_kp[a]),
+                damping=float(info.actuator_kd[a] + info.dof_damping[dof]))
+        passive = [re.escape(n) for j, (n, t) in enumerate(zip(info.joint_names, info.joint_types))
+                   if t in ("hinge", "slide") and j not in actuated]
+        if passive:
+            groups["passive"] = ImplicitActuatorCfg(joint_names_expr=passive, stiffness=0.0, damping=0.0)
+        q0 = info.qpos0
+        root = next((int(info.joint_qposadr[j]) for j, t in enumerate(info.joint_types) if t == "free"), None)
+        init_state = ArticulationCfg.InitialStateCfg(
+            pos=tuple(float(x) for x in q0[root:root + 3]) if root is not None else (0.0, 0.0, 0.0),
+            rot=tuple(float(x) for x in q0[root + 3:root + 7]) if root is not None else (1.0, 0.0, 0.0, 0.0),
+            joint_pos={re.escape(n): float(q0[int(info.joint_qposadr[j])])
+                       for j, (n, t) in enumerate(zip(info.joint_names, info.joint_types)) if t in ("hinge", "slide")},
+        )
+        return Articulation(ArticulationCfg(prim_path=f"{self.ENV_NS}/env_.*/{self.ROBOT}", spawn=None,
+                                            init_state=init_state, actuators=groups))
+
+    def _actuator_maps(self) -> None:
+        np, info = self.np, self.info
+        index = {n: i for i, n in enumerate(self.robot.joint_names)}
+        joints = [info.joint_names[int(j)] for j in info.actuator_joint]
+        self.act_joint = np.array([index[n] for n in joints], dtype=np.int64)
+        self.act_is_pos = info.actuator_kp > 0
+        self.ctrl_lo, self.ctrl_hi = info.actuator_ctrl_range[:, 0], info.actuator_ctrl_range[:, 1]
+        self.gear = np.ones(len(joints))  # mjcf_lite folds gear into kp for position actuators; motors: gear 1
+
+    def _solver_readback(self) -> dict[str, Any]:
+        """Each applied value with its provenance (see :mod:`unisim_isaacsim.readback`)."""
+        from .usd_helpers import read_engine_solver_values
+
+        np, cfg, view = self.np, self.physx, self.robot.root_physx_view
+        out: dict[str, Any] = {}
+
+        def from_view(field: str, getter: str) -> bool:
+            fn = getattr(view, getter, None)
+            if fn is None:
+                return False
+            raw = fn()
+            values = np.asarray(raw.cpu().numpy() if hasattr(raw, "cpu") else raw).reshape(self.n, -1)
+            first = values.reshape(-1)[0]
+            if not np.all(values == first):
+                raise ValueError(f"{field}: the PhysX view reports non-uniform values {np.unique(values)}")
+            value = int(first) if values.dtype.kind in "iu" else float(first)
+            out[field] = {"value": value, "source": "physx_view", "rows": int(values.shape[0])}
+            return True
+
+        def from_stage(field: str, prim_path: str, attr_name: str) -> bool:
+            attr = self.stage.GetPrimAtPath(prim_path).GetAttribute(attr_name)
+            if not (attr and attr.HasAuthoredValue()):
+                return False
+            value = attr.Get()
+            out[field] = {"value": int(value) if isinstance(value, int) else float(value), "source": "usd_stage",
+                          "prims": 1}
+            return True
+
+        robot0 = f"{self.ENV_NS}/env_0/{self.ROBOT}"
+        scene_path = self.sim.get_physics_context().prim_path
+        for field, getter, attr in (
+            ("solver_position_iteration_count", "get_solver_position_iteration_counts",
+             "physxArticulation:solverPositionIterationCount"),
+            ("solver_velocity_iteration_count", "get_solver_velocity_iteration_counts",
+             "physxArticulation:solverVelocityIterationCount"),
+        ):
+            if getattr(cfg, field) is not None and not from_view(field, getter):
+                root = next((p for p in self._prims_under(robot0) if p.GetAttribute(attr).HasAuthoredValue()), None)
+                if root is None or not from_stage(field, str(root.GetPath()), attr):
+                    raise ValueError(f"{field}: no PhysX view getter and no authored {attr} on the articulation root")
+        if cfg.bounce_threshold_velocity is not None and not from_stage(
+                "bounce_threshold_velocity", scene_path, "physxScene:bounceThreshold"):
+            raise ValueError("bounce_threshold_velocity: physxScene:bounceThreshold is not authored on the scene")
+        stage_fields = read_engine_solver_values(
+            self.stage, include_contact_offset=cfg.contact_offset is not None,
+            include_rest_offset=cfg.rest_offset is not None,
+            include_max_depenetration_velocity=cfg.max_depenetration_velocity is not None)
+        for field, entry in stage_fields.items():
+            getter = {"contact_offset": "get_contact_offsets", "rest_offset": "get_rest_offsets",
+                      "max_depenetration_velocity": "get_max_depenetration_velocities"}[field]
+            if not from_view(field, getter):
+                out[field] = {"value": float(entry["value"]), "source": "usd_stage", "prims": int(entry["prims"])}
+        for field, attr in (("gpu_max_rigid_contact_count", "physxScene:gpuMaxRigidContactCount"),
+                            ("gpu_max_rigid_patch_count", "physxScene:gpuMaxRigidPatchCount")):
+            value = getattr(cfg, field)
+            if value is not None and not from_stage(field, scene_path, attr):
+                out[field] = {"value": int(value), "source": "carb_setting_authored",
+                              "setting": f"PhysxCfg.{field}"}
+        return out
+
+    def _prims_under(self, path: str):
+        from pxr import Usd
+
+        return list(Usd.PrimRange(self.stage.GetPrimAtPath(path)))
+
+    # -- state -----------------------------------------------------------------------------
+    def _np(self, t) -> Any:
+        return t.detach().cpu().numpy().astype(self.np.float64)
+
+    def _wxyz(self, q):
+        from .layout import xyzw_to_wxyz
+
+        return xyzw_to_wxyz(q) if self.native_quat == "xyzw" else q
+
+    def _native_quat(self, q):
+        return self.np.ascontiguousarray(q[..., [1, 2, 3, 0]]) if self.native_quat == "xyzw" else q
+
+    def _refresh(self) -> None:
+        """After a write: update kinematics and drop Isaac Lab's cached derived buffers."""
+        forward = getattr(self.sim, "forward", None)
+        if forward is not None:
+            forward()
+        for buf in vars(self.robot.data).values():
+            if hasattr(buf, "timestamp") and hasattr(buf, "data"):
+                buf.timestamp = -1.0
+        self.robot.update(0.0)
+
+    def _write_state(self, rows, qpos, qvel) -> None:
+        from .layout import isaac_from_qpos_qvel
+
+        torch, dev = self.torch, self.robot.device
+        w = isaac_from_qpos_qvel(self.layout, qpos, qvel, self.row_origins[rows])
+        ids = torch.as_tensor(rows, dtype=torch.long, device=dev)
+        t = lambda a: torch.as_tensor(a, dtype=torch.float32, device=dev)  # noqa: E731
+        if w["root_pose"] is not None:
+            pose = w["root_pose"].copy()
+            pose[:, 3:7] = self._native_quat(pose[:, 3:7])
+            self.robot.write_root_link_pose_to_sim(t(pose), env_ids=ids)
+            self.robot.write_root_link_velocity_to_sim(t(w["root_velocity"]), env_ids=ids)
+        self.robot.write_joint_state_to_sim(t(w["joint_pos"]), t(w["joint_vel"]), env_ids=ids)
+        self._refresh()
+
+    def _publish(self) -> None:
+        from .layout import qpos_qvel_from_isaac
+
+        d = self.robot.data
+        qpos, qvel = qpos_qvel_from_isaac(
+            self.layout, root_pos_w=self._np(d.root_link_pos_w),
+            root_quat_wxyz=self._wxyz(self._np(d.root_link_quat_w)),
+            root_lin_vel_w=self._np(d.root_link_lin_vel_w), root_ang_vel_w=self._np(d.root_link_ang_vel_w),
+            joint_pos=self._np(d.joint_pos), joint_vel=self._np(d.joint_vel), env_origins=self.row_origins)
+        self.slots["qpos"][...] = qpos
+        self.slots["qvel"][...] = qvel
+
+    # -- handlers --------------------------------------------------------------------------
+    def handlers(self) -> dict[str, Any]:
+        from unisim_core.worker.hosted import info_to_plain, pack_array
+        from unisim_core.worker.shm import SlotSet
+
+        np, torch = self.np, self.torch
+        caps = ["contacts", "pre_step_control"] + (["video_capture"] if self.cameras else [])
+
+        def describe() -> dict[str, Any]:
+            return {"info": info_to_plain(self.info), "capabilities": caps, "init_terms": [], "interval_terms": [],
+                    "reset_terms": [], "np_dtype": self.np_dtype.str, "env_rows": self.env_rows,
+                    "quat_order": "wxyz", "solver_readback": self.readback,
+                    "engine": {"name": "isaacsim", "isaaclab": self.isaaclab_version, "device": self.device,
+                               "native_quat_order": self.native_quat}}
+
+        def attach(descriptors: dict[str, Any]) -> None:
+            self.slots = SlotSet.attach(descriptors)
+            self._publish()
+
+        def step(nsteps: int) -> None:
+            robot, dev = self.robot, self.robot.device
+            ctrl = np.clip(np.asarray(self.slots["ctrl"], dtype=np.float64), self.ctrl_lo, self.ctrl_hi)
+            pos, mot = self.act_is_pos, ~self.act_is_pos
+            if pos.any():
+                robot.set_joint_position_target(torch.as_tensor(ctrl[:, pos], dtype=torch.float32, device=dev),
+                                                joint_ids=self.act_joint[pos].tolist())
+            if mot.any():
+                robot.set_joint_effort_target(
+                    torch.as_tensor(ctrl[:, mot] * self.gear[mot], dtype=torch.float32, device=dev),
+                    joint_ids=self.act_joint[mot].tolist())
+            for _ in range(nsteps):
+                robot.write_data_to_sim()
+                self.sim.step(render=False)
+                robot.update(self.dt)
+            self._publish()
+
+        def set_state(env_ids: list[int]) -> None:
+            k = len(env_ids)
+            self._write_state(np.asarray(env_ids, dtype=np.int64), np.array(self.slots["in_qpos"][:k]),
+                              np.array(self.slots["in_qvel"][:k]))
+            self._publish()
+
+        def bodies() -> None:
+            from .layout import bodies_from_isaac
+
+            d = self.robot.data
+            pos, quat, lin, ang = bodies_from_isaac(
+                self.body_ids, self._np(d.body_link_pos_w), self._wxyz(self._np(d.body_link_quat_w)),
+                self._np(d.body_link_lin_vel_w), self._np(d.body_link_ang_vel_w), self.row_origins)
+            s = self.slots
+            s["xpos"][...], s["xquat"][...], s["linvel"][...], s["angvel"][...] = pos, quat, lin, ang
+
+        def init_renderer(spacing, offset_mode, headless, capture, width, height, camera) -> None:
+            from unisim_core.errors import UnsupportedCapabilityError
+
+            if not self.cameras:
+                raise UnsupportedCapabilityError("isaacsim", "video_capture", "launch with enable_cameras=True")
+            import omni.replicator.core as rep
+            from pxr import UsdGeom
+
+            if self.camera is not None:
+                self.camera["annotator"].detach()
+            path = "/World/UniSimCamera"
+            UsdGeom.Camera.Define(self.stage, path)
+            product = rep.create.render_product(path, (int(width), int(height)))
+            annotator = rep.AnnotatorRegistry.get_annotator("rgb")
+            annotator.attach([product])
+            self.camera = {"path": path, "product": product, "annotator": annotator, "cfg": dict(camera),
+                           "size": (int(height), int(width))}
+
+        def _aim() -> None:
+            from isaacsim.core.utils.viewports import set_camera_view
+
+            from .layout import orbit_eye
+
+            cam = self.camera["cfg"]
+            row = self.env_rows.index(0)  # the engine row holding contract env 0
+            if cam.get("lookat") is not None:
+                target = np.asarray(cam["lookat"], dtype=np.float64) + self.row_origins[row]
+            else:
+                body = self.info.body_names.index(cam["track_body"]) if cam.get("track_body") else 1
+                ib = int(self.body_ids[min(body, len(self.body_ids) - 1)])
+                target = self._np(self.robot.data.body_link_pos_w)[row, max(ib, 0)]
+            eye = orbit_eye(target, cam.get("distance", 3.0), cam.get("azimuth", 135.0), cam.get("elevation", -20.0))
+            set_camera_view(eye=eye.tolist(), target=target.tolist(), camera_prim_path=self.camera["path"])
+
+        def capture_frame() -> dict:
+            if self.camera is None:
+                init_renderer(0.0, "none", True, True, 640, 480, {})
+            _aim()
+            frame = None
+            for _ in range(4):  # the first renders after creating a render product can be empty
+                self.sim.render()
+                data = np.asarray(self.camera["annotator"].get_data())
+                if data.size:
+                    frame = data
+                    break
+            if frame is None:
+                raise RuntimeError("the replicator rgb annotator returned no data after 4 renders")
+            return pack_array(np.ascontiguousarray(frame[..., :3], dtype=np.uint8))
+
+        def close() -> None:
+            if self.slots is not None:
+                self.slots.close()
+                self.slots = None
+
+        ops = (describe, attach, step, set_state, bodies, init_renderer, capture_frame, close)
+        return {f.__name__: f for f in ops}
+
+
+if __name__ == "__main__":
+    main()

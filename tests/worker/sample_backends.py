@@ -1,0 +1,46 @@
+"""Backends and factories for the WorkerBackend tests (imported inside worker processes)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from unisim_core.errors import InvalidInputError
+from unisim_core.fake import FakeBackend
+from unisim_core.worker import hosted
+
+
+class PickyFake(FakeBackend):
+    """Rejects some states inside the engine: qvel[0, -1] == 123 is bad input, 666 breaks it."""
+
+    name = "picky"
+
+    def _set_state(self, env_ids, qpos, qvel):
+        if qvel[0, -1] == 123.0:
+            raise InvalidInputError("engine rejects qvel[-1] == 123")
+        if qvel[0, -1] == 666.0:
+            raise RuntimeError("engine exploded")
+        super()._set_state(env_ids, qpos, qvel)
+
+
+def counting(init, progress):
+    """The hosted factory, counting the ops it serves (op 'counts')."""
+    handlers = dict(hosted.factory(init, progress))
+    counts: Counter = Counter()
+
+    def wrap(name, fn):
+        def op(**kw):
+            counts[name] += 1
+            return fn(**kw)
+        return op
+
+    out = {name: wrap(name, fn) for name, fn in handlers.items()}
+    out["counts"] = lambda: dict(counts)
+    return out
+
+
+def bad_rows(init, progress):
+    """Reports engine rows that are not a permutation."""
+    handlers = dict(hosted.factory(init, progress))
+    describe = handlers["describe"]
+    handlers["describe"] = lambda: {**describe(), "env_rows": [0] * init["num_envs"]}
+    return handlers
