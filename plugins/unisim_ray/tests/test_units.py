@@ -163,3 +163,24 @@ def test_shard_host_packs_the_inner_state_exactly():
     finally:
         host.close()
     assert not Path(workdir).exists()  # the shard's scene copy is removed on close
+
+
+def test_exceptions_that_do_not_pickle_are_rebuilt_on_the_host():
+    import pickle
+
+    from unisim_core.errors import UnsupportedCapabilityError
+    from unisim_ray._shard import RemoteException, _portable, rebuild_exception
+
+    @_portable
+    def refuse():
+        raise UnsupportedCapabilityError("fake", unisim_core.Capability.MOCAP, "no mocap bodies")
+
+    with pytest.raises(RemoteException) as info:
+        refuse()
+    carried = pickle.loads(pickle.dumps(info.value))  # what crosses to the host
+    rebuilt = rebuild_exception(carried)
+    assert type(rebuilt) is UnsupportedCapabilityError and isinstance(rebuilt, NotImplementedError)
+    assert str(rebuilt) == "backend 'fake' does not support capability 'mocap': no mocap bodies"
+    assert rebuilt.backend == "fake" and rebuilt.capability is unisim_core.Capability.MOCAP
+    plain = ValueError("x")
+    assert rebuild_exception(plain) is plain

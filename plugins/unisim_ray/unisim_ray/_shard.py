@@ -15,7 +15,10 @@ Packed state row (one per env, dtype ``pack_dtype``)::
 
 from __future__ import annotations
 
+import functools
+import importlib
 import os
+import pickle
 import shutil
 import socket
 import tempfile
@@ -28,9 +31,69 @@ from unisim_core.capabilities import Capability
 
 from ._scene import materialize_scene
 
-__all__ = ["ShardHost", "STATE_FIELDS"]
+__all__ = ["ShardHost", "STATE_FIELDS", "RemoteException", "rebuild_exception"]
 
 STATE_FIELDS = ("qpos", "qvel", "xpos", "xquat", "lin_vel", "ang_vel", "sensordata")
+
+
+class RemoteException(Exception):
+    """Carries an exception that does not survive pickling (e.g. one whose ``__init__`` takes
+    other arguments than its message) from a shard to the host, which rebuilds it."""
+
+    def __init__(self, module: str, qualname: str, message: str, attrs: dict, traceback: str) -> None:
+        super().__init__(module, qualname, message, attrs, traceback)
+        self.module, self.qualname, self.message, self.attrs = module, qualname, message, attrs
+
+    def __str__(self) -> str:
+        return f"{self.qualname}: {self.message}"
+
+
+def _picklable(value: Any) -> bool:
+    try:
+        pickle.loads(pickle.dumps(value))
+    except Exception:
+        return False
+    return True
+
+
+def _portable(fn):
+    """Let exceptions raised by ``fn`` cross to the host (see :class:`RemoteException`)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except Exception as exc:
+            if _picklable(exc):
+                raise
+            import traceback
+
+            cls = type(exc)
+            attrs = {k: v for k, v in vars(exc).items() if _picklable(v)}
+            raise RemoteException(cls.__module__, cls.__qualname__, str(exc), attrs,
+                                  traceback.format_exc()) from None
+
+    return wrapper
+
+
+def rebuild_exception(exc: BaseException) -> BaseException:
+    """The original exception for a :class:`RemoteException` (same type, message, attributes),
+    built without calling its ``__init__``; ``exc`` itself when that is not possible."""
+    if not isinstance(exc, RemoteException):
+        return exc
+    try:
+        obj: Any = importlib.import_module(exc.module)
+        for part in exc.qualname.split("."):
+            obj = getattr(obj, part)
+        if not (isinstance(obj, type) and issubclass(obj, BaseException)):
+            return exc
+        out = obj.__new__(obj)
+        out.args = (exc.message,)
+        out.__dict__.update(exc.attrs)
+        str(out)  # must render
+        return out
+    except Exception:
+        return exc
 
 
 def _w(arr: Any) -> Any:
@@ -224,3 +287,9 @@ class ShardHost:
             if self._workdir is not None:
                 shutil.rmtree(self._workdir, ignore_errors=True)
                 self._workdir = None
+
+
+for _name, _fn in list(vars(ShardHost).items()):
+    if callable(_fn) and not _name.startswith("_"):
+        setattr(ShardHost, _name, _portable(_fn))
+del _name, _fn

@@ -43,7 +43,7 @@ from unisim_core.options import build_options
 
 from ._layout import route, split_envs
 from ._scene import pack_scene
-from ._shard import STATE_FIELDS, ShardHost
+from ._shard import STATE_FIELDS, ShardHost, rebuild_exception
 from .errors import (
     ShardCallError,
     ShardDiedError,
@@ -266,7 +266,7 @@ class RayBackend(SimBackend):
             try:
                 res = ray.get(ready[0])
             except ray.exceptions.RayTaskError as exc:
-                cause = getattr(exc, "cause", None) or exc
+                cause = rebuild_exception(getattr(exc, "cause", None) or exc)
                 raise ShardStartupError(
                     f"backend 'ray': {self._labels([k])} could not build inner backend {o.inner!r}: "
                     f"{type(cause).__name__}: {cause}", self._triples([k])) from cause
@@ -369,7 +369,7 @@ class RayBackend(SimBackend):
                 raise self._poison(ShardDiedError(
                     f"backend 'ray': {self._labels(dead)} died during {what} ({reason}); "
                     f"the backend is now unusable", self._triples(dead))) from exc0
-            causes = [(k, getattr(e, "cause", None) or e) for k, e in failures]
+            causes = [(k, rebuild_exception(getattr(e, "cause", None) or e)) for k, e in failures]
             rejected = all(isinstance(c, _REJECTIONS) for _, c in causes)
             if rejected and (not mutating or len(failures) == len(calls)):
                 raise causes[0][1] from None  # refused before anything was written: not a fault
