@@ -335,21 +335,28 @@ def test_shard_that_cannot_build_its_backend_fails_startup_naming_it():
         create_backend("ray", QUADRUPED, 2, 0.005, inner="unisim_core.nope:Missing", progress=False)
 
 
-def test_backend_that_starts_ray_shuts_it_down_on_close():
+def test_backend_starts_ray_once_per_process_and_close_releases_its_actors():
     code = textwrap.dedent(f"""
         import numpy as np, ray
         from unisim_core import SceneCfg, create_backend
         b = create_backend("ray", SceneCfg({str(SCENES / "quadruped.xml")!r}), 2, 0.005, inner="fake", shards=2)
         b.step(np.zeros((2, b.num_actuators), np.float32))
         print("started", ray.is_initialized(), ray.cluster_resources().get("CPU"))
+        actors = list(b._actors)
         b.close()
-        print("closed", ray.is_initialized())
+        dead = 0
+        for a in actors:
+            try:
+                ray.get(a.ping.remote(), timeout=10)
+            except ray.exceptions.RayActorError:
+                dead += 1
+        print("closed", ray.is_initialized(), dead)
     """)
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
     assert out.returncode == 0, out.stderr[-2000:]
     lines = out.stdout.split("\n")
-    assert lines[0].startswith("started True") and lines[1] == "closed False"
+    assert lines[0].startswith("started True") and lines[1] == "closed True 2"  # Ray stays, actors gone
     # one stderr progress line per shard
     assert out.stderr.count("unisim-ray: shard ") == 2 and "shard 1 (envs [1:2)) of 2 ready" in out.stderr
 

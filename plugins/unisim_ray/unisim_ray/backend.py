@@ -12,6 +12,7 @@ plugin is listed.
 
 from __future__ import annotations
 
+import atexit
 import importlib.metadata
 import itertools
 import logging
@@ -111,7 +112,6 @@ def _cat(parts: list[np.ndarray]) -> np.ndarray:
 _ray_mod: Any = None
 _actor_cls: Any = None
 _session_lock = threading.Lock()
-_session = {"owned": False, "users": 0}
 #: Ray system config used when this plugin starts a local Ray instance: a shard's state reply
 #: (hundreds of KB for hundreds of envs) is returned inline to the driver instead of through
 #: the shared-memory object store (Ray's default cut-off is 100 KB), which saves a few ms of
@@ -139,12 +139,16 @@ def _remote_shard_cls(ray: Any) -> Any:
     return _actor_cls
 
 
-def _acquire_session(ray: Any, opts: RayOptions, num_envs: int) -> bool:
-    """Join or start Ray; returns whether this process's Ray instance was started by unisim_ray."""
+def _ensure_ray(ray: Any, opts: RayOptions, num_envs: int) -> None:
+    """Join the running Ray instance, or start one for this process.
+
+    A Ray instance this plugin starts lives as long as the process (shut down at exit), like
+    any ``ray.init``: closing a backend releases its actors, and the next backend reuses the
+    instance instead of paying Ray's start-up again.
+    """
     with _session_lock:
         if ray.is_initialized():
-            _session["users"] += 1
-            return bool(_session["owned"])
+            return
         kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
                                   "logging_level": logging.WARNING}
         if opts.address is None and not os.environ.get("RAY_ADDRESS"):
@@ -157,17 +161,7 @@ def _acquire_session(ray: Any, opts: RayOptions, num_envs: int) -> bool:
         kwargs.update(opts.ray_init_options)
         log.info("unisim_ray: starting %s", where)
         ray.init(**kwargs)
-        _session["owned"], _session["users"] = True, 1
-        return True
-
-
-def _release_session(ray: Any) -> None:
-    with _session_lock:
-        _session["users"] = max(0, _session["users"] - 1)
-        if _session["users"] == 0 and _session["owned"]:
-            _session["owned"] = False
-            if ray.is_initialized():
-                ray.shutdown()
+        atexit.register(ray.shutdown)
 
 
 # ----------------------------------------------------------------------------- the backend
@@ -186,7 +180,6 @@ class RayBackend(SimBackend):
     def __init__(self, scene: SceneCfg, num_envs: int, sim_dt: float, **options: Any) -> None:
         self._fault: BaseException | None = None
         self._actors: list[Any] = []
-        self._owns_session: bool | None = None
         self._shards: list[ShardInfo] = []
         super().__init__(scene, num_envs, sim_dt, **options)
         o = self.options
@@ -199,7 +192,7 @@ class RayBackend(SimBackend):
         payload, how = pack_scene(scene, o.scene_transfer, o.scene_dir_limit_mb)
         self._scene_transfer_used = how
         ray = self._ray = _import_ray()
-        self._owns_session = _acquire_session(ray, o, self._num_envs)
+        _ensure_ray(ray, o, self._num_envs)
         try:
             self._start(payload, inner_kwargs)
         except BaseException:
@@ -627,9 +620,6 @@ class RayBackend(SimBackend):
         if getattr(self, "_ray", None) is None:
             return
         self._kill_actors()
-        if self._owns_session is not None:
-            self._owns_session = None
-            _release_session(self._ray)
 
     def _close(self) -> None:
         self._release()
