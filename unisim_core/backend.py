@@ -839,6 +839,8 @@ class SimBackend(abc.ABC):
     def get_sensor_data_batch(self, names: Sequence[str]) -> np.ndarray:
         """``(num_envs, total)`` named sensors' flattened values concatenated in order."""
         indices = np.array([self._sensor(n) for n in check_names("names", names)], dtype=np.int64)
+        if not len(indices):
+            return np.zeros((self._num_envs, 0), dtype=self.np_dtype)
         return self._read_sensors(indices)
 
     def bind_sensor_data(self, names: Sequence[str]) -> SensorDataView:

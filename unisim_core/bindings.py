@@ -37,6 +37,8 @@ class SensorDataView:
         self.slices = {n: slice(int(starts[i]), int(starts[i + 1])) for i, n in enumerate(names)}
 
     def read(self) -> np.ndarray:
+        if not self.width:
+            return np.zeros((self._backend.num_envs, 0), dtype=self._backend.np_dtype)
         return self._backend._read_sensors(self._indices)
 
 

@@ -31,6 +31,10 @@ class UnsupportedCapabilityError(UniSimError, NotImplementedError):
         super().__init__(f"{msg}: {detail}" if detail else msg)
         self.backend = backend
         self.capability = capability
+        self._detail = detail
+
+    def __reduce__(self):  # picklable across processes (Ray, workers)
+        return (type(self), (self.backend, self.capability, self._detail))
 
 
 class BackendNotFoundError(UniSimError, LookupError):

@@ -29,3 +29,19 @@ def test_near_unit_quaternion_round_trips_exactly():
     q[0, 3:7] = np.array([0.5, 0.5, 0.5, 0.5]) * (1 + 5e-7)  # within float32 precision of unit
     b.set_state(np.arange(1), q, np.zeros((1, b.nv)))
     np.testing.assert_array_equal(b.get_qpos(), q)
+
+
+def test_empty_sensor_selection_reads_as_zero_columns():
+    b = make("quadruped", 3)
+    assert b.get_sensor_data_batch([]).shape == (3, 0)
+    assert b.bind_sensor_data([]).read().shape == (3, 0)
+
+
+def test_unsupported_capability_error_survives_pickling():
+    import pickle
+
+    from unisim_core import Capability, UnsupportedCapabilityError
+
+    err = pickle.loads(pickle.dumps(UnsupportedCapabilityError("mujoco", Capability.RENDER, "no display")))
+    assert isinstance(err, NotImplementedError) and err.capability is Capability.RENDER
+    assert str(err) == "backend 'mujoco' does not support capability 'render': no display"
