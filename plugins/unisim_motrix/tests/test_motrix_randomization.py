@@ -92,3 +92,17 @@ def test_unsupported_targets_fail_closed(make):
             term="dof_damping", values=[[0.1]] * 2, target_ids=[6])]))
     for term in ("dof_damping", "geom_size", "geom_solref", "geom_solimp"):
         assert term not in b.get_dr_capabilities().init_terms
+
+
+def test_engine_limits_are_checked_before_any_op_is_written(make):
+    """A plan whose second op breaks MotrixSim's inertia rule writes nothing, not even the first op."""
+    b = make("quadruped.xml", 2)
+    mass, inertia = b.get_model_field("body_mass"), b.get_model_field("body_inertia")
+    plan = InitRandomizationPlan([
+        RandomizationOp(term="body_mass", values=[[9.0], [9.0]], target_ids=[1]),
+        RandomizationOp(term="body_inertia", values=[[[0.01, 0.01, 1.0]]] * 2, target_ids=[1]),
+    ])
+    with pytest.raises(InvalidInputError, match="triangle"):
+        b.apply_init_randomization(plan)
+    assert np.array_equal(b.get_model_field("body_mass"), mass)
+    assert np.array_equal(b.get_model_field("body_inertia"), inertia)

@@ -396,29 +396,36 @@ class MotrixBackend(SimBackend):
             self._axes_cache[link.index] = Q.quat_wxyz_to_xyzw(Q.quat_from_matrix(R))
         return self._axes_cache[link.index]
 
+    def _model_targets(self, term: str, target_ids: np.ndarray | None) -> list:
+        """The engine objects a term writes; raises for targets MotrixSim cannot override."""
+        M = self._M
+        if term in ("body_mass", "body_inertia", "body_com_offset"):
+            return [self._link(int(b), term) for b in target_ids]
+        if term == "geom_friction":
+            return [M.geoms[int(g)] for g in target_ids]
+        if term in ("dof_armature", "dof_frictionloss"):
+            return [self._dof_joint(int(d), term) for d in target_ids]
+        if term in ("actuator_kp", "actuator_kd"):
+            return [self._position_actuator(int(a), term) for a in target_ids]
+        if term == "gravity":
+            return []
+        raise InvalidInputError(f"{term}: not supported by MotrixSim")  # pragma: no cover - undeclared
+
+    def _check_model_values(self, term: str, env_ids: np.ndarray, target_ids: np.ndarray | None,
+                            values: np.ndarray) -> None:
+        self._model_targets(term, target_ids)
+        if term == "body_inertia":
+            s = np.sort(values, axis=-1)
+            if np.any(s[..., 0] + s[..., 1] < s[..., 2] * (1 - 1e-9)):
+                raise InvalidInputError("body_inertia: principal moments must satisfy the triangle inequality "
+                                        "(I1 + I2 >= I3); MotrixSim silently ignores such values")
+
     def _write_model_field(self, term: str, env_ids: np.ndarray, target_ids: np.ndarray | None,
                            values: np.ndarray) -> None:
         sub, order = self._sub(env_ids)
         v = np.ascontiguousarray(values[order], np.float64)
         M = self._M
-        # resolve (and validate) every target before writing anything
-        if term in ("body_mass", "body_inertia", "body_com_offset"):
-            objs = [self._link(int(b), term) for b in target_ids]
-        elif term == "geom_friction":
-            objs = [M.geoms[int(g)] for g in target_ids]
-        elif term in ("dof_armature", "dof_frictionloss"):
-            objs = [self._dof_joint(int(d), term) for d in target_ids]
-        elif term in ("actuator_kp", "actuator_kd"):
-            objs = [self._position_actuator(int(a), term) for a in target_ids]
-        elif term == "gravity":
-            objs = []
-        else:  # pragma: no cover - the base only passes declared terms
-            raise InvalidInputError(f"{term}: not supported by MotrixSim")
-        if term == "body_inertia":
-            s = np.sort(v, axis=-1)
-            if np.any(s[..., 0] + s[..., 1] < s[..., 2] * (1 - 1e-9)):
-                raise InvalidInputError("body_inertia: principal moments must satisfy the triangle inequality "
-                                        "(I1 + I2 >= I3); MotrixSim silently ignores such values")
+        objs = self._model_targets(term, target_ids)  # validated by _check_model_values before any write
         with engine_call(f"randomization({term})"):
             if term == "gravity":
                 M.set_gravity_override(sub, v)
