@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import select
 import struct
-from time import monotonic
+from time import monotonic, perf_counter
 from typing import Any
 
 from .errors import WorkerProtocolError
@@ -28,6 +28,10 @@ HELLO_MAGIC = b"USIM"
 HEADER = struct.Struct("<2sI")
 FRAME_MAGIC = b"\xc5\x1f"
 _HEADER_PAD = bytes(HEADER.size)
+#: Seconds a reader polls without sleeping before it blocks. Waking a sleeping process costs tens
+#: of µs on many machines (more than a short step); a reply that arrives within this window is
+#: read at once. Bounded, so a long call costs at most this much CPU. UNISIM_WORKER_SPIN_US overrides.
+SPIN_S = float(os.environ.get("UNISIM_WORKER_SPIN_US", "200")) * 1e-6
 
 _U32 = struct.Struct("<I")
 _I64 = struct.Struct("<q")
@@ -298,6 +302,10 @@ class Channel:
     def _fill(self, deadline: float | None) -> None:
         if self._hi == len(self._buf):
             self._make_room(len(self._buf))
+        if SPIN_S > 0:
+            poll, end = self._pin.poll, perf_counter() + SPIN_S
+            while not poll(0) and perf_counter() < end:
+                pass
         while True:
             self._wait(self._pin, deadline)
             try:
