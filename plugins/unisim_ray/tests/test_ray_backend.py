@@ -209,6 +209,21 @@ def test_fake_six_envs_over_two_shards_matches_in_process_bit_for_bit(made, pref
     b.step(np.zeros((6, b.num_actuators), np.float32))
 
 
+def test_steps_without_body_reads_reply_narrow_and_bodies_are_fetched_on_demand(made):
+    b, ref = pair(made, "fake", 6, 2, prefetch_sensors=False)
+    ctrl = np.full((6, ref.num_actuators), 0.1, np.float32)
+    for x in (b, ref):
+        x.step(ctrl)  # the first step after start still carries the body tables
+        x.get_qpos()
+    for _ in range(2):
+        for x in (b, ref):
+            x.step(ctrl)
+            x.get_qpos()
+        assert b._body_stale.all()  # qpos/qvel-only replies
+    assert_same(b, ref, "bodies fetched after narrow steps")
+    assert not b._body_stale.any()
+
+
 def test_fake_uneven_split_over_three_shards_matches_in_process(made):
     seen: list[ShardInfo] = []
     b, ref = pair(made, "fake", 7, 3, dtype=np.float64, progress=seen.append, prefetch_sensors=False)

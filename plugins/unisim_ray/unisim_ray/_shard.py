@@ -151,6 +151,7 @@ class ShardHost:
         offsets = np.concatenate(([0], np.cumsum(widths))).astype(int)
         self._readers = [(slice(int(offsets[i]), int(offsets[i + 1])), r) for i, r in enumerate(readers[:6])]
         self._sensor_cols = slice(int(offsets[6]), int(offsets[7]))
+        self._core_width = int(offsets[2])  # qpos and qvel
         self._width = int(offsets[-1])
         state = self.state(True)
         cls = type(b)
@@ -182,10 +183,16 @@ class ShardHost:
     def ping(self) -> int:
         return os.getpid()
 
-    def state(self, sensors: bool | None = None) -> np.ndarray:
+    def state(self, sensors: bool | None = None, bodies: bool = True) -> np.ndarray:
         """``(num_envs, width)`` packed state rows (see the module docstring). Without
         ``sensors`` (default: the ``prefetch_sensors=True`` policy) the sensor columns are
-        left unset and the host marks them stale."""
+        left unset and the host marks them stale. Without ``bodies`` (and sensors) only the
+        qpos and qvel columns are returned: a narrow reply, and the host marks bodies stale."""
+        if not bodies and not (self._sensors is not None and (self._prefetch if sensors is None else sensors)):
+            out = np.empty((self.num_envs, self._core_width), dtype=self._pack_dtype)
+            for cols, read in self._readers[:2]:
+                out[:, cols] = np.asarray(read()).reshape(self.num_envs, -1)
+            return out
         out = np.empty((self.num_envs, self._width), dtype=self._pack_dtype)
         for cols, read in self._readers:
             out[:, cols] = np.asarray(read()).reshape(self.num_envs, -1)
@@ -203,7 +210,7 @@ class ShardHost:
 
     # ------------------------------------------------------------------ hot path
     def step(self, ctrl: np.ndarray, nsteps: int, clear_before: bool, clear_after: bool,
-             sensors: bool) -> np.ndarray:
+             sensors: bool, bodies: bool = True) -> np.ndarray:
         """``_step``; staged wrenches are cleared where the in-process base would clear them
         (after the last substep of a ``step``), before the state is read."""
         self._clear(clear_before)
@@ -211,7 +218,7 @@ class ShardHost:
             self.backend._step(_w(ctrl), nsteps)
         finally:
             self._clear(clear_after)
-        return self.state(sensors)
+        return self.state(sensors, bodies)
 
     def set_state(self, env_ids: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> np.ndarray:
         self.backend._set_state(_w(env_ids), _w(qpos), _w(qvel))

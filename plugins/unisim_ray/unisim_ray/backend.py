@@ -317,6 +317,13 @@ class RayBackend(SimBackend):
         self._lazy_sensors = self._has_sensors and self._sensor_policy is not True
         self._sensor_stale = np.zeros(len(self._ranges), dtype=bool)
         self._sensors_read = False
+        # Body tables follow the same "auto" policy: a step brings them back only when a body
+        # getter was used since the previous step; otherwise the reply is qpos/qvel alone and the
+        # first body read after it fetches the tables (one more round trip).
+        self._core_width = int(widths[0] + widths[1])
+        self._body_end = int(sum(widths[:6]))
+        self._body_stale = np.zeros(len(self._ranges), dtype=bool)
+        self._bodies_read = True
 
     # ------------------------------------------------------------------ plumbing
     def _labels(self, shards: Sequence[int]) -> str:
@@ -465,8 +472,21 @@ class RayBackend(SimBackend):
     def get_qvel(self) -> np.ndarray:
         return self._read("qvel")
 
+    def _fresh_bodies(self) -> None:
+        """Fetch the body tables of shards whose last step replied with qpos/qvel only."""
+        self._bodies_read = True
+        if self._body_stale.any():
+            stale = np.flatnonzero(self._body_stale).tolist()
+            results = self._fanout("body read", "state", lambda k, a, b: (False,), shards=stale)
+            cols = slice(self._core_width, self._body_end)
+            for k, rows in zip(stale, results):
+                a, b = self._ranges[k]
+                self._state[a:b, cols] = rows[:, cols]
+            self._body_stale[:] = False
+
     def _bodies(self, field: str, body_ids: np.ndarray) -> np.ndarray:
         self._check_open()
+        self._fresh_bodies()
         # fancy indexing a strided view keeps its layout: force C order (one copy either way)
         return np.ascontiguousarray(self._views[field][:, body_ids], dtype=self._dtypes[field])
 
@@ -510,15 +530,18 @@ class RayBackend(SimBackend):
         before, after = self._pending_clear, self._substeps_left <= 0
         sensors = self._has_sensors and (self._sensor_policy is True
                                          or (self._sensor_policy == "auto" and self._sensors_read))
-        calls = [(k, act.step.remote(ctrl[a:b], nsteps, before, after, sensors))
+        bodies = self._bodies_read or sensors
+        calls = [(k, act.step.remote(ctrl[a:b], nsteps, before, after, sensors, bodies))
                  for k, (act, (a, b)) in enumerate(zip(self._actors, self._ranges))]
         results = self._call("step", calls, mutating=True)
         self._pending_clear, self._cleared = False, after
+        width = self._state.shape[1] if bodies else self._core_width
         for (a, b), rows in zip(self._ranges, results):
-            self._state[a:b] = rows
+            self._state[a:b, :width] = rows
         if self._lazy_sensors:
             self._sensor_stale[:] = not sensors
-        self._sensors_read = False
+        self._body_stale[:] = not bodies
+        self._sensors_read = self._bodies_read = False
 
     def _set_state(self, env_ids: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> None:
         self._routed("set_state", "set_state", env_ids, lambda rows, local: (local, qpos[rows], qvel[rows]))
