@@ -11,6 +11,10 @@ this base class derives the rest of the surface once. Conventions:
   base link. ``get_body_lin_vel_b``/``get_body_ang_vel_b``: each body's world
   velocity expressed in its own frame.
 - Every public method validates its input before writing anything.
+
+Name resolution and model tables are mixed in from ``model_queries.ModelQueries``, rendering
+and playback from ``playback.Playback``; this module holds the primitives, lifecycle,
+capabilities, stepping, state getters, sensors, forces and randomization.
 """
 
 from __future__ import annotations
@@ -27,8 +31,6 @@ from .bindings import BackendHeightScanner, BackendMocapPoseBinding, SensorDataV
 from .capabilities import Capability
 from .config import (
     BackendPlayCapabilities,
-    BackendPlayRenderPlan,
-    BackendRootStateLayout,
     BackendTerrainSpawnData,
     CameraCfg,
     DomainRandomizationCapabilities,
@@ -38,12 +40,13 @@ from .errors import (
     BackendClosedError,
     InvalidInputError,
     InvalidTypeError,
-    OptionalDependencyError,
     UnknownNameError,
     UnsupportedCapabilityError,
 )
 from .model import ModelInfo
+from .model_queries import ModelQueries
 from .options import BackendOptions, build_options
+from .playback import Playback
 from .randomization import (
     MODEL_TERMS,
     TERM_SPECS,
@@ -86,7 +89,7 @@ _INDEX_ATTRS = frozenset({
 })
 
 
-class SimBackend(abc.ABC):
+class SimBackend(ModelQueries, Playback, abc.ABC):
     """Unified simulation backend contract (see module docstring for conventions)."""
 
     #: Registry name (entry-point name), e.g. ``"mujoco"``.
@@ -412,165 +415,6 @@ class SimBackend(abc.ABC):
     @property
     def base_body_id(self) -> int:
         return self._base_id
-
-    # name resolution ----------------------------------------------------------------
-    def get_body_ids(self, names: Sequence[str]) -> np.ndarray:
-        """``int32 (len(names),)`` body ids. Unknown names raise ``UnknownNameError``."""
-        return self._lookup_many(self._body_index, names, "body")
-
-    def get_motion_body_ids(self, names: Sequence[str]) -> np.ndarray:
-        """Body ids used by motion datasets (same ids as ``get_body_ids``)."""
-        return self.get_body_ids(names)
-
-    def get_site_ids(self, names: Sequence[str]) -> np.ndarray:
-        return self._lookup_many(self._site_index, names, "site")
-
-    def get_geom_id(self, name: str) -> int:
-        return self._lookup(self._geom_index, name, "geom", "name")
-
-    def _single_dof_joint(self, name: str) -> int:
-        j = self._lookup(self._joint_index, name, "joint")
-        jtype = self.model_info.joint_types[j]
-        if jtype not in ("hinge", "slide"):
-            raise InvalidInputError(
-                f"names: joint {name!r} is a {jtype} joint; only hinge/slide joints have a DoF index"
-            )
-        return j
-
-    def get_joint_state_qpos_indices(self, names: Sequence[str]) -> np.ndarray:
-        """Full-``qpos`` columns (as accepted by ``set_state``) of single-DoF joints."""
-        info = self.model_info
-        return np.array([info.joint_qposadr[self._single_dof_joint(n)] for n in check_names("names", names)],
-                        dtype=np.int32)
-
-    def get_joint_state_qvel_indices(self, names: Sequence[str]) -> np.ndarray:
-        """Full-``qvel`` columns of single-DoF joints."""
-        info = self.model_info
-        return np.array([info.joint_dofadr[self._single_dof_joint(n)] for n in check_names("names", names)],
-                        dtype=np.int32)
-
-    def get_joint_dof_pos_indices(self, names: Sequence[str]) -> np.ndarray:
-        """Columns of ``get_dof_pos`` (qpos without the root) of single-DoF joints."""
-        full = self.get_joint_state_qpos_indices(names)
-        return np.searchsorted(self._dof_qpos_cols, full).astype(np.int32)
-
-    def get_joint_dof_vel_indices(self, names: Sequence[str]) -> np.ndarray:
-        """Columns of ``get_dof_vel`` (qvel without the root) of single-DoF joints."""
-        full = self.get_joint_state_qvel_indices(names)
-        return np.searchsorted(self._dof_qvel_cols, full).astype(np.int32)
-
-    def get_joint_dof_indices(self, names: Sequence[str]) -> np.ndarray:
-        """Alias of ``get_joint_dof_vel_indices`` (velocity-space DoF indices)."""
-        return self.get_joint_dof_vel_indices(names)
-
-    def get_actuator_names(self) -> tuple[str, ...]:
-        return self.model_info.actuator_names
-
-    def get_actuator_joint_names(self) -> tuple[str, ...]:
-        """Each actuator's target hinge/slide joint, in control order; fails closed otherwise."""
-        info = self.model_info
-        out = []
-        for a, j in enumerate(info.actuator_joint):
-            if j < 0 or info.joint_types[j] not in ("hinge", "slide"):
-                raise InvalidInputError(
-                    f"actuator {info.actuator_names[a]!r} does not target exactly one hinge/slide joint"
-                )
-            out.append(info.joint_names[j])
-        return tuple(out)
-
-    # model tables ---------------------------------------------------------------------
-    def _table(self, arr: np.ndarray) -> np.ndarray:
-        return np.array(arr, dtype=self.np_dtype, copy=True)
-
-    def get_actuator_ctrl_range(self) -> np.ndarray:
-        """``(num_actuators, 2)`` ``[low, high]`` (±inf when unlimited)."""
-        return self._table(self.model_info.actuator_ctrl_range)
-
-    def get_joint_range(self) -> np.ndarray:
-        """``(num single-DoF joints, 2)`` ``[low, high]`` in DoF order (±inf when unlimited)."""
-        return self._table(self.model_info.joint_range[self._single_dof_joints].reshape(-1, 2))
-
-    def get_actuator_gains(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(kp, kd)``, each ``(num_actuators,)``."""
-        return self._table(self.model_info.actuator_kp), self._table(self.model_info.actuator_kd)
-
-    def get_body_mass(self) -> np.ndarray:
-        """``(num_bodies,)`` nominal masses, kg."""
-        return self._table(self.model_info.body_mass)
-
-    def get_body_ipos(self) -> np.ndarray:
-        """``(num_bodies, 3)`` nominal COM positions in body frames, m."""
-        return self._table(self.model_info.body_ipos)
-
-    def get_body_subtree_ids(self, root_body_id: int) -> np.ndarray:
-        """``int32`` ids of ``root_body_id`` and all its descendants, ascending."""
-        parent = self.model_info.body_parent
-        root = check_int("root_body_id", root_body_id, 0, len(parent) - 1)
-        inside = np.zeros(len(parent), dtype=bool)
-        inside[root] = True
-        for b in range(root + 1, len(parent)):  # MuJoCo orders bodies depth-first
-            inside[b] = inside[parent[b]] and b != parent[b]
-        return np.flatnonzero(inside).astype(np.int32)
-
-    def get_geom_names(self) -> tuple[str, ...]:
-        return self.model_info.geom_names
-
-    def get_geom_size(self, name: str) -> np.ndarray:
-        return self._table(self.model_info.geom_size[self.get_geom_id(name)])
-
-    def get_geom_body_ids(self) -> np.ndarray:
-        return self.model_info.geom_body.astype(np.int32)
-
-    def get_geom_contact_masks(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(contype, conaffinity)`` bitmasks, each ``(num_geoms,)`` int32."""
-        info = self.model_info
-        return info.geom_contype.astype(np.int32), info.geom_conaffinity.astype(np.int32)
-
-    def get_geom_friction(self) -> np.ndarray:
-        """``(num_geoms, 3)`` sliding, torsional, rolling friction."""
-        return self._table(self.model_info.geom_friction)
-
-    def get_geom_solref(self) -> np.ndarray:
-        return self._table(self.model_info.geom_solref)
-
-    def get_geom_solimp(self) -> np.ndarray:
-        return self._table(self.model_info.geom_solimp)
-
-    def get_gravity(self) -> np.ndarray:
-        """``(3,)`` world gravity, m/s²."""
-        return self._table(self.model_info.gravity)
-
-    def get_keyframe_qpos(self, name: str) -> np.ndarray:
-        """``(nq,)`` qpos of a named keyframe, including the floating root."""
-        keys = self.model_info.keyframes
-        if not isinstance(name, str) or name not in keys:
-            raise UnknownNameError(f"name: unknown keyframe {name!r}; known keyframes: {sorted(keys)}")
-        return self._table(keys[name])
-
-    def get_default_qpos(self) -> np.ndarray:
-        """``(nq,)`` the scene's default keyframe, or the model's ``qpos0``."""
-        if self.scene.default_keyframe is not None:
-            return self.get_keyframe_qpos(self.scene.default_keyframe)
-        return self._table(self.model_info.qpos0)
-
-    def get_default_dof_pos(self) -> np.ndarray:
-        """``(num_dof,)`` default joint positions in ``get_dof_pos`` column order."""
-        return np.ascontiguousarray(self.get_default_qpos()[self._dof_qpos_cols])
-
-    def get_init_qvel(self) -> np.ndarray:
-        """``(nv,)`` zeros."""
-        return np.zeros(self.nv, dtype=self.np_dtype)
-
-    def get_root_state_layout(self, root_body_name: str) -> BackendRootStateLayout:
-        """qpos/qvel columns of the free joint owned by ``root_body_name``; fails closed otherwise."""
-        info = self.model_info
-        b = self._lookup(self._body_index, root_body_name, "body", "root_body_name")
-        joints = [j for j, t in enumerate(info.joint_types) if t == "free" and info.joint_body[j] == b]
-        if not joints:
-            raise InvalidInputError(f"root_body_name: body {root_body_name!r} has no free joint (fixed base)")
-        j = joints[0]
-        return BackendRootStateLayout(body_name=root_body_name, body_id=b, joint_name=info.joint_names[j],
-                                      qpos_start=int(info.joint_qposadr[j]), qvel_start=int(info.joint_dofadr[j]))
 
     def get_scene_visual_model_file(self) -> str | None:
         return self.scene.visual_model_file
@@ -1027,102 +871,6 @@ class SimBackend(abc.ABC):
         if Capability.INIT_RANDOMIZATION not in caps and Capability.RESET_RANDOMIZATION not in caps:
             raise self._unsupported(Capability.INIT_RANDOMIZATION)
         return self._read_model_field(term)
-
-    # ------------------------------------------------------------------ rendering and playback
-    def init_renderer(self, spacing: float = 1.0, *, offset_mode: str = "grid", headless: bool = False,
-                      capture: bool = False, width: int = 1280, height: int = 720,
-                      camera_kwargs: CameraCfg | Mapping[str, Any] | None = None) -> None:
-        """Create the renderer. ``capture=True`` enables ``capture_video_frame``."""
-        needed = Capability.VIDEO_CAPTURE if capture else Capability.RENDER
-        self._require(needed)
-        camera = CameraCfg.coerce(camera_kwargs)
-        if offset_mode not in ("grid", "none"):
-            raise InvalidInputError(f"offset_mode: expected 'grid' or 'none', got {offset_mode!r}")
-        if isinstance(spacing, bool) or not isinstance(spacing, int | float) or not np.isfinite(spacing) or spacing < 0:
-            raise InvalidInputError(f"spacing: expected a finite number >= 0 (m), got {spacing!r}")
-        width = check_int("width", width, 1, 8192)
-        height = check_int("height", height, 1, 8192)
-        self._init_renderer(float(spacing), offset_mode, bool(headless), bool(capture), width, height, camera)
-
-    def render(self) -> None:
-        """Draw one frame through the interactive renderer."""
-        self._require(Capability.RENDER)
-        self._render()
-
-    def capture_video_frame(self) -> np.ndarray:
-        """``(height, width, 3)`` uint8 RGB frame of the current state."""
-        self._require(Capability.VIDEO_CAPTURE)
-        return self._capture_frame()
-
-    def resolve_play_render_plan(self, *, play_render_mode: str | None, play_steps: int | None,
-                                 output_video: str | None) -> BackendPlayRenderPlan:
-        """``play_render_mode``: ``"video"`` (needs PLAYBACK) or ``None``/``"none"``."""
-        mode = play_render_mode or "none"
-        if mode not in ("video", "none"):
-            raise InvalidInputError(f"play_render_mode: expected 'video', 'none' or None, got {mode!r}")
-        if mode == "video":
-            self._require(Capability.PLAYBACK)
-        steps = 0 if play_steps is None else check_int("play_steps", play_steps, 0)
-        return BackendPlayRenderPlan(mode=mode, num_steps=steps,
-                                     output_video=None if output_video is None else str(output_video))
-
-    def run_playback(self, *, env: Any, initialize: Callable[[], Any], step: Callable[[], Any],
-                     num_steps: int | None, output_video: str | None = None, render_spacing: float | None = None,
-                     render_offset_mode: str | None = None, headless: bool | None = None,
-                     record_video: bool | None = None, frame_state_getter: Callable[[], Any] | None = None,
-                     camera_kwargs: CameraCfg | Mapping[str, Any] | None = None,
-                     debug_overlay_getter: Callable[[], Any] | None = None,
-                     on_frame: Callable[[int, np.ndarray], np.ndarray | None] | None = None) -> str | None:
-        """Offline playback: ``initialize()``, then ``num_steps`` × (``step()``, capture a frame),
-        encoding the frames to ``output_video`` (mp4, needs ``imageio[ffmpeg]``).
-
-        ``on_frame(i, frame)`` may return a replacement frame of the same shape/dtype.
-        Returns the video path (``None`` when no video was recorded).
-        """
-        self._require(Capability.PLAYBACK)
-        if debug_overlay_getter is not None:
-            raise NotImplementedError(f"backend {self._label} does not support debug overlays")
-        steps = check_int("num_steps", num_steps if num_steps is not None else 0, 1)
-        record = bool(record_video) if record_video is not None else output_video is not None
-        if record and output_video is None:
-            raise InvalidInputError("output_video: a path is required when record_video is true")
-        frames: list[np.ndarray] = []
-        self.init_renderer(render_spacing if render_spacing is not None else 1.0,
-                           offset_mode=render_offset_mode or "grid", headless=True if headless is None else headless,
-                           capture=True, camera_kwargs=camera_kwargs)
-        initialize()
-        for i in range(steps):
-            step()
-            if frame_state_getter is not None:
-                frame_state_getter()
-            if record:
-                frame = self.capture_video_frame()
-                if on_frame is not None:
-                    new = on_frame(i, frame)
-                    if new is not None:
-                        if not isinstance(new, np.ndarray) or new.shape != frame.shape or new.dtype != frame.dtype:
-                            raise InvalidInputError(f"on_frame: expected a {frame.dtype} array of shape "
-                                                    f"{frame.shape}, got {getattr(new, 'shape', type(new))}")
-                        frame = new
-                frames.append(frame)
-        if not record:
-            return None
-        write_video(str(output_video), frames, fps=max(1, round(1.0 / max(self.sim_dt, 1e-6) / 10)))
-        return str(output_video)
-
-
-def write_video(path: str, frames: Sequence[np.ndarray], fps: int) -> None:
-    """Encode ``(H, W, 3)`` uint8 frames to an mp4 (H.264) with imageio's ffmpeg plugin."""
-    try:
-        import imageio.v2 as imageio
-    except ImportError:
-        raise OptionalDependencyError(
-            "video export needs imageio with ffmpeg: pip install 'imageio[ffmpeg]'"
-        ) from None
-    with imageio.get_writer(path, fps=fps, codec="libx264", macro_block_size=1) as writer:
-        for f in frames:
-            writer.append_data(f)
-
 
 def _as_slice(cols: np.ndarray) -> slice | np.ndarray:
     """A contiguous ascending column set as a slice (views instead of fancy-index copies)."""

@@ -121,7 +121,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             ("envs with non-finite state", str(nonfinite)),
         ]
         if args.video:
-            from .backend import write_video
+            from .playback import write_video
 
             write_video(args.video, frames, fps=30)
             rows.append(("video", f"{args.video} ({len(frames)} frames)"))
