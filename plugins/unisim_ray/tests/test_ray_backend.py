@@ -358,6 +358,8 @@ def test_backend_starts_ray_once_per_process_and_close_releases_its_actors():
         b.step(np.zeros((2, b.num_actuators), np.float32))
         print("started", ray.is_initialized(), ray.cluster_resources().get("CPU"))
         actors = list(b._actors)
+        import os
+        print("niceness", sorted(ray.get([a.__ray_call__.remote(lambda self: os.nice(0)) for a in actors])))
         b.close()
         dead = 0
         for a in actors:
@@ -371,7 +373,8 @@ def test_backend_starts_ray_once_per_process_and_close_releases_its_actors():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
     assert out.returncode == 0, out.stderr[-2000:]
     lines = out.stdout.split("\n")
-    assert lines[0].startswith("started True") and lines[1] == "closed True 2"  # Ray stays, actors gone
+    assert lines[0].startswith("started True") and lines[2] == "closed True 2"  # Ray stays, actors gone
+    assert lines[1] == "niceness [0, 0]"  # shards are the workload: not niced like Ray's default workers
     # one stderr progress line per shard
     assert out.stderr.count("unisim-ray: shard ") == 2 and "shard 1 (envs [1:2)) of 2 ready" in out.stderr
 
