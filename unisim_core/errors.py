@@ -15,6 +15,7 @@ __all__ = [
     "RenderClosedError",
     "EngineError",
     "BackendClosedError",
+    "rebuild_error",
 ]
 
 
@@ -82,3 +83,27 @@ class EngineError(UniSimError, RuntimeError):
 
 class BackendClosedError(UniSimError, RuntimeError):
     """A call was made on a backend after ``close()``."""
+
+
+def rebuild_error(qualified_type: str, message: str, attrs: dict | None = None) -> BaseException | None:
+    """The exception ``module.QualName(message)`` raised in another process, rebuilt on this side.
+
+    Built without calling ``__init__`` (whose arguments may differ from the message), with
+    ``args = (message,)`` and ``attrs`` restored. ``None`` when the type cannot be imported here
+    or is not an exception.
+    """
+    import importlib
+
+    module, _, qualname = qualified_type.rpartition(".")
+    try:
+        obj = importlib.import_module(module or "builtins")
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError):
+        return None
+    if not (isinstance(obj, type) and issubclass(obj, BaseException)):
+        return None
+    err = obj.__new__(obj)
+    err.args = (message,)
+    err.__dict__.update(attrs or {})
+    return err

@@ -144,10 +144,6 @@ def eps(dtype) -> float:
     return float(np.finfo(dtype).eps)
 
 
-def zero_ctrl(backend) -> np.ndarray:
-    return np.zeros((backend.num_envs, backend.num_actuators), dtype=np.float64)
-
-
 def home_ctrl(backend) -> np.ndarray:
     """Position targets of the quadruped's ``home`` keyframe for every env."""
     q = np.asarray(backend.get_keyframe_qpos("home"), dtype=np.float64)

@@ -45,3 +45,13 @@ def test_unsupported_capability_error_survives_pickling():
     err = pickle.loads(pickle.dumps(UnsupportedCapabilityError("mujoco", Capability.RENDER, "no display")))
     assert isinstance(err, NotImplementedError) and err.capability is Capability.RENDER
     assert str(err) == "backend 'mujoco' does not support capability 'render': no display"
+
+
+def test_rebuild_error_restores_type_message_and_attributes():
+    from unisim_core.errors import InvalidInputError, rebuild_error
+
+    err = rebuild_error("unisim_core.errors.InvalidInputError", "qpos: expected shape (2, 7)", {"hint": 1})
+    assert type(err) is InvalidInputError and str(err) == "qpos: expected shape (2, 7)" and err.hint == 1
+    assert isinstance(rebuild_error("ValueError", "x"), ValueError)
+    assert rebuild_error("no_such_module.Error", "x") is None
+    assert rebuild_error("os.path", "x") is None  # not an exception type

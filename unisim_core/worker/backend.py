@@ -35,9 +35,8 @@ import numpy as np
 from ..backend import SimBackend
 from ..capabilities import Capability
 from ..config import CameraCfg, SceneCfg
-from ..errors import EngineError
+from ..errors import EngineError, rebuild_error
 from ..model import ModelInfo
-from ..registry import load_object
 from .client import WorkerClient
 from .errors import WorkerCallError
 from .hosted import info_from_plain, pack_array, scene_to_plain, unpack_array
@@ -84,16 +83,10 @@ def hosted_launch(target: str, scene: SceneCfg, num_envs: int, sim_dt: float, op
 
 def _remote_error(exc: WorkerCallError) -> BaseException:
     """Re-raise a UniSim or builtin input error from the worker as its own class."""
-    name = exc.remote_type
-    module, _, qualname = name.rpartition(".")
+    module = exc.remote_type.rpartition(".")[0]
     if module.startswith("unisim_core.") or not module:
-        try:
-            cls = load_object(f"{module or 'builtins'}:{qualname}")
-        except (ImportError, AttributeError):
-            return exc
-        if isinstance(cls, type) and issubclass(cls, ValueError | TypeError | KeyError | NotImplementedError):
-            err = cls.__new__(cls)
-            Exception.__init__(err, exc.remote_message)
+        err = rebuild_error(exc.remote_type, exc.remote_message)
+        if isinstance(err, ValueError | TypeError | KeyError | NotImplementedError):
             return err
     return exc
 

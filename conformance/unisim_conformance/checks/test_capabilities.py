@@ -290,7 +290,7 @@ def _render(kit, tmp_path):
     b.render()
 
 
-def _frames(kit, capture_only=True):
+def _frames(kit):
     b = kit.make("free_body", 1)
     b.init_renderer(headless=True, capture=True, width=64, height=48, camera_kwargs={"lookat": (0, 0, 1)})
     f1 = b.capture_video_frame()
@@ -312,7 +312,7 @@ def _playback(kit, tmp_path):
     out = tmp_path / "play.mp4"
     zero = np.zeros((1, 0))
     path = b.run_playback(env=None, initialize=lambda: None, step=lambda: b.step(zero, 5), num_steps=5,
-                          output_video=str(out), camera_kwargs={"width": 64} if False else None)
+                          output_video=str(out))
     assert path is not None and out.is_file() and out.stat().st_size > 0, "no mp4 written"
 
 

@@ -60,6 +60,6 @@ def test_reset_reproduces_trajectory(kit):
     """Resetting to the same state and replaying the same controls reproduces the trajectory
     (no hidden state such as solver warm starts or staged forces survives set_state)."""
     b = kit.make("quadruped", 2)
-    t1, r1 = _rollout(b, _start(b))
-    t2, r2 = _rollout(b, _start(b))
+    t1, _ = _rollout(b, _start(b))
+    t2, _ = _rollout(b, _start(b))
     assert np.array_equal(t1, t2), f"replay after reset diverged by {np.max(np.abs(t1 - t2))}"

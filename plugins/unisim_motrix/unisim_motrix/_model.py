@@ -57,9 +57,6 @@ class Layout:
     def to_mj_qpos(self, dof_pos: np.ndarray) -> np.ndarray:
         return dof_pos[..., self.qpos_gather]
 
-    def to_mx_qpos(self, qpos: np.ndarray) -> np.ndarray:
-        return qpos[..., self.qpos_scatter]
-
 
 def _low_type_by_dof(M) -> dict[int, int]:
     try:

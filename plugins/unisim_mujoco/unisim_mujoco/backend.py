@@ -85,7 +85,6 @@ class MujocoBackend(SimBackend):
         self._cvel, self._subtree_com = b.bind("cvel"), b.bind("subtree_com")
         self._site_xpos = b.bind("site_xpos") if m.nsite else np.zeros((n, 0, 3))
         self._sensordata = b.bind("sensordata") if m.nsensordata else np.zeros((n, 0))
-        self._warnings = b.warning
         self._unstable = b.warning[:, _UNSTABLE[0]:_UNSTABLE[-1] + 1, 1]  # live view: counters per env
         self._unstable_seen = np.zeros((n, len(_UNSTABLE)), dtype=np.int64)
         self._stage = _STAGE_VEL

@@ -62,8 +62,7 @@ def _names(m: mujoco.MjModel, obj: mujoco.mjtObj, count: int) -> list[str]:
     return [mujoco.mj_id2name(m, obj, i) or "" for i in range(count)]
 
 
-def actuator_gains(m: mujoco.MjModel, gainprm: np.ndarray | None = None,
-                   biasprm: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def actuator_gains(m: mujoco.MjModel, biasprm: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``(kp, kd)`` of affine-bias actuators (position/velocity); 0 for the others."""
     biasprm = m.actuator_biasprm if biasprm is None else biasprm
     affine = m.actuator_biastype == int(mujoco.mjtBias.mjBIAS_AFFINE)

@@ -16,7 +16,6 @@ Packed state row (one per env, dtype ``pack_dtype``)::
 from __future__ import annotations
 
 import functools
-import importlib
 import os
 import pickle
 import shutil
@@ -28,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from unisim_core.capabilities import Capability
+from unisim_core.errors import rebuild_error
 
 from ._scene import materialize_scene
 
@@ -81,19 +81,8 @@ def rebuild_exception(exc: BaseException) -> BaseException:
     built without calling its ``__init__``; ``exc`` itself when that is not possible."""
     if not isinstance(exc, RemoteException):
         return exc
-    try:
-        obj: Any = importlib.import_module(exc.module)
-        for part in exc.qualname.split("."):
-            obj = getattr(obj, part)
-        if not (isinstance(obj, type) and issubclass(obj, BaseException)):
-            return exc
-        out = obj.__new__(obj)
-        out.args = (exc.message,)
-        out.__dict__.update(exc.attrs)
-        str(out)  # must render
-        return out
-    except Exception:
-        return exc
+    out = rebuild_error(f"{exc.module}.{exc.qualname}", exc.message, exc.attrs)
+    return exc if out is None else out
 
 
 def _w(arr: Any) -> Any:
