@@ -131,7 +131,7 @@ def test_without_cameras_capture_is_not_declared(make):
     ("mismatch", "solver_position_iteration_count.*requested 8"),
     ("missing", "solver_position_iteration_count.*did not report"),
     ("extra", "not requested"),
-    ("stage_as_engine", "bounce_threshold_velocity.*stage read labelled as an engine read"),
+    ("stage_as_engine", "solver_position_iteration_count.*stage read labelled as an engine read"),
     ("unknown_source", "unknown source 'guess'"),
 ])
 def test_forged_or_incomplete_readback_refuses_the_worker(make, runtime, kind, match):

@@ -8,9 +8,6 @@ was read (its provenance) and the evidence that goes with that kind of read:
 - ``{"value": v, "source": "usd_stage", "prims": n}``: an *authored* value read from the USD stage
   on ``n >= 1`` prims (schema defaults do not count), e.g. by
   :func:`unisim_isaacsim.usd_helpers.read_engine_solver_values`.
-- ``{"value": v, "source": "carb_setting_authored", "setting": name}``: a value the worker authored
-  into a PhysX carb setting that has no USD attribute or view getter (the GPU buffer capacities
-  only); it is what was asked of the engine, not an engine read.
 
 :func:`verify_solver_readback` compares every requested field with
 :func:`~unisim_isaacsim.physx_solver.solver_value_matches` (float32 storage is the only tolerance)
@@ -33,7 +30,7 @@ from .physx_solver import PhysxSolverConfig, solver_value_matches
 __all__ = ["SolverReadbackError", "verify_solver_readback", "ALLOWED_SOURCES", "SOURCES"]
 
 #: Evidence key each source must carry (and no other).
-SOURCES = {"physx_view": "rows", "usd_stage": "prims", "carb_setting_authored": "setting"}
+SOURCES = {"physx_view": "rows", "usd_stage": "prims"}
 
 _STAGE_OR_VIEW = frozenset({"physx_view", "usd_stage"})
 #: Sources each field can honestly have.
@@ -44,8 +41,9 @@ ALLOWED_SOURCES: dict[str, frozenset[str]] = {
     "contact_offset": _STAGE_OR_VIEW,
     "rest_offset": _STAGE_OR_VIEW,
     "max_depenetration_velocity": _STAGE_OR_VIEW,
-    "gpu_max_rigid_contact_count": frozenset({"usd_stage", "carb_setting_authored"}),
-    "gpu_max_rigid_patch_count": frozenset({"usd_stage", "carb_setting_authored"}),
+    # PhysX tensor views have no getter for the scene's GPU buffer capacities.
+    "gpu_max_rigid_contact_count": frozenset({"usd_stage"}),
+    "gpu_max_rigid_patch_count": frozenset({"usd_stage"}),
 }
 if set(ALLOWED_SOURCES) != {a.name for a in attrs.fields(PhysxSolverConfig)}:  # pragma: no cover
     raise ImportError("ALLOWED_SOURCES must name every PhysxSolverConfig field")
@@ -82,8 +80,6 @@ def _check_entry(field: str, requested: Any, entry: Any, num_envs: int) -> None:
         raise _fail(field, f"a PhysX view read must cover all {num_envs} env rows; it reports rows={proof!r}")
     if source == "usd_stage" and (type(proof) is not int or proof < 1):
         raise _fail(field, f"a stage read must name at least one authored prim; it reports prims={proof!r}")
-    if source == "carb_setting_authored" and (type(proof) is not str or not proof):
-        raise _fail(field, f"an authored carb setting must be named; got setting={proof!r}")
     if not solver_value_matches(field, requested, entry["value"]):
         raise _fail(field, f"requested {requested!r}, the worker read back {entry['value']!r} from {source}")
 

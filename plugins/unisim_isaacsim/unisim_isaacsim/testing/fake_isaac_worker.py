@@ -25,15 +25,17 @@ from typing import Any
 import numpy as np
 
 MODE_ENV = "UNISIM_FAKE_ISAAC_MODE"
+#: Where the real worker reads each field: the PhysX 107.3 articulation view has getters for the
+#: shape offsets only; everything else is an authored stage value.
 _HONEST_SOURCE = {
-    "solver_position_iteration_count": "physx_view",
-    "solver_velocity_iteration_count": "physx_view",
+    "solver_position_iteration_count": "usd_stage",
+    "solver_velocity_iteration_count": "usd_stage",
     "bounce_threshold_velocity": "usd_stage",
-    "contact_offset": "usd_stage",
-    "rest_offset": "usd_stage",
-    "max_depenetration_velocity": "physx_view",
-    "gpu_max_rigid_contact_count": "carb_setting_authored",
-    "gpu_max_rigid_patch_count": "carb_setting_authored",
+    "contact_offset": "physx_view",
+    "rest_offset": "physx_view",
+    "max_depenetration_velocity": "usd_stage",
+    "gpu_max_rigid_contact_count": "usd_stage",
+    "gpu_max_rigid_patch_count": "usd_stage",
 }
 
 
@@ -55,8 +57,7 @@ def fake_readback(payload: dict[str, Any], num_envs: int, kind: str = "honest") 
         value = getattr(cfg, field)
         stored = int(value) if isinstance(value, int) else float(np.float32(value))  # engine storage
         source = _HONEST_SOURCE[field]
-        evidence = {"physx_view": ("rows", num_envs), "usd_stage": ("prims", 3),
-                    "carb_setting_authored": ("setting", f"/physics/{field}")}[source]
+        evidence = {"physx_view": ("rows", num_envs), "usd_stage": ("prims", 3)}[source]
         report[field] = {"value": stored, "source": source, evidence[0]: evidence[1]}
     fields = list(report)
     if kind == "mismatch" and fields:
