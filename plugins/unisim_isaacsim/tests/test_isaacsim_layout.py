@@ -110,3 +110,24 @@ def test_quaternion_order_per_isaac_lab_version_and_conversion():
 def test_orbit_camera_looks_down_at_negative_elevation():
     eye = L.orbit_eye([0, 0, 0], 2.0, 0.0, -30.0)
     np.testing.assert_allclose(eye, [-2 * np.cos(np.radians(30)), 0, 2 * np.sin(np.radians(30))], atol=1e-12)
+
+
+@pytest.mark.parametrize("mjcf, usd", [
+    ("FL_hip", "FL_hip"), ("leg-1.knee", "leg_1_knee"), ("1st link", "_1st_link"), ("", "_"),
+    ("café", "caf__"),  # each byte of a non-ASCII character becomes "_"
+])
+def test_mjcf_usd_name_matches_the_importer(mjcf, usd):
+    assert L.mjcf_usd_name(mjcf) == usd
+
+
+def test_names_are_matched_as_the_importer_writes_them():
+    lay = L.build_layout(("hip-1", "knee.1"), ("hinge", "hinge"), (0, 1), (0, 1), 2, 2, ["knee_1", "hip_1"])
+    np.testing.assert_array_equal(lay.isaac_joint_ids, [1, 0])
+    np.testing.assert_array_equal(L.body_order(("world", "2nd body"), ["_2nd_body"]), [-1, 0])
+
+
+def test_two_mjcf_names_sharing_one_prim_name_fail_closed():
+    with pytest.raises(ValueError, match=r"joints 'a-b' and 'a\.b' both become the USD prim name 'a_b'"):
+        L.build_layout(("a-b", "a.b"), ("hinge", "hinge"), (0, 1), (0, 1), 2, 2, ["a_b"])
+    with pytest.raises(ValueError, match="bodies 'x y' and 'x_y'"):
+        L.body_order(("world", "x y", "x_y"), ["x_y"])

@@ -10,7 +10,8 @@ worker inside Isaac Sim. Conventions on the Isaac side (Isaac Lab 2.x ``Articula
 - ``root_link_lin_vel_w`` / ``root_link_ang_vel_w`` (n, 3): link-origin linear velocity and the
   angular velocity, both **world** frame. The contract's ``qvel[3:6]`` is **body** frame, so it is
   ``R(q)^T ω_w`` on the way out and ``R(q) ω_b`` on the way in.
-- ``joint_pos`` / ``joint_vel`` (n, J) in Isaac's joint order, mapped to MuJoCo's by joint name.
+- ``joint_pos`` / ``joint_vel`` (n, J) in Isaac's joint order, mapped to MuJoCo's by joint name
+  as the MJCF importer writes it (:func:`mjcf_usd_name`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,33 @@ from unisim_core import quat as Q
 __all__ = [
     "StateLayout", "build_layout", "qpos_qvel_from_isaac", "isaac_from_qpos_qvel", "body_order",
     "bodies_from_isaac", "quat_order_for", "env_rows_from_prim_paths", "xyzw_to_wxyz", "orbit_eye",
+    "mjcf_usd_name",
 ]
+
+
+def mjcf_usd_name(name: str) -> str:
+    """The prim name Isaac Sim's MJCF importer gives an MJCF body or joint (its ``SanitizeUsdName``).
+
+    Every byte of the UTF-8 name that is not an ASCII letter, digit or ``_`` becomes ``_``; a
+    leading digit gets a ``_`` prefix; an empty name becomes ``_``. Isaac's link and joint names
+    (``body_names``, ``joint_names``) are these prim names.
+    """
+    if not name:
+        return "_"
+    out = "".join(chr(b) if chr(b).isascii() and (chr(b).isalnum() or b == 0x5F) else "_" for b in name.encode())
+    return "_" + out if out[0].isdigit() else out
+
+
+def _unique_usd_names(kind: str, names: Sequence[str]) -> list[str]:
+    """``mjcf_usd_name`` of each name; fail closed when two MJCF names become one prim name."""
+    out = [mjcf_usd_name(n) for n in names]
+    seen: dict[str, str] = {}
+    for raw, usd in zip(names, out):
+        if usd in seen and seen[usd] != raw:
+            raise ValueError(f"MJCF {kind} {seen[usd]!r} and {raw!r} both become the USD prim name {usd!r}; "
+                             f"rename one so the Isaac Sim importer keeps them apart")
+        seen[usd] = raw
+    return out
 
 
 def xyzw_to_wxyz(q: np.ndarray) -> np.ndarray:
@@ -50,10 +77,11 @@ class StateLayout:
 
 def build_layout(joint_names: Sequence[str], joint_types: Sequence[str], joint_qposadr: Sequence[int],
                  joint_dofadr: Sequence[int], nq: int, nv: int, isaac_joint_names: Sequence[str]) -> StateLayout:
-    """Map MuJoCo joints to Isaac's by name; fail closed on anything that does not map one to one."""
+    """Map MuJoCo joints to Isaac's by (importer) name; fail closed on anything not one to one."""
+    usd_names = _unique_usd_names("joints", joint_names)
     root_q = root_v = None
     cols_q, cols_v, names = [], [], []
-    for j, (name, kind) in enumerate(zip(joint_names, joint_types, strict=True)):
+    for j, (name, kind) in enumerate(zip(usd_names, joint_types, strict=True)):
         if kind == "free":
             if j != 0 or root_q is not None:
                 raise ValueError(f"joint {name!r}: only a free joint on the root body is supported")
@@ -120,7 +148,7 @@ def isaac_from_qpos_qvel(layout: StateLayout, qpos: np.ndarray, qvel: np.ndarray
 def body_order(body_names: Sequence[str], isaac_body_names: Sequence[str]) -> np.ndarray:
     """Isaac body index of each MuJoCo body (``-1`` for the world body 0); fail closed on a mismatch."""
     index = {n: i for i, n in enumerate(isaac_body_names)}
-    mine = list(body_names[1:])
+    mine = _unique_usd_names("bodies", body_names[1:])
     missing = [n for n in mine if n not in index]
     extra = sorted(set(isaac_body_names) - set(mine))
     if missing or extra:

@@ -1,0 +1,114 @@
+"""Worker-side edits of the stage that Isaac Sim's MJCF importer produced, and the camera pose.
+
+The importer (``isaacsim.asset.importer.mjcf``, Isaac Sim 5.x) writes, under the asset's default
+prim ``R`` (referenced at ``/World/envs/env_0/Robot``):
+
+- ``R/<top body>/<top body>``: the root link, with ``UsdPhysics.ArticulationRootAPI``; every other
+  link is a sibling ``R/<top body>/<body>``; joints live in ``R/joints``;
+- ``R/worldBody``: a holder for the MJCF world geoms, *also* given ``ArticulationRootAPI``;
+- each link's ``collisions`` prim as an **instanceable** reference to a shared prototype, so its
+  colliders are instance proxies that cannot be authored.
+
+:func:`isolate_articulation_root` keeps the one root the backend drives and
+:func:`make_physics_prims_authorable` de-instances the prims hiding colliders or bodies, both
+before cloning. ``pxr`` is imported lazily; everything here runs on a stock ``usd-core`` stage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+__all__ = ["WORLD_BODY", "isolate_articulation_root", "make_physics_prims_authorable", "set_camera_look_at"]
+
+#: The importer's holder of the MJCF world geoms.
+WORLD_BODY = "worldBody"
+
+
+def _articulation_roots(stage: Any, path: str) -> list[Any]:
+    from pxr import Usd, UsdPhysics
+
+    root = stage.GetPrimAtPath(path)
+    if not root:
+        raise ValueError(f"no prim at {path!r}")
+    return [p for p in Usd.PrimRange(root, Usd.TraverseInstanceProxies()) if p.HasAPI(UsdPhysics.ArticulationRootAPI)]
+
+
+def isolate_articulation_root(stage: Any, robot_path: str, root_link: str) -> str:
+    """Keep ``robot_path/<root_link>/<root_link>`` as the only articulation root; return its path.
+
+    ``ArticulationRootAPI`` (and ``PhysxArticulationAPI``) are removed from the importer's
+    ``worldBody``. Any other root (a second top-level MJCF body) fails closed: the backend drives
+    exactly one articulation per environment.
+    """
+    from pxr import UsdPhysics
+
+    keep = f"{robot_path}/{root_link}/{root_link}"
+    roots = _articulation_roots(stage, robot_path)
+    paths = [str(p.GetPath()) for p in roots]
+    if keep not in paths:
+        raise ValueError(f"expected the articulation root at {keep!r} (MJCF importer layout); found roots {paths}")
+    others = [p for p in roots if str(p.GetPath()) != keep]
+    unexpected = [str(p.GetPath()) for p in others if p.GetName() != WORLD_BODY]
+    if unexpected:
+        raise ValueError(f"the Isaac Sim backend drives one articulation per environment; besides {keep!r} the "
+                         f"scene has articulation roots {unexpected} (one per extra top-level MJCF body)")
+    for prim in others:
+        prim.RemoveAPI(UsdPhysics.ArticulationRootAPI)
+        prim.RemoveAPI("PhysxArticulationAPI")  # by schema identifier (USD >= 23.11)
+    return keep
+
+
+def make_physics_prims_authorable(stage: Any, path: str) -> list[str]:
+    """Make every instanceable prim under ``path`` that hides a collider or rigid body non-instanceable.
+
+    Colliders and bodies under an instance are read-only instance proxies; after this they are
+    ordinary composed prims that per-shape / per-body settings can be authored on. Nested
+    instances are handled. Returns the de-instanced paths, sorted.
+    """
+    from pxr import Usd, UsdPhysics
+
+    root = stage.GetPrimAtPath(path)
+    if not root:
+        raise ValueError(f"no prim at {path!r}")
+    apis = (UsdPhysics.CollisionAPI, UsdPhysics.RigidBodyAPI)
+    changed: set[str] = set()
+    while True:
+        instances = set()
+        for prim in Usd.PrimRange(root, Usd.TraverseInstanceProxies()):
+            if prim.IsInstanceProxy() and any(prim.HasAPI(api) for api in apis):
+                owner = prim.GetParent()
+                while owner.IsInstanceProxy():
+                    owner = owner.GetParent()
+                instances.add(str(owner.GetPath()))
+        if not instances:
+            return sorted(changed)
+        for p in instances:
+            stage.GetPrimAtPath(p).SetInstanceable(False)
+        changed |= instances
+
+
+def set_camera_look_at(stage: Any, camera_path: str, eye: Sequence[float], target: Sequence[float],
+                       up: Sequence[float] = (0.0, 0.0, 1.0)) -> None:
+    """Pose the ``UsdGeom.Camera`` at ``camera_path`` at ``eye`` looking at ``target`` (world, m).
+
+    USD cameras look down their local -Z with +Y up; the view is kept upright about ``up``.
+    Written as one transform op, replacing any previous pose.
+    """
+    from pxr import Gf, UsdGeom
+
+    eye_v, target_v, up_v = (np.asarray(v, dtype=np.float64).reshape(3) for v in (eye, target, up))
+    forward = target_v - eye_v
+    if not np.isfinite(forward).all() or np.linalg.norm(forward) < 1e-9:
+        raise ValueError(f"eye and target must be finite and distinct; got eye={eye_v.tolist()} "
+                         f"target={target_v.tolist()}")
+    if np.linalg.norm(np.cross(forward, up_v)) < 1e-9 * np.linalg.norm(forward) * max(np.linalg.norm(up_v), 1e-300):
+        raise ValueError(f"the view direction {forward.tolist()} is parallel to up={up_v.tolist()}")
+    camera = UsdGeom.Camera(stage.GetPrimAtPath(camera_path))
+    if not camera:
+        raise ValueError(f"no UsdGeom.Camera at {camera_path!r}")
+    view = Gf.Matrix4d().SetLookAt(Gf.Vec3d(*eye_v), Gf.Vec3d(*target_v), Gf.Vec3d(*up_v))
+    camera.ClearXformOpOrder()
+    camera.AddTransformOp().Set(view.GetInverse())
