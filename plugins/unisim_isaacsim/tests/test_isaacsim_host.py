@@ -163,6 +163,15 @@ def test_missing_runtime_raises_optional_dependency_error_with_the_setup_hint(mo
         IsaacSimBackend(SCENE, 1, 0.005)
 
 
+def test_a_model_file_name_the_mjcf_converter_cannot_split_is_rejected_before_launch(runtime, tmp_path):
+    import shutil
+
+    odd = tmp_path / "quadruped.v2.xml"
+    shutil.copy(scene_path("quadruped"), odd)
+    with pytest.raises(InvalidInputError, match=r"scene.model_file: .*exactly one '\.'.*got 'quadruped.v2.xml'"):
+        FakeIsaac(SceneCfg(str(odd)), 1, 0.005)
+
+
 def test_options_validate_physx_naming_field_and_bound(runtime):
     with pytest.raises(InvalidInputError, match=r"physx: solver_position_iteration_count must be in \[1, 255\]"):
         FakeIsaac(SCENE, 1, 0.005, physx={"solver_position_iteration_count": 0})

@@ -131,3 +131,11 @@ def test_two_mjcf_names_sharing_one_prim_name_fail_closed():
         L.build_layout(("a-b", "a.b"), ("hinge", "hinge"), (0, 1), (0, 1), 2, 2, ["a_b"])
     with pytest.raises(ValueError, match="bodies 'x y' and 'x_y'"):
         L.body_order(("world", "x y", "x_y"), ["x_y"])
+
+
+def test_root_body_is_the_one_child_of_the_world():
+    assert L.root_body_name(("world", "trunk", "leg"), (0, 0, 1)) == "trunk"
+    with pytest.raises(ValueError, match=r"exactly one top-level MJCF body.*has 2: \['trunk', 'box'\]"):
+        L.root_body_name(("world", "trunk", "box"), (0, 0, 0))
+    with pytest.raises(ValueError, match="has 0"):
+        L.root_body_name(("world",), (0,))

@@ -75,7 +75,7 @@ def test_keeps_the_root_link_and_strips_the_world_body_root():
     assert world.GetAppliedSchemas() == []
     assert world.GetChild("floor").HasAPI(UsdPhysics.RigidBodyAPI)  # the floor body itself stays
     asset = Usd.Stage.Open(layer)
-    assert asset.GetPrimAtPath("/quad/worldBody").HasAPI(UsdPhysics.ArticulationRootAPI)  # the edit is a local opinion only
+    assert asset.GetPrimAtPath("/quad/worldBody").HasAPI(UsdPhysics.ArticulationRootAPI)  # a local opinion only
 
 
 def test_a_second_top_level_body_fails_closed_and_changes_nothing():

@@ -16,12 +16,14 @@ is raised. This module never imports the Isaac SDK.
 from __future__ import annotations
 
 import logging
+import os
 import weakref
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
+from unisim_core.errors import InvalidInputError
 from unisim_core.worker.backend import WorkerBackend, WorkerLaunch
 from unisim_core.worker.hosted import scene_to_plain
 
@@ -32,7 +34,7 @@ from .readback import verify_solver_readback
 from .runtime import require_runtime
 from .spec import CAPABILITIES, REQUIRED_RUNTIME, __version__
 
-__all__ = ["IsaacSimBackend", "init_payload"]
+__all__ = ["IsaacSimBackend", "init_payload", "check_model_file_name"]
 
 log = logging.getLogger("unisim_isaacsim")
 
@@ -46,6 +48,15 @@ def init_payload(scene, num_envs: int, sim_dt: float, options: IsaacSimOptions) 
         "device": options.device, "headless": options.headless, "enable_cameras": options.enable_cameras,
         "env_spacing": float(options.env_spacing),
     }
+
+
+def check_model_file_name(model_file: str) -> None:
+    """Isaac Lab 2.3's ``MjcfConverter`` splits the file name on ``.`` into exactly two parts."""
+    name = os.path.basename(str(model_file))
+    if name.count(".") != 1:
+        raise InvalidInputError(
+            f"scene.model_file: Isaac Lab's MJCF converter needs a file name with exactly one '.' "
+            f"(like 'robot.xml'); got {name!r}")
 
 
 class IsaacSimBackend(WorkerBackend):
@@ -71,6 +82,7 @@ class IsaacSimBackend(WorkerBackend):
             raise
 
     def _worker_launch(self, options: Mapping[str, Any]) -> WorkerLaunch:
+        check_model_file_name(self.scene.model_file)
         runtime = require_runtime()  # OptionalDependencyError with the setup hint
         path = WorkerPath()
         self._path_finalizer = weakref.finalize(self, path.close)

@@ -27,7 +27,7 @@ from unisim_core import quat as Q
 __all__ = [
     "StateLayout", "build_layout", "qpos_qvel_from_isaac", "isaac_from_qpos_qvel", "body_order",
     "bodies_from_isaac", "quat_order_for", "env_rows_from_prim_paths", "xyzw_to_wxyz", "orbit_eye",
-    "mjcf_usd_name",
+    "mjcf_usd_name", "root_body_name",
 ]
 
 
@@ -42,6 +42,15 @@ def mjcf_usd_name(name: str) -> str:
         return "_"
     out = "".join(chr(b) if chr(b).isascii() and (chr(b).isalnum() or b == 0x5F) else "_" for b in name.encode())
     return "_" + out if out[0].isdigit() else out
+
+
+def root_body_name(body_names: Sequence[str], body_parent: Sequence[int]) -> str:
+    """The one MJCF body whose parent is the world: the articulation the Isaac worker drives."""
+    tops = [str(body_names[b]) for b in range(1, len(body_names)) if int(body_parent[b]) == 0]
+    if len(tops) != 1:
+        raise ValueError(f"the Isaac Sim backend needs exactly one top-level MJCF body (one articulation per "
+                         f"environment); this model has {len(tops)}: {tops}")
+    return tops[0]
 
 
 def _unique_usd_names(kind: str, names: Sequence[str]) -> list[str]:
@@ -174,7 +183,11 @@ def bodies_from_isaac(order: np.ndarray, pos_w: np.ndarray, quat_wxyz: np.ndarra
 
 
 def quat_order_for(isaaclab_version: str) -> str:
-    """Quaternion order of Isaac Lab's ``ArticulationData``: wxyz before 3.0, xyzw from 3.0."""
+    """Quaternion order of Isaac Lab's ``ArticulationData``: wxyz before 3.0, xyzw from 3.0.
+
+    Takes ``isaaclab.__version__``, the ``isaaclab`` extension's version: 0.x throughout the
+    Isaac Lab 1.x and 2.x releases (0.54 in 2.3.2), 3.x from Isaac Lab 3.0.
+    """
     m = re.match(r"\s*(\d+)\.", str(isaaclab_version))
     if m is None:
         raise ValueError(f"cannot tell Isaac Lab's quaternion order from version {isaaclab_version!r}")

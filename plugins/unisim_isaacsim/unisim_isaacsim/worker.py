@@ -7,15 +7,20 @@ and the SDK are imported inside functions (the SDK only after the app is launche
 
 INIT, in order: launch the app headless (``AppLauncher``); read the MuJoCo-layout model tables
 from the MJCF (``unisim_core.mjcf_lite``); create the ``SimulationContext`` with the PhysX config
-(:func:`~unisim_isaacsim.physx_solver.build_isaaclab_physx_cfg`, min = max iteration counts);
-import the MJCF through Isaac Lab's ``MjcfConverter``; spawn env 0 (articulation-root iteration
-counts authored when requested) and a ground plane when the MJCF has a world plane; author the
+(:func:`~unisim_isaacsim.physx_solver.build_isaaclab_physx_cfg`, min = max iteration counts; Isaac
+Sim's ``PhysicsContext`` authors these on the physics-scene prim); import the MJCF through Isaac
+Lab's ``MjcfConverter``; spawn it as env 0 (articulation-root iteration counts authored when
+requested), the MJCF world geoms (the floor) coming with it into every environment; keep one
+articulation root and de-instance the colliders (:mod:`unisim_isaacsim.usd_scene`); author the
 collision offsets and max depenetration velocity on every collider / rigid body
 (:mod:`unisim_isaacsim.usd_helpers`) **before** cloning; clone ``num_envs`` environments with
-``GridCloner`` (replicated physics, collision filtering between environments); build the
-``Articulation`` with implicit actuators mapped from the MJCF actuators; ``sim.reset()``; read the
-solver settings back (PhysX view where it has a getter, else the authored USD value, labelled as
-such); take the environment row order from the articulation view's prim paths.
+``GridCloner`` as Isaac Lab's ``InteractiveScene`` does (replicated physics; environment ids
+filter collisions on the GPU, collision groups on the CPU); build the ``Articulation`` with
+implicit actuators mapped from the MJCF actuators; ``sim.reset()``; read the solver settings
+back (the PhysX view for the shape offsets, the only ones it has getters for; the authored USD
+value otherwise, labelled as such); take the environment row order from the articulation view's
+prim paths. MJCF names are matched as the importer writes them
+(:func:`~unisim_isaacsim.layout.mjcf_usd_name`).
 
 State crosses in the contract layout (see :mod:`unisim_isaacsim.layout`): positions relative to
 each environment origin, quaternions wxyz, root angular velocity in the body frame.
@@ -74,6 +79,8 @@ class _IsaacSession:
 
     ENV_NS = "/World/envs"
     ROBOT = "Robot"
+    #: Renders after creating a render product before its frames are used.
+    RENDER_WARMUP = 4
 
     def __init__(self, init: dict[str, Any], progress) -> None:
         import numpy as np
@@ -116,12 +123,13 @@ class _IsaacSession:
         from . import layout as L
         from .physx_solver import build_isaaclab_physx_cfg
         from .usd_helpers import apply_collision_offsets, apply_max_depenetration_velocity
+        from .usd_scene import isolate_articulation_root, make_physics_prims_authorable
 
         np, info, cfg = self.np, self.info, self.physx
         self.torch = torch
         self.sim_utils = sim_utils
-        self.isaaclab_version = str(getattr(isaaclab, "__version__", "2"))
-        self.native_quat = L.quat_order_for(self.isaaclab_version) if self.isaaclab_version[0].isdigit() else "wxyz"
+        self.isaaclab_version = str(isaaclab.__version__)  # the extension's version: 0.x in Isaac Lab 2.x
+        self.native_quat = L.quat_order_for(self.isaaclab_version)
         self.sim = sim_utils.SimulationContext(sim_utils.SimulationCfg(
             dt=self.dt, device=self.device, gravity=tuple(float(g) for g in info.gravity),
             physx=build_isaaclab_physx_cfg(sim_utils, cfg)))
@@ -132,16 +140,11 @@ class _IsaacSession:
         from isaaclab.sim.converters import MjcfConverter, MjcfConverterCfg
 
         floating = any(t == "free" for t in info.joint_types)
-        wanted = {"asset_path": os.path.abspath(self.scene.model_file),
-                  "usd_dir": tempfile.mkdtemp(prefix="unisim-mjcf-"),
-                  "fix_base": not floating, "import_sites": False, "make_instanceable": False,
-                  "force_usd_conversion": True, "self_collision": False}
-        kwargs = {k: v for k, v in wanted.items() if k in ("asset_path", "usd_dir") or hasattr(MjcfConverterCfg, k)}
-        usd_path = MjcfConverter(MjcfConverterCfg(**kwargs)).usd_path
+        usd_path = MjcfConverter(MjcfConverterCfg(
+            asset_path=os.path.abspath(self.scene.model_file), usd_dir=tempfile.mkdtemp(prefix="unisim-mjcf-"),
+            fix_base=not floating, make_instanceable=False, force_usd_conversion=True, self_collision=False,
+        )).usd_path
 
-        self.ground = any(t == "plane" and int(b) == 0 for t, b in zip(info.geom_types, info.geom_body))
-        if self.ground:
-            sim_utils.GroundPlaneCfg().func("/World/ground", sim_utils.GroundPlaneCfg())
         UsdGeom.Xform.Define(stage, f"{self.ENV_NS}/env_0")
         root_props = None
         if cfg.solver_position_iteration_count is not None or cfg.solver_velocity_iteration_count is not None:
@@ -149,10 +152,14 @@ class _IsaacSession:
                 solver_position_iteration_count=cfg.solver_position_iteration_count,
                 solver_velocity_iteration_count=cfg.solver_velocity_iteration_count)
         spawn = sim_utils.UsdFileCfg(usd_path=usd_path, articulation_props=root_props)
-        spawn.func(f"{self.ENV_NS}/env_0/{self.ROBOT}", spawn)
+        robot0 = f"{self.ENV_NS}/env_0/{self.ROBOT}"
+        spawn.func(robot0, spawn)
+        self.root_link = L.mjcf_usd_name(L.root_body_name(info.body_names, info.body_parent))
+        self.root_path = isolate_articulation_root(stage, robot0, self.root_link)
 
-        # Author the per-shape / per-body values on env 0 (and the ground) BEFORE cloning.
+        # Author the per-shape / per-body values on env 0 BEFORE cloning.
         if cfg.contact_offset is not None or cfg.rest_offset is not None:
+            make_physics_prims_authorable(stage, robot0)
             apply_collision_offsets(stage, contact_offset=cfg.contact_offset, rest_offset=cfg.rest_offset)
         if cfg.max_depenetration_velocity is not None:
             apply_max_depenetration_velocity(stage, cfg.max_depenetration_velocity)
@@ -165,11 +172,9 @@ class _IsaacSession:
         env_paths = cloner.generate_paths(f"{self.ENV_NS}/env", self.n)
         gpu = not self.device.startswith("cpu")
         origins = cloner.clone(source_prim_path=env_paths[0], prim_paths=env_paths, replicate_physics=True,
-                               copy_from_source=True, enable_env_ids=gpu)
+                               copy_from_source=False, enable_env_ids=gpu)
         if not gpu:
-            physics_scene = self.sim.get_physics_context().prim_path
-            cloner.filter_collisions(physics_scene, "/World/collisions", env_paths,
-                                     global_paths=["/World/ground"] if self.ground else [])
+            cloner.filter_collisions(self.sim.get_physics_context().prim_path, "/World/collisions", env_paths)
         self.env_origins = np.asarray(origins, dtype=np.float64).reshape(self.n, 3)
 
         self.robot = self._articulation()
@@ -191,18 +196,20 @@ class _IsaacSession:
         from isaaclab.actuators import ImplicitActuatorCfg
         from isaaclab.assets import Articulation, ArticulationCfg
 
+        from .layout import mjcf_usd_name
+
         info = self.info
+        expr = [re.escape(mjcf_usd_name(n)) for n in info.joint_names]  # Isaac's joint names are prim names
         groups: dict[str, Any] = {}
         actuated = set()
         for a in range(len(info.actuator_names)):
             j = int(info.actuator_joint[a])
-            jname, dof = info.joint_names[j], int(info.joint_dofadr[j])
             actuated.add(j)
             groups[f"act{a}"] = ImplicitActuatorCfg(
-                joint_names_expr=[re.escape(jname)], stiffness=float(info.actuator_kp[a]),
-                damping=float(info.actuator_kd[a] + info.dof_damping[dof]))
-        passive = [re.escape(n) for j, (n, t) in enumerate(zip(info.joint_names, info.joint_types))
-                   if t in ("hinge", "slide") and j not in actuated]
+                joint_names_expr=[expr[j]], stiffness=float(info.actuator_kp[a]),
+                damping=float(info.actuator_kd[a] + info.dof_damping[int(info.joint_dofadr[j])]))
+        hinges = [j for j, t in enumerate(info.joint_types) if t in ("hinge", "slide")]
+        passive = [expr[j] for j in hinges if j not in actuated]
         if passive:
             groups["passive"] = ImplicitActuatorCfg(joint_names_expr=passive, stiffness=0.0, damping=0.0)
         q0 = info.qpos0
@@ -210,86 +217,74 @@ class _IsaacSession:
         init_state = ArticulationCfg.InitialStateCfg(
             pos=tuple(float(x) for x in q0[root:root + 3]) if root is not None else (0.0, 0.0, 0.0),
             rot=tuple(float(x) for x in q0[root + 3:root + 7]) if root is not None else (1.0, 0.0, 0.0, 0.0),
-            joint_pos={re.escape(n): float(q0[int(info.joint_qposadr[j])])
-                       for j, (n, t) in enumerate(zip(info.joint_names, info.joint_types)) if t in ("hinge", "slide")},
+            joint_pos={expr[j]: float(q0[int(info.joint_qposadr[j])]) for j in hinges},
         )
-        return Articulation(ArticulationCfg(prim_path=f"{self.ENV_NS}/env_.*/{self.ROBOT}", spawn=None,
-                                            init_state=init_state, actuators=groups))
+        return Articulation(ArticulationCfg(
+            prim_path=f"{self.ENV_NS}/env_.*/{self.ROBOT}", spawn=None, init_state=init_state, actuators=groups,
+            articulation_root_prim_path=f"/{self.root_link}/{self.root_link}"))
 
     def _actuator_maps(self) -> None:
+        from .layout import mjcf_usd_name
+
         np, info = self.np, self.info
         index = {n: i for i, n in enumerate(self.robot.joint_names)}
-        joints = [info.joint_names[int(j)] for j in info.actuator_joint]
-        self.act_joint = np.array([index[n] for n in joints], dtype=np.int64)
+        self.act_joint = np.array([index[mjcf_usd_name(info.joint_names[int(j)])] for j in info.actuator_joint],
+                                  dtype=np.int64)
         self.act_is_pos = info.actuator_kp > 0
         self.ctrl_lo, self.ctrl_hi = info.actuator_ctrl_range[:, 0], info.actuator_ctrl_range[:, 1]
-        self.gear = np.ones(len(joints))  # mjcf_lite folds gear into kp for position actuators; motors: gear 1
+        self.gear = np.ones(len(self.act_joint))  # mjcf_lite folds gear into kp for position actuators; motors: 1
 
     def _solver_readback(self) -> dict[str, Any]:
-        """Each applied value with its provenance (see :mod:`unisim_isaacsim.readback`)."""
+        """Each applied value with its provenance (see :mod:`unisim_isaacsim.readback`).
+
+        PhysX 107.3's articulation view has getters for the shape contact / rest offsets only
+        (``(num_envs, max_shapes)`` float32); every other field is the value authored on the stage:
+        the articulation root's iteration counts, the physics scene's bounce threshold and GPU
+        capacities (authored there by Isaac Sim's ``PhysicsContext``), each body's depenetration
+        velocity.
+        """
         from .usd_helpers import read_engine_solver_values
 
         np, cfg, view = self.np, self.physx, self.robot.root_physx_view
         out: dict[str, Any] = {}
 
-        def from_view(field: str, getter: str) -> bool:
-            fn = getattr(view, getter, None)
-            if fn is None:
-                return False
-            raw = fn()
-            values = np.asarray(raw.cpu().numpy() if hasattr(raw, "cpu") else raw).reshape(self.n, -1)
+        def from_view(field: str, getter: str) -> None:
+            raw = np.asarray(getattr(view, getter)().cpu().numpy())
+            if raw.ndim != 2 or raw.shape[0] != self.n:
+                raise ValueError(f"{field}: expected ({self.n}, max_shapes) from {getter}, got {raw.shape}")
+            values = raw
             first = values.reshape(-1)[0]
             if not np.all(values == first):
                 raise ValueError(f"{field}: the PhysX view reports non-uniform values {np.unique(values)}")
-            value = int(first) if values.dtype.kind in "iu" else float(first)
-            out[field] = {"value": value, "source": "physx_view", "rows": int(values.shape[0])}
-            return True
+            out[field] = {"value": float(first), "source": "physx_view", "rows": int(values.shape[0])}
 
-        def from_stage(field: str, prim_path: str, attr_name: str) -> bool:
+        def from_stage(field: str, prim_path: str, attr_name: str) -> None:
             attr = self.stage.GetPrimAtPath(prim_path).GetAttribute(attr_name)
             if not (attr and attr.HasAuthoredValue()):
-                return False
+                raise ValueError(f"{field}: {attr_name} is not authored on {prim_path}")
             value = attr.Get()
             out[field] = {"value": int(value) if isinstance(value, int) else float(value), "source": "usd_stage",
                           "prims": 1}
-            return True
 
-        robot0 = f"{self.ENV_NS}/env_0/{self.ROBOT}"
         scene_path = self.sim.get_physics_context().prim_path
-        for field, getter, attr in (
-            ("solver_position_iteration_count", "get_solver_position_iteration_counts",
-             "physxArticulation:solverPositionIterationCount"),
-            ("solver_velocity_iteration_count", "get_solver_velocity_iteration_counts",
-             "physxArticulation:solverVelocityIterationCount"),
+        for field, path, attr in (
+            ("solver_position_iteration_count", self.root_path, "physxArticulation:solverPositionIterationCount"),
+            ("solver_velocity_iteration_count", self.root_path, "physxArticulation:solverVelocityIterationCount"),
+            ("bounce_threshold_velocity", scene_path, "physxScene:bounceThreshold"),
+            ("gpu_max_rigid_contact_count", scene_path, "physxScene:gpuMaxRigidContactCount"),
+            ("gpu_max_rigid_patch_count", scene_path, "physxScene:gpuMaxRigidPatchCount"),
         ):
-            if getattr(cfg, field) is not None and not from_view(field, getter):
-                root = next((p for p in self._prims_under(robot0) if p.GetAttribute(attr).HasAuthoredValue()), None)
-                if root is None or not from_stage(field, str(root.GetPath()), attr):
-                    raise ValueError(f"{field}: no PhysX view getter and no authored {attr} on the articulation root")
-        if cfg.bounce_threshold_velocity is not None and not from_stage(
-                "bounce_threshold_velocity", scene_path, "physxScene:bounceThreshold"):
-            raise ValueError("bounce_threshold_velocity: physxScene:bounceThreshold is not authored on the scene")
-        stage_fields = read_engine_solver_values(
-            self.stage, include_contact_offset=cfg.contact_offset is not None,
-            include_rest_offset=cfg.rest_offset is not None,
-            include_max_depenetration_velocity=cfg.max_depenetration_velocity is not None)
-        for field, entry in stage_fields.items():
-            getter = {"contact_offset": "get_contact_offsets", "rest_offset": "get_rest_offsets",
-                      "max_depenetration_velocity": "get_max_depenetration_velocities"}[field]
-            if not from_view(field, getter):
-                out[field] = {"value": float(entry["value"]), "source": "usd_stage", "prims": int(entry["prims"])}
-        for field, attr in (("gpu_max_rigid_contact_count", "physxScene:gpuMaxRigidContactCount"),
-                            ("gpu_max_rigid_patch_count", "physxScene:gpuMaxRigidPatchCount")):
-            value = getattr(cfg, field)
-            if value is not None and not from_stage(field, scene_path, attr):
-                out[field] = {"value": int(value), "source": "carb_setting_authored",
-                              "setting": f"PhysxCfg.{field}"}
+            if getattr(cfg, field) is not None:
+                from_stage(field, path, attr)
+        for field, getter in (("contact_offset", "get_contact_offsets"), ("rest_offset", "get_rest_offsets")):
+            if getattr(cfg, field) is not None:
+                from_view(field, getter)
+        if cfg.max_depenetration_velocity is not None:
+            entry = read_engine_solver_values(self.stage, include_contact_offset=False,
+                                              include_max_depenetration_velocity=True)["max_depenetration_velocity"]
+            out["max_depenetration_velocity"] = {"value": float(entry["value"]), "source": "usd_stage",
+                                                 "prims": int(entry["prims"])}
         return out
-
-    def _prims_under(self, path: str):
-        from pxr import Usd
-
-        return list(Usd.PrimRange(self.stage.GetPrimAtPath(path)))
 
     # -- state -----------------------------------------------------------------------------
     def _np(self, t) -> Any:
@@ -352,7 +347,7 @@ class _IsaacSession:
             return {"info": info_to_plain(self.info), "capabilities": caps, "init_terms": [], "interval_terms": [],
                     "reset_terms": [], "np_dtype": self.np_dtype.str, "env_rows": self.env_rows,
                     "quat_order": "wxyz", "solver_readback": self.readback,
-                    "engine": {"name": "isaacsim", "isaaclab": self.isaaclab_version, "device": self.device,
+                    "engine": {"name": "isaacsim", "isaaclab_extension": self.isaaclab_version, "device": self.device,
                                "native_quat_order": self.native_quat}}
 
         def attach(descriptors: dict[str, Any]) -> None:
@@ -405,15 +400,15 @@ class _IsaacSession:
             path = "/World/UniSimCamera"
             UsdGeom.Camera.Define(self.stage, path)
             product = rep.create.render_product(path, (int(width), int(height)))
-            annotator = rep.AnnotatorRegistry.get_annotator("rgb")
+            annotator = rep.AnnotatorRegistry.get_annotator("rgb", device="cpu")
             annotator.attach([product])
-            self.camera = {"path": path, "product": product, "annotator": annotator, "cfg": dict(camera),
-                           "size": (int(height), int(width))}
+            self.camera = {"path": path, "product": product, "annotator": annotator, "cfg": dict(camera)}
+            for _ in range(self.RENDER_WARMUP):  # RTX returns empty, then black frames while it warms up
+                self.sim.render()
 
         def _aim() -> None:
-            from isaacsim.core.utils.viewports import set_camera_view
-
             from .layout import orbit_eye
+            from .usd_scene import set_camera_look_at
 
             cam = self.camera["cfg"]
             row = self.env_rows.index(0)  # the engine row holding contract env 0
@@ -424,21 +419,17 @@ class _IsaacSession:
                 ib = int(self.body_ids[min(body, len(self.body_ids) - 1)])
                 target = self._np(self.robot.data.body_link_pos_w)[row, max(ib, 0)]
             eye = orbit_eye(target, cam.get("distance", 3.0), cam.get("azimuth", 135.0), cam.get("elevation", -20.0))
-            set_camera_view(eye=eye.tolist(), target=target.tolist(), camera_prim_path=self.camera["path"])
+            set_camera_look_at(self.stage, self.camera["path"], eye, target)
 
         def capture_frame() -> dict:
             if self.camera is None:
                 init_renderer(0.0, "none", True, True, 640, 480, {})
             _aim()
-            frame = None
-            for _ in range(4):  # the first renders after creating a render product can be empty
-                self.sim.render()
-                data = np.asarray(self.camera["annotator"].get_data())
-                if data.size:
-                    frame = data
-                    break
-            if frame is None:
-                raise RuntimeError("the replicator rgb annotator returned no data after 4 renders")
+            self.sim.render()
+            frame = np.asarray(self.camera["annotator"].get_data())
+            if frame.size == 0:
+                raise RuntimeError(f"the replicator rgb annotator returned no data after {self.RENDER_WARMUP + 1} "
+                                   f"renders")
             return pack_array(np.ascontiguousarray(frame[..., :3], dtype=np.uint8))
 
         def close() -> None:
