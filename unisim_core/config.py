@@ -118,8 +118,8 @@ class CameraCfg:
     """A free orbit camera (MuJoCo ``mjvCamera`` semantics).
 
     ``distance`` m from ``lookat`` (world xyz; ``None`` = the tracked body or the
-    scene centre), ``azimuth``/``elevation`` in degrees, ``fovy`` in degrees,
-    ``track_body`` keeps the camera on a body.
+    scene centre), ``azimuth``/``elevation`` in degrees, ``track_body`` keeps the
+    camera on a body. The field of view is the backend's (MuJoCo's 45 degrees vertical).
     """
 
     distance: float = attrs.field(default=3.0, validator=_positive)

@@ -18,6 +18,7 @@ from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics  # noqa: E402
 
 from unisim_isaacsim.usd_helpers import apply_collision_offsets, read_engine_solver_values  # noqa: E402
 from unisim_isaacsim.usd_scene import (  # noqa: E402
+    define_camera,
     isolate_articulation_root,
     make_physics_prims_authorable,
     set_camera_look_at,
@@ -161,3 +162,24 @@ def test_degenerate_camera_poses_fail_and_change_nothing(eye, target, match):
     assert cam.GetXformOpOrderAttr().Get() in (None, [])
     with pytest.raises(ValueError, match="no UsdGeom.Camera at '/World/none'"):
         set_camera_look_at(stage, "/World/none", [1, 0, 0], [0, 0, 0])
+
+
+@pytest.mark.parametrize("width, height, fovy", [(320, 240, 45.0), (640, 480, 60.0), (200, 400, 30.0)])
+def test_camera_optics_give_the_requested_vertical_field_of_view(width, height, fovy):
+    stage = Usd.Stage.CreateInMemory()
+    define_camera(stage, "/World/cam", width, height, fovy_deg=fovy)
+    cam = UsdGeom.Camera(stage.GetPrimAtPath("/World/cam")).GetCamera(Usd.TimeCode.Default())
+    assert cam.GetFieldOfView(Gf.Camera.FOVVertical) == pytest.approx(fovy, rel=1e-5)
+    assert cam.aspectRatio == pytest.approx(width / height, rel=1e-6)
+    assert cam.clippingRange.min == pytest.approx(0.01) and cam.clippingRange.max == pytest.approx(1e4)
+
+
+@pytest.mark.parametrize("kw, match", [
+    (dict(fovy_deg=0.0), "fovy_deg"), (dict(fovy_deg=180.0), "fovy_deg"), (dict(near=0.0), "near"),
+    (dict(near=2.0, far=1.0), "near"),
+])
+def test_camera_optics_reject_bad_values_and_define_nothing(kw, match):
+    stage = Usd.Stage.CreateInMemory()
+    with pytest.raises(ValueError, match=match):
+        define_camera(stage, "/World/cam", 320, 240, **kw)
+    assert not stage.GetPrimAtPath("/World/cam")

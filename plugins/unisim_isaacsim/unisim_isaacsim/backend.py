@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import weakref
 from collections.abc import Mapping
 from typing import Any
@@ -51,12 +52,13 @@ def init_payload(scene, num_envs: int, sim_dt: float, options: IsaacSimOptions) 
 
 
 def check_model_file_name(model_file: str) -> None:
-    """Isaac Lab 2.3's ``MjcfConverter`` splits the file name on ``.`` into exactly two parts."""
+    """Isaac Lab 2.3's ``MjcfConverter`` splits the file name on ``.`` into exactly two parts and
+    makes the first the USD prim ``/<stem>``, so the stem must be a USD identifier."""
     name = os.path.basename(str(model_file))
-    if name.count(".") != 1:
+    if name.count(".") != 1 or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name.split(".")[0]):
         raise InvalidInputError(
-            f"scene.model_file: Isaac Lab's MJCF converter needs a file name with exactly one '.' "
-            f"(like 'robot.xml'); got {name!r}")
+            f"scene.model_file: Isaac Lab's MJCF converter needs a file name '<stem>.<ext>' whose stem is "
+            f"letters, digits and '_', not starting with a digit (like 'robot.xml'); got {name!r}")
 
 
 class IsaacSimBackend(WorkerBackend):

@@ -21,7 +21,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["WORLD_BODY", "isolate_articulation_root", "make_physics_prims_authorable", "set_camera_look_at"]
+__all__ = ["WORLD_BODY", "isolate_articulation_root", "make_physics_prims_authorable", "define_camera",
+           "set_camera_look_at"]
 
 #: The importer's holder of the MJCF world geoms.
 WORLD_BODY = "worldBody"
@@ -88,6 +89,35 @@ def make_physics_prims_authorable(stage: Any, path: str) -> list[str]:
         for p in instances:
             stage.GetPrimAtPath(p).SetInstanceable(False)
         changed |= instances
+
+
+#: USD's default horizontal aperture (tenths of a scene unit; "mm" by convention).
+_H_APERTURE = 20.955
+
+
+def define_camera(stage: Any, camera_path: str, width: int, height: int, *, fovy_deg: float = 45.0,
+                  near: float = 0.01, far: float = 1.0e4) -> None:
+    """Define a ``UsdGeom.Camera`` for a ``width`` x ``height`` image with vertical field of view ``fovy_deg``.
+
+    The default is MuJoCo's free camera (45 degrees); ``near``/``far`` are the clipping planes (m).
+    USD's own defaults (about 24 degrees, near plane 1 m) would crop a robot seen from 3 m.
+    """
+    import math
+
+    from pxr import Gf, UsdGeom
+
+    if not (0.0 < fovy_deg < 180.0):
+        raise ValueError(f"fovy_deg must be in (0, 180) degrees, got {fovy_deg}")
+    if not (0.0 < near < far):
+        raise ValueError(f"clipping planes need 0 < near < far, got near={near} far={far}")
+    if int(width) < 1 or int(height) < 1:
+        raise ValueError(f"image size must be positive, got {width}x{height}")
+    camera = UsdGeom.Camera.Define(stage, camera_path)
+    vertical = _H_APERTURE * int(height) / int(width)
+    camera.CreateHorizontalApertureAttr(_H_APERTURE)
+    camera.CreateVerticalApertureAttr(vertical)
+    camera.CreateFocalLengthAttr(vertical / (2.0 * math.tan(math.radians(fovy_deg) / 2.0)))
+    camera.CreateClippingRangeAttr(Gf.Vec2f(near, far))
 
 
 def set_camera_look_at(stage: Any, camera_path: str, eye: Sequence[float], target: Sequence[float],

@@ -81,6 +81,8 @@ class _IsaacSession:
     ROBOT = "Robot"
     #: Renders after creating a render product before its frames are used.
     RENDER_WARMUP = 4
+    #: PhysX drive force limit standing for "unlimited" (N·m or N).
+    UNLIMITED = 1.0e9
 
     def __init__(self, init: dict[str, Any], progress) -> None:
         import numpy as np
@@ -88,6 +90,7 @@ class _IsaacSession:
         from unisim_core.mjcf_lite import load_mjcf
         from unisim_core.worker.hosted import scene_from_plain
 
+        from .drives import joint_drives
         from .physx_solver import PhysxSolverConfig
 
         self.np = np
@@ -100,7 +103,9 @@ class _IsaacSession:
         self.device = str(init["device"])
         self.cameras = bool(init["enable_cameras"])
         self.spacing = float(init["env_spacing"])
-        self.info = load_mjcf(self.scene.model_file).model_info()
+        lite = load_mjcf(self.scene.model_file)
+        self.info = lite.model_info()
+        self.drives = joint_drives(lite.joints, lite.actuators)
         AppLauncher = _import_isaaclab_app()
         progress("launching Isaac Sim (headless)" if init["headless"] else "launching Isaac Sim")
         self.launcher = AppLauncher(headless=bool(init["headless"]), device=self.device,
@@ -138,11 +143,16 @@ class _IsaacSession:
 
         self.progress("importing the MJCF through Isaac Lab's MjcfConverter")
         from isaaclab.sim.converters import MjcfConverter, MjcfConverterCfg
+        from isaacsim.core.utils.extensions import enable_extension
 
-        floating = any(t == "free" for t in info.joint_types)
+        enable_extension("isaacsim.asset.importer.mjcf")  # not in Isaac Lab's kit files; the converter needs it
+        self.app.update()
+        # fix_base=False keeps MuJoCo's meaning: a free root floats, a hinge/slide root is jointed to the
+        # world, a jointless root is welded (the importer adds that fixed joint itself); fix_base=True
+        # would weld every root and drop a root's own joints.
         usd_path = MjcfConverter(MjcfConverterCfg(
             asset_path=os.path.abspath(self.scene.model_file), usd_dir=tempfile.mkdtemp(prefix="unisim-mjcf-"),
-            fix_base=not floating, make_instanceable=False, force_usd_conversion=True, self_collision=False,
+            fix_base=False, make_instanceable=False, force_usd_conversion=True, self_collision=False,
         )).usd_path
 
         UsdGeom.Xform.Define(stage, f"{self.ENV_NS}/env_0")
@@ -191,6 +201,7 @@ class _IsaacSession:
         self._write_state(np.arange(self.n), np.tile(info.qpos0, (self.n, 1)), np.zeros((self.n, info.nv)))
 
     def _articulation(self):
+        """The ``Articulation``, one implicit drive per MJCF hinge/slide joint (:mod:`~unisim_isaacsim.drives`)."""
         import re
 
         from isaaclab.actuators import ImplicitActuatorCfg
@@ -198,41 +209,35 @@ class _IsaacSession:
 
         from .layout import mjcf_usd_name
 
-        info = self.info
-        expr = [re.escape(mjcf_usd_name(n)) for n in info.joint_names]  # Isaac's joint names are prim names
-        groups: dict[str, Any] = {}
-        actuated = set()
-        for a in range(len(info.actuator_names)):
-            j = int(info.actuator_joint[a])
-            actuated.add(j)
-            groups[f"act{a}"] = ImplicitActuatorCfg(
-                joint_names_expr=[expr[j]], stiffness=float(info.actuator_kp[a]),
-                damping=float(info.actuator_kd[a] + info.dof_damping[int(info.joint_dofadr[j])]))
-        hinges = [j for j, t in enumerate(info.joint_types) if t in ("hinge", "slide")]
-        passive = [expr[j] for j in hinges if j not in actuated]
-        if passive:
-            groups["passive"] = ImplicitActuatorCfg(joint_names_expr=passive, stiffness=0.0, damping=0.0)
+        np, info, d = self.np, self.info, self.drives
+        expr = {n: re.escape(mjcf_usd_name(n)) for n in info.joint_names}  # Isaac's joint names are prim names
+        groups = {
+            f"j{c}": ImplicitActuatorCfg(
+                joint_names_expr=[expr[name]], stiffness=float(d.stiffness[c]), damping=float(d.damping[c]),
+                effort_limit_sim=float(d.effort_limit[c]) if np.isfinite(d.effort_limit[c]) else self.UNLIMITED)
+            for c, name in enumerate(d.joints)}
         q0 = info.qpos0
         root = next((int(info.joint_qposadr[j]) for j, t in enumerate(info.joint_types) if t == "free"), None)
+        qadr = dict(zip(info.joint_names, info.joint_qposadr))
         init_state = ArticulationCfg.InitialStateCfg(
             pos=tuple(float(x) for x in q0[root:root + 3]) if root is not None else (0.0, 0.0, 0.0),
             rot=tuple(float(x) for x in q0[root + 3:root + 7]) if root is not None else (1.0, 0.0, 0.0, 0.0),
-            joint_pos={expr[j]: float(q0[int(info.joint_qposadr[j])]) for j in hinges},
+            joint_pos={expr[name]: float(q0[int(qadr[name])]) for name in d.joints},
         )
         return Articulation(ArticulationCfg(
             prim_path=f"{self.ENV_NS}/env_.*/{self.ROBOT}", spawn=None, init_state=init_state, actuators=groups,
             articulation_root_prim_path=f"/{self.root_link}/{self.root_link}"))
 
     def _actuator_maps(self) -> None:
+        """Isaac joint index of each position / motor actuator's joint, in actuator order."""
         from .layout import mjcf_usd_name
 
-        np, info = self.np, self.info
+        np, d = self.np, self.drives
         index = {n: i for i, n in enumerate(self.robot.joint_names)}
-        self.act_joint = np.array([index[mjcf_usd_name(info.joint_names[int(j)])] for j in info.actuator_joint],
-                                  dtype=np.int64)
-        self.act_is_pos = info.actuator_kp > 0
-        self.ctrl_lo, self.ctrl_hi = info.actuator_ctrl_range[:, 0], info.actuator_ctrl_range[:, 1]
-        self.gear = np.ones(len(self.act_joint))  # mjcf_lite folds gear into kp for position actuators; motors: 1
+        isaac = np.array([index[mjcf_usd_name(d.joints[c])] for c in d.act_joint], dtype=np.int64)
+        self.pos_joint_ids = isaac[d.is_position].tolist()
+        self.motor_joint_ids = isaac[~d.is_position].tolist()
+        self.ctrl_lo, self.ctrl_hi = self.info.actuator_ctrl_range[:, 0], self.info.actuator_ctrl_range[:, 1]
 
     def _solver_readback(self) -> dict[str, Any]:
         """Each applied value with its provenance (see :mod:`unisim_isaacsim.readback`).
@@ -357,14 +362,13 @@ class _IsaacSession:
         def step(nsteps: int) -> None:
             robot, dev = self.robot, self.robot.device
             ctrl = np.clip(np.asarray(self.slots["ctrl"], dtype=np.float64), self.ctrl_lo, self.ctrl_hi)
-            pos, mot = self.act_is_pos, ~self.act_is_pos
-            if pos.any():
-                robot.set_joint_position_target(torch.as_tensor(ctrl[:, pos], dtype=torch.float32, device=dev),
-                                                joint_ids=self.act_joint[pos].tolist())
-            if mot.any():
-                robot.set_joint_effort_target(
-                    torch.as_tensor(ctrl[:, mot] * self.gear[mot], dtype=torch.float32, device=dev),
-                    joint_ids=self.act_joint[mot].tolist())
+            targets, efforts = self.drives.targets(ctrl)
+            if self.pos_joint_ids:
+                robot.set_joint_position_target(torch.as_tensor(targets, dtype=torch.float32, device=dev),
+                                                joint_ids=self.pos_joint_ids)
+            if self.motor_joint_ids:
+                robot.set_joint_effort_target(torch.as_tensor(efforts, dtype=torch.float32, device=dev),
+                                              joint_ids=self.motor_joint_ids)
             for _ in range(nsteps):
                 robot.write_data_to_sim()
                 self.sim.step(render=False)
@@ -393,12 +397,16 @@ class _IsaacSession:
             if not self.cameras:
                 raise UnsupportedCapabilityError("isaacsim", "video_capture", "launch with enable_cameras=True")
             import omni.replicator.core as rep
-            from pxr import UsdGeom
+
+            from .usd_scene import define_camera
 
             if self.camera is not None:
                 self.camera["annotator"].detach()
+            else:  # the MJCF's lights are not imported; light the scene evenly
+                light = self.sim_utils.DomeLightCfg(intensity=2000.0, color=(0.9, 0.9, 0.9))
+                light.func("/World/UniSimLight", light)
             path = "/World/UniSimCamera"
-            UsdGeom.Camera.Define(self.stage, path)
+            define_camera(self.stage, path, int(width), int(height))
             product = rep.create.render_product(path, (int(width), int(height)))
             annotator = rep.AnnotatorRegistry.get_annotator("rgb", device="cpu")
             annotator.attach([product])
