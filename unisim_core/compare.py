@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 __all__ = [
-    "QUANTITIES", "TIERS", "SCENE_TIERS", "Trajectory", "CompareResult", "hold_position_ctrl",
+    "QUANTITIES", "TIERS", "SCENE_TIERS", "Trajectory", "CompareResult", "hold_position_ctrl", "record_trajectory",
     "resolve_scene", "scene_timestep", "initial_state", "deviation_series", "verdict", "compare",
     "format_table", "plot_trajectories", "split_backend_items",
 ]
@@ -200,22 +200,29 @@ def rollout(name: str, scene_file: str, keyframe: str | None, num_envs: int, sim
 
     scene = SceneCfg(scene_file, default_keyframe=keyframe)
     with create_backend(name, scene, num_envs, sim_dt, **dict(options)) as b:
-        q, v = initial_state(b, perturb)
-        ids = np.arange(num_envs)
-        b.set_state(ids, np.tile(q, (num_envs, 1)), np.tile(v, (num_envs, 1)))
-        ctrl = hold_position_ctrl(b)
-        info = b.model_info
-        joints = sorted((info.joint_qposadr[j], n) for j, n in enumerate(info.joint_names)
-                        if info.joint_types[j] in ("hinge", "slide"))
-        dof_names = tuple(n for _, n in joints) if len(joints) == b.num_dof else ()
-        recs = [_record(b)]
-        for _ in range(steps):
-            b.step(ctrl, decimation)
-            recs.append(_record(b))
+        traj = record_trajectory(b, name, steps, decimation, perturb)
+    traj.options, traj.scene_file = dict(options), scene_file
+    return traj
+
+
+def record_trajectory(backend, name: str, steps: int, decimation: int = 1, perturb: float = 0.0) -> Trajectory:
+    """Reset every env of an open ``backend`` to :func:`initial_state`, hold the default pose with
+    :func:`hold_position_ctrl` for ``steps`` calls of ``step(ctrl, decimation)`` and record them."""
+    b, num_envs = backend, backend.num_envs
+    q, v = initial_state(b, perturb)
+    b.set_state(np.arange(num_envs), np.tile(q, (num_envs, 1)), np.tile(v, (num_envs, 1)))
+    ctrl = hold_position_ctrl(b)
+    info = b.model_info
+    joints = sorted((info.joint_qposadr[j], n) for j, n in enumerate(info.joint_names)
+                    if info.joint_types[j] in ("hinge", "slide"))
+    dof_names = tuple(n for _, n in joints) if len(joints) == b.num_dof else ()
+    recs = [_record(b)]
+    for _ in range(steps):
+        b.step(ctrl, decimation)
+        recs.append(_record(b))
     arrays = {k: np.stack([np.asarray(r[k], dtype=np.float64) for r in recs]) for k in recs[0]}
-    t = np.arange(steps + 1) * sim_dt * decimation
-    return Trajectory(backend=name, time=t, options=dict(options), scene_file=scene_file, dof_names=dof_names,
-                      **arrays)
+    t = np.arange(steps + 1) * b.sim_dt * decimation
+    return Trajectory(backend=name, time=t, dof_names=dof_names, **arrays)
 
 
 # ---------------------------------------------------------------------------- deviations and verdict

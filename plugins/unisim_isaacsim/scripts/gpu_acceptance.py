@@ -4,8 +4,11 @@
 
 Runs in the host interpreter (no SDK import here); the worker runs in Isaac Sim's python. Checks,
 under a 5-minute budget: INIT with every PhysX solver field set and the readback verified (each
-field's provenance is reported), one step, a partial reset, a captured frame. Writes a JSON report
-and exits 0 only when every check passed (2 when the runtime is missing, 1 on a failed check).
+field's provenance is reported), one step, a partial reset, 1 s of the PD-held quadruped next to
+in-process MuJoCo (it must keep standing like MuJoCo: base within 5 cm, joints within 0.1 rad; the
+deviations and the ``contact`` tier verdict of ``unisim compare`` are reported), a captured frame.
+Writes a JSON report and exits 0 only when every check passed (2 when the runtime is missing, 1 on
+a failed check).
 """
 
 from __future__ import annotations
@@ -19,12 +22,32 @@ import traceback
 import numpy as np
 
 BUDGET_S = 300.0
+DT = 0.005
+PARITY_STEPS = 200  # 1 s
+#: Loose bounds for "stands like MuJoCo" (different contact models; the tight figures are reported).
+STANDING = {"base_pos": 0.05, "dof_pos": 0.1}
 PHYSX = dict(solver_position_iteration_count=8, solver_velocity_iteration_count=2, bounce_threshold_velocity=0.3,
              contact_offset=0.02, rest_offset=0.001, max_depenetration_velocity=5.0,
              gpu_max_rigid_contact_count=2**21, gpu_max_rigid_patch_count=2**19)
 
 
-def run(num_envs: int, device: str) -> dict:
+def parity_with_mujoco(b, scene) -> dict:
+    """Max deviations of ``b`` from in-process MuJoCo over 1 s of the PD-held default pose."""
+    from unisim_core.compare import TIERS, deviation_series, record_trajectory, verdict
+    from unisim_core.registry import create_backend
+
+    mine = record_trajectory(b, "isaacsim", PARITY_STEPS)
+    with create_backend("mujoco", scene, b.num_envs, DT) as ref:
+        theirs = record_trajectory(ref, "mujoco", PARITY_STEPS)
+    dev = {k: float(np.max(v)) for k, v in deviation_series(theirs, mine).items()}
+    status, failed = verdict(dev, TIERS["contact"])
+    return {"max_dev": dev, "contact_tier": {"verdict": status, "failed": failed},
+            "base_height_end_m": {"isaacsim": float(mine.base_pos[-1, 0, 2]),
+                                  "mujoco": float(theirs.base_pos[-1, 0, 2])}}
+
+
+def run(num_envs: int, device: str, backend_cls=None) -> dict:
+    """All checks on one backend instance (``backend_cls``: ``IsaacSimBackend`` unless a test double)."""
     from unisim_core import SceneCfg
     from unisim_core.scenes import scene_path
     from unisim_isaacsim.backend import IsaacSimBackend
@@ -32,8 +55,9 @@ def run(num_envs: int, device: str) -> dict:
     report: dict = {"ok": False, "num_envs": num_envs, "device": device, "checks": {}, "timings_s": {}}
     checks, timings = report["checks"], report["timings_s"]
     t0 = time.perf_counter()
-    b = IsaacSimBackend(SceneCfg(scene_path("quadruped"), default_keyframe="home"), num_envs, 0.005,
-                        physx=PHYSX, device=device, headless=True, enable_cameras=True, init_timeout_s=BUDGET_S)
+    scene = SceneCfg(scene_path("quadruped"), default_keyframe="home")
+    b = (backend_cls or IsaacSimBackend)(scene, num_envs, DT, physx=PHYSX, device=device, headless=True,
+                                         enable_cameras=True, init_timeout_s=BUDGET_S)
     try:
         timings["init"] = time.perf_counter() - t0
         report["engine"] = b.engine_info
@@ -58,6 +82,11 @@ def run(num_envs: int, device: str) -> dict:
         others = [i for i in range(num_envs) if i != 1]
         checks["partial_reset_env1"] = bool(np.allclose(q2[1], default[0], atol=1e-4))
         checks["partial_reset_others_untouched"] = bool(np.array_equal(q2[others], q1[others]))
+
+        t = time.perf_counter()
+        report["parity_vs_mujoco"] = parity = parity_with_mujoco(b, scene)
+        timings["parity"] = time.perf_counter() - t
+        checks["stands_like_mujoco"] = all(parity["max_dev"][k] <= bound for k, bound in STANDING.items())
 
         t = time.perf_counter()
         b.init_renderer(capture=True, headless=True, width=320, height=240)

@@ -39,3 +39,36 @@ def test_script_reports_a_missing_runtime(tmp_path, monkeypatch):
     proc = subprocess.run([sys.executable, str(SCRIPT), str(out)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert "Isaac Sim runtime not found" in json.loads(out.read_text())["skipped"]
+
+
+def test_script_checks_run_end_to_end_on_the_test_double_worker(monkeypatch, tmp_path):
+    """Every step of the acceptance run, against the SDK-free test double (real worker subprocess)."""
+    import importlib.util
+
+    from unisim_isaacsim.backend import IsaacSimBackend
+    from unisim_isaacsim.runtime import HOME_ENV, PYTHON_ENV
+
+    pytest.importorskip("unisim_mujoco", reason="the parity step runs MuJoCo in process")
+
+    class FakeIsaac(IsaacSimBackend):
+        worker_module = "unisim_isaacsim.testing.fake_isaac_worker"
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv(HOME_ENV, raising=False)
+    monkeypatch.setenv(PYTHON_ENV, sys.executable)
+    spec = importlib.util.spec_from_file_location("gpu_acceptance", SCRIPT)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    report = script.run(4, "cpu", backend_cls=FakeIsaac)
+    checks = report["checks"]
+    machinery = {k: v for k, v in checks.items() if isinstance(v, bool) and k != "stands_like_mujoco"}
+    assert machinery and all(machinery.values()), checks
+    assert checks["frame_shape"] == [240, 320, 3]
+    assert set(checks["readback_sources"]) == set(script.PHYSX)
+    parity = report["parity_vs_mujoco"]
+    assert set(parity["max_dev"]) == {"base_pos", "base_quat", "dof_pos", "dof_vel", "qpos"}
+    assert parity["base_height_end_m"]["mujoco"] > 0.2  # MuJoCo's quadruped stands
+    # FakeBackend has no contacts: the stand-in falls through the floor, and the check says so
+    assert parity["base_height_end_m"]["isaacsim"] < 0.0 and checks["stands_like_mujoco"] is False
+    assert report["ok"] is False
+    json.dumps(report)  # the report is plain JSON

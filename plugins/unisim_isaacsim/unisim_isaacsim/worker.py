@@ -8,19 +8,19 @@ and the SDK are imported inside functions (the SDK only after the app is launche
 INIT, in order: launch the app headless (``AppLauncher``); read the MuJoCo-layout model tables
 from the MJCF (``unisim_core.mjcf_lite``); create the ``SimulationContext`` with the PhysX config
 (:func:`~unisim_isaacsim.physx_solver.build_isaaclab_physx_cfg`, min = max iteration counts; Isaac
-Sim's ``PhysicsContext`` authors these on the physics-scene prim); enable Isaac Sim's MJCF importer
-extension and import the MJCF through Isaac Lab's ``MjcfConverter``; spawn it as env 0 (articulation-root iteration counts authored when
-requested), the MJCF world geoms (the floor) coming with it into every environment; keep one
-articulation root and de-instance the colliders (:mod:`unisim_isaacsim.usd_scene`); author the
-collision offsets and max depenetration velocity on every collider / rigid body
-(:mod:`unisim_isaacsim.usd_helpers`) **before** cloning; clone ``num_envs`` environments with
-``GridCloner`` as Isaac Lab's ``InteractiveScene`` does (replicated physics; environment ids
-filter collisions on the GPU, collision groups on the CPU); build the ``Articulation`` with one
-implicit drive per hinge/slide joint equal to its MJCF actuator (:mod:`unisim_isaacsim.drives`);
-``sim.reset()``; read the solver settings
-back (the PhysX view for the shape offsets, the only ones it has getters for; the authored USD
-value otherwise, labelled as such); take the environment row order from the articulation view's
-prim paths. MJCF names are matched as the importer writes them
+Sim's ``PhysicsContext`` authors these on the physics-scene prim); enable Isaac Sim's MJCF
+importer extension and import the MJCF through Isaac Lab's ``MjcfConverter``; spawn it as env 0
+(articulation-root iteration counts authored when requested), the MJCF world geoms (the floor)
+coming with it into every environment; keep one articulation root and de-instance the colliders
+(:mod:`unisim_isaacsim.usd_scene`); author the collision offsets and max depenetration velocity
+on every collider / rigid body (:mod:`unisim_isaacsim.usd_helpers`) **before** cloning; clone
+``num_envs`` environments with ``GridCloner`` as Isaac Lab's ``InteractiveScene`` does
+(replicated physics; environment ids filter collisions on the GPU, collision groups on the CPU);
+build the ``Articulation`` with one implicit drive per hinge/slide joint equal to its MJCF
+actuator (:mod:`unisim_isaacsim.drives`); ``sim.reset()``; read the solver settings back (the
+PhysX view for the shape offsets, the only ones it has getters for; the authored USD value
+otherwise, labelled as such); take the environment row order from the articulation view's prim
+paths. MJCF names are matched as the importer writes them
 (:func:`~unisim_isaacsim.layout.mjcf_usd_name`).
 
 State crosses in the contract layout (see :mod:`unisim_isaacsim.layout`): positions relative to
