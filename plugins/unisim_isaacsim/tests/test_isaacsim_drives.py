@@ -13,7 +13,7 @@ mujoco = pytest.importorskip("mujoco")
 MJCF = """<mujoco>
   <option gravity="0 0 0"/>
   <worldbody>
-    <body name="a"><joint name="j_pos" type="hinge" axis="0 1 0" damping="{damping}"/>
+    <body name="a"><joint name="j_pos" type="hinge" axis="0 1 0" damping="{damping}" armature="0.01"/>
       <inertial pos="0 0 -0.25" mass="1" diaginertia="0.02 0.02 0.001"/>
       <geom type="capsule" size="0.05" fromto="0 0 0 0 0 -0.5" mass="0"/>
       <body name="b" pos="0 0 -0.5"><joint name="j_motor" type="slide" axis="1 0 0"/>
@@ -61,6 +61,7 @@ def test_gains_follow_gear_kp_kv_and_joint_damping(tmp_path):
     np.testing.assert_allclose(d.stiffness, [4 * 50, 0, 0])
     np.testing.assert_allclose(d.damping, [4 * 3 + 0.5, 0, 0.25])
     np.testing.assert_allclose(d.effort_limit, [2 * 40, np.inf, np.inf])
+    np.testing.assert_allclose(d.armature, [0.01, 0, 0])
 
 
 @pytest.mark.parametrize("q, qd, ctrl", [
@@ -87,11 +88,14 @@ def _act(**kw):
     return {**base, **kw}
 
 
+HINGE = [{"name": "j", "type": "hinge", "damping": 0, "armature": 0}]
+
+
 @pytest.mark.parametrize("joints, actuators, match", [
-    ([{"name": "j", "type": "hinge", "damping": 0}], [_act(forcerange=(-1.0, 2.0))], "not symmetric"),
-    ([{"name": "j", "type": "hinge", "damping": 0}], [_act(gear=0.0)], "gear must be finite and non-zero"),
-    ([{"name": "j", "type": "hinge", "damping": 0}], [_act(), _act(name="b")], "already has an actuator"),
-    ([{"name": "r", "type": "free", "damping": 0}], [_act()], "'r' is not a hinge/slide joint"),
+    (HINGE, [_act(forcerange=(-1.0, 2.0))], "not symmetric"),
+    (HINGE, [_act(gear=0.0)], "gear must be finite and non-zero"),
+    (HINGE, [_act(), _act(name="b")], "already has an actuator"),
+    ([{"name": "r", "type": "free", "damping": 0, "armature": 0}], [_act()], "'r' is not a hinge/slide joint"),
 ])
 def test_unmappable_actuators_fail_closed(joints, actuators, match):
     with pytest.raises(ValueError, match=match):

@@ -10,7 +10,9 @@ An implicit PhysX drive produces ``stiffness (target - q) + damping (target_vel 
 clamped to ``effort_limit``. So a position actuator is the drive ``stiffness = g² kp``,
 ``damping = g² kv`` (plus the joint's own ``damping``), ``target = ctrl / g``,
 ``effort_limit = |g| * forcerange``; a motor is the effort ``g * clip(ctrl, forcerange)`` on a drive
-with zero stiffness. A joint without an actuator keeps only its MJCF ``damping``. The force clamp
+with zero stiffness. A joint without an actuator keeps only its MJCF ``damping``. MJCF
+``armature`` (rotor inertia added to the joint) is PhysX's joint armature, same meaning; joint
+``frictionloss`` has no PhysX equivalent with the same law and is not mapped. The force clamp
 of a position actuator and the drive's limit coincide only for a symmetric ``forcerange``; an
 asymmetric one fails closed.
 """
@@ -34,6 +36,7 @@ class JointDrives:
     stiffness: np.ndarray  #: (J,) N·m/rad or N/m
     damping: np.ndarray  #: (J,) N·m·s/rad or N·s/m
     effort_limit: np.ndarray  #: (J,) N·m or N; inf when unlimited
+    armature: np.ndarray  #: (J,) kg·m² or kg
     act_joint: np.ndarray  #: (nu,) index into ``joints`` of each actuator's joint
     is_position: np.ndarray  #: (nu,) bool
     gear: np.ndarray  #: (nu,)
@@ -48,7 +51,7 @@ class JointDrives:
 
 
 def joint_drives(joints: Sequence[Mapping[str, Any]], actuators: Sequence[Mapping[str, Any]]) -> JointDrives:
-    """Drives for an MJCF model's ``joints`` (dicts with ``name type damping``) and ``actuators``
+    """Drives for an MJCF model's ``joints`` (dicts with ``name type damping armature``) and ``actuators``
     (dicts with ``name kind joint gear forcerange kp kv``), as parsed by ``unisim_core.mjcf_lite``."""
     driven = [j for j, jt in enumerate(joints) if jt["type"] in ("hinge", "slide")]
     column = {j: c for c, j in enumerate(driven)}
@@ -82,6 +85,7 @@ def joint_drives(joints: Sequence[Mapping[str, Any]], actuators: Sequence[Mappin
         ranges.append((lo, hi))
     return JointDrives(
         joints=tuple(joints[j]["name"] for j in driven), stiffness=stiffness, damping=damping,
-        effort_limit=effort_limit, act_joint=np.array(act_joint, dtype=np.int64),
+        effort_limit=effort_limit, armature=np.array([float(joints[j]["armature"]) for j in driven]),
+        act_joint=np.array(act_joint, dtype=np.int64),
         is_position=np.array(is_pos, dtype=bool), gear=np.array(gears),
         force_range=np.array(ranges, dtype=np.float64).reshape(-1, 2))

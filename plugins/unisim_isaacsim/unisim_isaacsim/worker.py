@@ -212,10 +212,11 @@ class _IsaacSession:
 
         np, info, d = self.np, self.info, self.drives
         expr = {n: re.escape(mjcf_usd_name(n)) for n in info.joint_names}  # Isaac's joint names are prim names
+        limits = np.where(np.isfinite(d.effort_limit), d.effort_limit, self.UNLIMITED)
         groups = {
             f"j{c}": ImplicitActuatorCfg(
                 joint_names_expr=[expr[name]], stiffness=float(d.stiffness[c]), damping=float(d.damping[c]),
-                effort_limit_sim=float(d.effort_limit[c]) if np.isfinite(d.effort_limit[c]) else self.UNLIMITED)
+                armature=float(d.armature[c]), effort_limit_sim=float(limits[c]))
             for c, name in enumerate(d.joints)}
         q0 = info.qpos0
         root = next((int(info.joint_qposadr[j]) for j, t in enumerate(info.joint_types) if t == "free"), None)
