@@ -279,7 +279,8 @@ class _Parser:
             raise self.fail(elem, "is a free joint on a non-root body (not supported)")
         for key in ("stiffness", "frictionloss"):
             if float(a.get(key, "0")) != 0.0:
-                raise self.fail(elem, f"has {key}; joint {key} is not simulated by the fake backend")
+                raise self.fail(elem, f"has {key}; joint {key} is not supported by this MJCF reader "
+                                      f"(unisim_core.mjcf_lite: the fake backend, the Isaac Sim worker)")
         rng = _vec(a.get("range"), 2, [0, 0], "joint.range") * (self.angle if jtype == "hinge" else 1.0)
         limited = a.get("limited", "auto")
         limited = ("range" in a and self.autolimits) if limited == "auto" else limited == "true"

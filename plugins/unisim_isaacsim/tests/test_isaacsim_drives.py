@@ -100,3 +100,12 @@ HINGE = [{"name": "j", "type": "hinge", "damping": 0, "armature": 0}]
 def test_unmappable_actuators_fail_closed(joints, actuators, match):
     with pytest.raises(ValueError, match=match):
         joint_drives(joints, actuators)
+
+
+def test_joint_damping_shares_the_drive_limit_while_saturated(tmp_path):
+    """The documented difference: PhysX has no passive joint damping, so it rides on the drive and is
+    capped with it; MuJoCo caps only the actuator force (here 3.0 vs 2.8 = 3.0 - 0.5 * 0.4)."""
+    model, d = _models(tmp_path, damping=0.5, flim=1.5)
+    q, qd, ctrl = np.array([0.5, 0, 0]), np.array([0.4, 0, 0]), np.array([2.0, 0.0])
+    assert _mujoco_force(model, q, qd, ctrl)[0] == pytest.approx(3.0 - 0.5 * 0.4)
+    assert _drive_force(d, q, qd, ctrl)[0] == pytest.approx(3.0)

@@ -139,3 +139,10 @@ def test_root_body_is_the_one_child_of_the_world():
         L.root_body_name(("world", "trunk", "box"), (0, 0, 0))
     with pytest.raises(ValueError, match="has 0"):
         L.root_body_name(("world",), (0,))
+
+
+def test_unnamed_joints_and_bodies_fail_closed():
+    with pytest.raises(ValueError, match="MJCF joints #1 has no name"):
+        L.build_layout(("a", ""), ("hinge", "hinge"), (0, 1), (0, 1), 2, 2, ["a", "_"])
+    with pytest.raises(ValueError, match="MJCF bodies #0 has no name"):
+        L.body_order(("world", ""), ["_"])

@@ -91,7 +91,7 @@ def test_an_unexpected_layout_fails_closed_naming_the_roots_found():
     stage, _ = _spawned()
     with pytest.raises(ValueError, match=r"expected the articulation root at '.*/Robot/base/base'.*worldBody"):
         isolate_articulation_root(stage, ROBOT, "base")
-    with pytest.raises(ValueError, match="no prim at '/World/nothing'"):
+    with pytest.raises(ValueError, match="robot_path: no prim at '/World/nothing'"):
         isolate_articulation_root(stage, "/World/nothing", "trunk")
 
 
@@ -183,3 +183,18 @@ def test_camera_optics_reject_bad_values_and_define_nothing(kw, match):
     with pytest.raises(ValueError, match=match):
         define_camera(stage, "/World/cam", 320, 240, **kw)
     assert not stage.GetPrimAtPath("/World/cam")
+
+
+def test_opening_instances_fails_closed_inside_an_instance_or_against_a_stronger_layer():
+    stage, _ = _spawned()
+    inside = f"{ROBOT}/trunk/trunk/collisions/shape"
+    assert stage.GetPrimAtPath(inside).IsInstanceProxy()
+    with pytest.raises(ValueError, match="is inside an instance"):
+        make_physics_prims_authorable(stage, inside)
+    holder = f"{ROBOT}/trunk/FL_calf/collisions"
+    with Usd.EditContext(stage, stage.GetSessionLayer()):
+        stage.GetPrimAtPath(holder).SetInstanceable(True)  # a stronger opinion than the root layer's
+    with pytest.raises(ValueError, match="FL_calf/collisions'.*stronger layer"):
+        make_physics_prims_authorable(stage, ROBOT)
+    with pytest.raises(ValueError, match="path: no prim at '/World/none'"):
+        make_physics_prims_authorable(stage, "/World/none")

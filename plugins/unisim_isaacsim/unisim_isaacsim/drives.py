@@ -6,13 +6,16 @@ A MuJoCo actuator on a hinge/slide joint with transmission ``gear`` g produces t
 - ``<motor>``: ``f = ctrl``;
 - ``<position kp kv>``: ``f = kp (ctrl - g q) - kv g q̇``.
 
-An implicit PhysX drive produces ``stiffness (target - q) + damping (target_vel - q̇) + effort``,
-clamped to ``effort_limit``. So a position actuator is the drive ``stiffness = g² kp``,
+An implicit PhysX drive produces ``clip(stiffness (target - q) + damping (target_vel - q̇),
+±effort_limit) + effort``. So a position actuator is the drive ``stiffness = g² kp``,
 ``damping = g² kv`` (plus the joint's own ``damping``), ``target = ctrl / g``,
 ``effort_limit = |g| * forcerange``; a motor is the effort ``g * clip(ctrl, forcerange)`` on a drive
-with zero stiffness. A joint without an actuator keeps only its MJCF ``damping``. MJCF
+with zero stiffness. A joint without an actuator keeps only its MJCF ``damping``. PhysX
+articulations have no passive joint damping, so the joint's ``damping`` rides on its drive and
+shares the drive's limit: while a position actuator saturates, the damping force is capped with
+it (MuJoCo never caps joint damping). MJCF
 ``armature`` (rotor inertia added to the joint) is PhysX's joint armature, same meaning; joint
-``frictionloss`` has no PhysX equivalent with the same law and is not mapped. The force clamp
+``frictionloss`` has no PhysX law that matches it; ``unisim_core.mjcf_lite`` rejects it. The force clamp
 of a position actuator and the drive's limit coincide only for a symmetric ``forcerange``; an
 asymmetric one fails closed.
 """
@@ -40,7 +43,7 @@ class JointDrives:
     act_joint: np.ndarray  #: (nu,) index into ``joints`` of each actuator's joint
     is_position: np.ndarray  #: (nu,) bool
     gear: np.ndarray  #: (nu,)
-    force_range: np.ndarray  #: (nu, 2) motor force clamp (before gear); (-inf, inf) when unlimited
+    force_range: np.ndarray  #: (nu, 2) MJCF forcerange (before gear); (-inf, inf) when unlimited
 
     def targets(self, ctrl: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Position targets ``(n, P)`` (rad or m) and efforts ``(n, M)`` for ``ctrl (n, nu)`` (already

@@ -54,7 +54,11 @@ def root_body_name(body_names: Sequence[str], body_parent: Sequence[int]) -> str
 
 
 def _unique_usd_names(kind: str, names: Sequence[str]) -> list[str]:
-    """``mjcf_usd_name`` of each name; fail closed when two MJCF names become one prim name."""
+    """``mjcf_usd_name`` of each name; fail closed on an unnamed element or two names sharing a prim name."""
+    unnamed = [i for i, n in enumerate(names) if not n]
+    if unnamed:
+        raise ValueError(f"MJCF {kind} #{unnamed[0]} has no name; the Isaac Sim backend matches {kind} by name "
+                         f"(name every one)")
     out = [mjcf_usd_name(n) for n in names]
     seen: dict[str, str] = {}
     for raw, usd in zip(names, out):

@@ -33,7 +33,7 @@ def _articulation_roots(stage: Any, path: str) -> list[Any]:
 
     root = stage.GetPrimAtPath(path)
     if not root:
-        raise ValueError(f"no prim at {path!r}")
+        raise ValueError(f"robot_path: no prim at {path!r}")
     return [p for p in Usd.PrimRange(root, Usd.TraverseInstanceProxies()) if p.HasAPI(UsdPhysics.ArticulationRootAPI)]
 
 
@@ -67,13 +67,16 @@ def make_physics_prims_authorable(stage: Any, path: str) -> list[str]:
 
     Colliders and bodies under an instance are read-only instance proxies; after this they are
     ordinary composed prims that per-shape / per-body settings can be authored on. Nested
-    instances are handled. Returns the de-instanced paths, sorted.
+    instances are handled. Returns the de-instanced paths, sorted. Fails closed when ``path`` is
+    itself inside an instance, or when a stronger layer keeps a prim instanceable.
     """
     from pxr import Usd, UsdPhysics
 
     root = stage.GetPrimAtPath(path)
     if not root:
-        raise ValueError(f"no prim at {path!r}")
+        raise ValueError(f"path: no prim at {path!r}")
+    if root.IsInstanceProxy():
+        raise ValueError(f"path: {path!r} is inside an instance; pass the instanceable prim or one above it")
     apis = (UsdPhysics.CollisionAPI, UsdPhysics.RigidBodyAPI)
     changed: set[str] = set()
     while True:
@@ -86,8 +89,12 @@ def make_physics_prims_authorable(stage: Any, path: str) -> list[str]:
                 instances.add(str(owner.GetPath()))
         if not instances:
             return sorted(changed)
-        for p in instances:
-            stage.GetPrimAtPath(p).SetInstanceable(False)
+        for p in sorted(instances):
+            prim = stage.GetPrimAtPath(p)
+            prim.SetInstanceable(False)
+            if prim.IsInstance():
+                raise ValueError(f"cannot make {p!r} non-instanceable from the edit target: a stronger layer "
+                                 f"keeps it instanceable")
         changed |= instances
 
 

@@ -82,6 +82,8 @@ class _IsaacSession:
     ROBOT = "Robot"
     #: Renders after creating a render product before its frames are used.
     RENDER_WARMUP = 4
+    #: Renders per captured frame after re-aiming the camera.
+    CAPTURE_RENDERS = 2
     #: PhysX drive force limit standing for "unlimited" (N·m or N).
     UNLIMITED = 1.0e9
 
@@ -169,8 +171,9 @@ class _IsaacSession:
         self.root_path = isolate_articulation_root(stage, robot0, self.root_link)
 
         # Author the per-shape / per-body values on env 0 BEFORE cloning.
-        if cfg.contact_offset is not None or cfg.rest_offset is not None:
+        if any(v is not None for v in (cfg.contact_offset, cfg.rest_offset, cfg.max_depenetration_velocity)):
             make_physics_prims_authorable(stage, robot0)
+        if cfg.contact_offset is not None or cfg.rest_offset is not None:
             apply_collision_offsets(stage, contact_offset=cfg.contact_offset, rest_offset=cfg.rest_offset)
         if cfg.max_depenetration_velocity is not None:
             apply_max_depenetration_velocity(stage, cfg.max_depenetration_velocity)
@@ -259,11 +262,12 @@ class _IsaacSession:
             raw = np.asarray(getattr(view, getter)().cpu().numpy())
             if raw.ndim != 2 or raw.shape[0] != self.n:
                 raise ValueError(f"{field}: expected ({self.n}, max_shapes) from {getter}, got {raw.shape}")
-            values = raw
-            first = values.reshape(-1)[0]
-            if not np.all(values == first):
-                raise ValueError(f"{field}: the PhysX view reports non-uniform values {np.unique(values)}")
-            out[field] = {"value": float(first), "source": "physx_view", "rows": int(values.shape[0])}
+            if raw.size == 0:
+                raise ValueError(f"{field}: {getter} reports no collision shapes")
+            first = raw.reshape(-1)[0]
+            if not np.all(raw == first):
+                raise ValueError(f"{field}: the PhysX view reports non-uniform values {np.unique(raw)}")
+            out[field] = {"value": float(first), "source": "physx_view", "rows": int(raw.shape[0])}
 
         def from_stage(field: str, prim_path: str, attr_name: str) -> None:
             attr = self.stage.GetPrimAtPath(prim_path).GetAttribute(attr_name)
@@ -435,11 +439,18 @@ class _IsaacSession:
             if self.camera is None:
                 init_renderer(0.0, "none", True, True, 640, 480, {})
             _aim()
-            self.sim.render()
-            frame = np.asarray(self.camera["annotator"].get_data())
+            frame = np.empty(0)
+            for _ in range(self.CAPTURE_RENDERS):  # two renders: the annotator may lag the re-aimed camera
+                self.sim.render()
+                frame = np.asarray(self.camera["annotator"].get_data())
+            for _ in range(self.RENDER_WARMUP):
+                if frame.size:
+                    break
+                self.sim.render()
+                frame = np.asarray(self.camera["annotator"].get_data())
             if frame.size == 0:
-                raise RuntimeError(f"the replicator rgb annotator returned no data after {self.RENDER_WARMUP + 1} "
-                                   f"renders")
+                raise RuntimeError(f"the replicator rgb annotator returned no data after "
+                                   f"{self.CAPTURE_RENDERS + self.RENDER_WARMUP} renders")
             return pack_array(np.ascontiguousarray(frame[..., :3], dtype=np.uint8))
 
         def close() -> None:
