@@ -439,18 +439,14 @@ class _IsaacSession:
             if self.camera is None:
                 init_renderer(0.0, "none", True, True, 640, 480, {})
             _aim()
-            frame = np.empty(0)
-            for _ in range(self.CAPTURE_RENDERS):  # two renders: the annotator may lag the re-aimed camera
+            renders = self.CAPTURE_RENDERS + self.RENDER_WARMUP
+            for i in range(renders):  # at least CAPTURE_RENDERS: the annotator may lag the re-aimed camera
                 self.sim.render()
                 frame = np.asarray(self.camera["annotator"].get_data())
-            for _ in range(self.RENDER_WARMUP):
-                if frame.size:
+                if frame.size and i + 1 >= self.CAPTURE_RENDERS:
                     break
-                self.sim.render()
-                frame = np.asarray(self.camera["annotator"].get_data())
             if frame.size == 0:
-                raise RuntimeError(f"the replicator rgb annotator returned no data after "
-                                   f"{self.CAPTURE_RENDERS + self.RENDER_WARMUP} renders")
+                raise RuntimeError(f"the replicator rgb annotator returned no data after {renders} renders")
             return pack_array(np.ascontiguousarray(frame[..., :3], dtype=np.uint8))
 
         def close() -> None:
