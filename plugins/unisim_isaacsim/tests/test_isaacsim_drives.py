@@ -8,7 +8,7 @@ import pytest
 from unisim_core.mjcf_lite import load_mjcf
 from unisim_isaacsim.drives import joint_drives
 
-mujoco = pytest.importorskip("mujoco")
+mujoco = pytest.importorskip("mujoco", reason="the reference forces come from MuJoCo (pip install mujoco)")
 
 MJCF = """<mujoco>
   <option gravity="0 0 0"/>

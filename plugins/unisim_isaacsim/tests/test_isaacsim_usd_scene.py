@@ -191,10 +191,13 @@ def test_opening_instances_fails_closed_inside_an_instance_or_against_a_stronger
     assert stage.GetPrimAtPath(inside).IsInstanceProxy()
     with pytest.raises(ValueError, match="is inside an instance"):
         make_physics_prims_authorable(stage, inside)
-    holder = f"{ROBOT}/trunk/FL_calf/collisions"
+    holder = f"{ROBOT}/trunk/trunk/collisions"  # the last one opened: the two before it are undone
     with Usd.EditContext(stage, stage.GetSessionLayer()):
         stage.GetPrimAtPath(holder).SetInstanceable(True)  # a stronger opinion than the root layer's
-    with pytest.raises(ValueError, match="FL_calf/collisions'.*stronger layer"):
+    with pytest.raises(ValueError, match="trunk/trunk/collisions'.*stronger layer"):
         make_physics_prims_authorable(stage, ROBOT)
+    holders = [f"{ROBOT}/trunk/{link}/collisions" for link in LINKS]
+    assert all(stage.GetPrimAtPath(h).IsInstance() for h in holders)  # the failed call changed nothing
+    assert not any(stage.GetRootLayer().GetPrimAtPath(h).HasInfo("instanceable") for h in holders)
     with pytest.raises(ValueError, match="path: no prim at '/World/none'"):
         make_physics_prims_authorable(stage, "/World/none")

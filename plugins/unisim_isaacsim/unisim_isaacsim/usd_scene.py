@@ -68,7 +68,8 @@ def make_physics_prims_authorable(stage: Any, path: str) -> list[str]:
     Colliders and bodies under an instance are read-only instance proxies; after this they are
     ordinary composed prims that per-shape / per-body settings can be authored on. Nested
     instances are handled. Returns the de-instanced paths, sorted. Fails closed when ``path`` is
-    itself inside an instance, or when a stronger layer keeps a prim instanceable.
+    itself inside an instance, or when a stronger layer keeps a prim instanceable (undoing its own
+    edits first).
     """
     from pxr import Usd, UsdPhysics
 
@@ -78,7 +79,8 @@ def make_physics_prims_authorable(stage: Any, path: str) -> list[str]:
     if root.IsInstanceProxy():
         raise ValueError(f"path: {path!r} is inside an instance; pass the instanceable prim or one above it")
     apis = (UsdPhysics.CollisionAPI, UsdPhysics.RigidBodyAPI)
-    changed: set[str] = set()
+    target = stage.GetEditTarget()
+    undo: list[tuple[Any, bool | None]] = []  # (prim, its edit-target opinion before), to restore on failure
     while True:
         instances = set()
         for prim in Usd.PrimRange(root, Usd.TraverseInstanceProxies()):
@@ -88,14 +90,20 @@ def make_physics_prims_authorable(stage: Any, path: str) -> list[str]:
                     owner = owner.GetParent()
                 instances.add(str(owner.GetPath()))
         if not instances:
-            return sorted(changed)
+            return sorted(str(prim.GetPath()) for prim, _ in undo)
         for p in sorted(instances):
             prim = stage.GetPrimAtPath(p)
+            spec = target.GetPrimSpecForScenePath(prim.GetPath())
+            undo.append((prim, spec.instanceable if spec and spec.HasInfo("instanceable") else None))
             prim.SetInstanceable(False)
             if prim.IsInstance():
+                for done, before in reversed(undo):  # bad input changes nothing
+                    if before is None:
+                        done.ClearInstanceable()
+                    else:
+                        done.SetInstanceable(before)
                 raise ValueError(f"cannot make {p!r} non-instanceable from the edit target: a stronger layer "
                                  f"keeps it instanceable")
-        changed |= instances
 
 
 #: USD's default horizontal aperture (tenths of a scene unit; "mm" by convention).
