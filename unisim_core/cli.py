@@ -226,12 +226,17 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--progress", action="store_true", help="show the progress bar even when not a tty")
     run.add_argument("--option", action="append", help="backend option KEY=VALUE (repeatable)")
     run.set_defaults(fn=cmd_run)
-    check = sub.add_parser("check", help="run the conformance kit against a backend")
+    check = sub.add_parser(
+        "check", help="run the conformance kit against a backend", allow_abbrev=False,
+        usage="unisim check [-h] NAME [--option KEY=VALUE] [--reference REFERENCE] [PYTEST_ARGS ...]",
+        description="Run the conformance kit against backend NAME. --option and --reference go before or "
+                    "after NAME; every other argument (e.g. -m conventions -q) is passed on to pytest, "
+                    "as is everything after `--`.")
     check.add_argument("name")
-    check.add_argument("--option", action="append", help="backend option KEY=VALUE (repeatable)")
+    check.add_argument("--option", action="append", metavar="KEY=VALUE",
+                       help="backend option KEY=VALUE (repeatable)")
     check.add_argument("--reference", default=None, help="reference backend for parity checks")
-    check.add_argument("pytest_args", nargs=argparse.REMAINDER, help="extra pytest arguments")
-    check.set_defaults(fn=cmd_check)
+    check.set_defaults(fn=cmd_check, pytest_args=[])
     cmp = sub.add_parser(
         "compare", help="run one scene on several backends and compare their trajectories",
         description="Run the same scene, initial state and hold-position control on each backend and "
@@ -283,7 +288,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if args.command == "check":  # unknown arguments of `check` are pytest's
+        args.pytest_args = [a for a in extra if a != "--"]
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         return args.fn(args)
     except (UniSimError, TypeError, ValueError, FileNotFoundError) as exc:

@@ -85,7 +85,7 @@ def resolve_scene(scene: str) -> tuple[str, str]:
     from .scenes import SCENES_DIR, scene_path
 
     if (SCENES_DIR / f"{scene}.xml").is_file():
-        return scene_path(scene), scene
+        return str(scene_path(scene)), scene
     known = sorted(x.stem for x in SCENES_DIR.glob("*.xml"))
     try:
         import unisim_conformance
