@@ -150,12 +150,23 @@ def test_bench_json_has_ratios(tmp_path, capsys):
     assert "ratio" in text and "cold start" in text
 
 
-def test_run_prints_summary(capsys):
-    rc = cli.main(["run", "--steps", "20", "--num-envs", "4"])
+def _summary(text: str) -> dict[str, str]:
+    rows = [line.split("  ", 1) for line in text.splitlines()[2:]]
+    return {key.strip(): value.strip() for key, value in rows}
+
+
+def test_run_prints_summary_of_a_standing_quadruped(capsys):
+    rc = cli.main(["run", "--steps", "50", "--num-envs", "4"])
     text = capsys.readouterr().out
-    assert rc == 0
-    for key in ("cold start", "env-steps/s", "final base height range", "envs with non-finite state"):
-        assert key in text
+    assert rc == 0, text
+    rows = _summary(text)
+    assert {"cold start (construct → first step)", "env-steps/s (control steps)"} <= set(rows), text
+    assert rows["envs with non-finite state"] == "0"
+    low, high = (float(x) for x in rows["final base height range"].removesuffix(" m").strip("[]").split(","))
+    # 1 s of PD hold of "home" (defaults: 50 steps x 4 x 5 ms): the quadruped scene documents a stance
+    # height of 0.2848 m without sag and a settled base at 0.268-0.269 m; a robot that fell rests its
+    # 0.05 m base box on the floor, one that sank through it or flew off leaves [0.25, 0.285].
+    assert 0.25 <= low <= high <= 0.285, rows["final base height range"]
 
 
 def test_standing_quadruped_example_on_mujoco(capsys):
