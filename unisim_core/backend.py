@@ -108,6 +108,10 @@ class SimBackend(ModelQueries, Playback, abc.ABC):
     INIT_TERMS: ClassVar[frozenset[str]] = frozenset()
     INTERVAL_TERMS: ClassVar[frozenset[str]] = frozenset()
     RESET_TERMS: ClassVar[frozenset[str]] = frozenset()
+    #: Scene features the backend refuses, ``{feature: reason}``: its constructor raises
+    #: ``UnsupportedCapabilityError(name, feature, detail)`` for a scene that uses one. The
+    #: conformance kit fails a refusal that is not listed here, and a listed one that never refuses.
+    UNSUPPORTED_SCENE_FEATURES: ClassVar[Mapping[str, str]] = {}
 
     _checked_classes: ClassVar[set[type]] = set()
 

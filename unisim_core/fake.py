@@ -16,8 +16,10 @@ documented model, vectorized over envs in float64 (semi-implicit Euler, step ``s
   (``q̇ ← (I q̇ + dt τ) / (I + dt·damping)``); limits clamp ``q`` and stop outward velocity.
   A single pendulum therefore obeys ``m L² q̈ = −m g L sin q`` exactly (up to the time step).
 - Actuators (ctrl clamped to ``ctrlrange``): ``motor`` ``τ = gear·ctrl``; ``position``
-  ``f = kp (ctrl − gear q) − kv gear q̇``, ``τ = gear·f``; forces clamped to ``forcerange``.
-- Sensors: ``jointpos jointvel framepos framequat gyro velocimeter accelerometer``. The
+  ``f = kp (ctrl − gear q) − kv gear q̇``; ``velocity`` ``f = kv (ctrl − gear q̇)``; ``τ = gear·f``;
+  forces clamped to ``forcerange``.
+- Sensors: ``jointpos jointvel framepos framequat framelinvel frameangvel gyro velocimeter
+  accelerometer``. The
   accelerometer reads the site acceleration over the last substep minus gravity, in the site
   frame; after ``set_state``/``set_physics_state`` it is re-evaluated with a trial substep
   (last ctrl, no external wrench).
@@ -37,7 +39,7 @@ import numpy as np
 from . import quat as Q
 from .backend import SimBackend
 from .capabilities import Capability as C
-from .errors import InvalidInputError
+from .errors import InvalidInputError, UnsupportedCapabilityError
 from .mjcf_lite import MjcfLiteError, load_mjcf
 from .model import ModelInfo
 
@@ -73,10 +75,16 @@ class FakeBackend(SimBackend):
     INIT_TERMS = frozenset({"body_mass", "gravity", "dof_damping", "actuator_kp", "actuator_kd"})
     RESET_TERMS = INIT_TERMS | {"root_lin_vel_delta", "root_ang_vel_delta"}
     INTERVAL_TERMS = frozenset({"root_lin_vel_delta", "root_ang_vel_delta", "body_force", "body_torque"})
+    UNSUPPORTED_SCENE_FEATURES = {"frictionloss": "joint dry friction is not modelled by the analytic engine"}
 
     def __init__(self, scene, num_envs, sim_dt, **options) -> None:
         super().__init__(scene, num_envs, sim_dt, **options)
-        m = self._lite = load_mjcf(self.scene.model_file)
+        try:
+            m = self._lite = load_mjcf(self.scene.model_file)
+        except MjcfLiteError as exc:
+            if exc.feature is None:
+                raise
+            raise UnsupportedCapabilityError(self.name, exc.feature, str(exc)) from None
         info = self.model_info
         n, nb = self._num_envs, len(info.body_names)
         self._parent = info.body_parent
@@ -98,6 +106,7 @@ class FakeBackend(SimBackend):
         self._ad = np.array([info.joint_dofadr[a["joint"]] for a in A], dtype=np.int64)
         self._gear = np.array([a["gear"] for a in A])
         self._is_pos = np.array([a["kind"] == "position" for a in A], dtype=bool)
+        self._is_vel = np.array([a["kind"] == "velocity" for a in A], dtype=bool)
         self._frange = np.array([a["forcerange"] for a in A]).reshape(-1, 2)
         self._sbody = info.site_body
         self._spos = np.array([s["pos"] for s in m.sites]).reshape(-1, 3)
@@ -220,8 +229,9 @@ class FakeBackend(SimBackend):
             if len(self._ad):
                 lo, hi = self.model_info.actuator_ctrl_range.T
                 u = np.clip(ctrl, lo, hi)
-                force = np.where(self._is_pos, T["actuator_kp"] * (u - self._gear * qpos[:, self._aq])
-                                 - T["actuator_kd"] * self._gear * qvel[:, self._ad], u)
+                servo = (np.where(self._is_pos, T["actuator_kp"] * (u - self._gear * qpos[:, self._aq]), 0.0)
+                         + T["actuator_kd"] * (np.where(self._is_vel, u, 0.0) - self._gear * qvel[:, self._ad]))
+                force = np.where(self._is_pos | self._is_vel, servo, u)
                 force = np.clip(force, self._frange[:, 0], self._frange[:, 1])
                 tau_dof = np.zeros_like(qvel)
                 np.add.at(tau_dof, (slice(None), self._ad), self._gear * force)
@@ -312,6 +322,7 @@ class FakeBackend(SimBackend):
             out = {"framepos": lambda: pos, "framequat": lambda: quat,
                    "gyro": lambda: _rot_t(R, kin["ang"][:, self._sbody[obj]]),
                    "velocimeter": lambda: _rot_t(R, vel),
+                   "framelinvel": lambda: vel, "frameangvel": lambda: kin["ang"][:, self._sbody[obj]],
                    "accelerometer": lambda: _rot_t(R, self._acc[:, int(np.searchsorted(self._acc_sites, obj))]
                                                    - self._tables["gravity"])}[kind]()
         return np.ascontiguousarray(out, dtype=self.np_dtype)

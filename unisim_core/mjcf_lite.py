@@ -28,8 +28,8 @@ from .model import ModelInfo
 
 __all__ = ["MjcfLiteError", "LiteModel", "load_mjcf"]
 
-SENSOR_DIMS = {"jointpos": 1, "jointvel": 1, "framepos": 3, "framequat": 4, "gyro": 3, "velocimeter": 3,
-               "accelerometer": 3}
+SENSOR_DIMS = {"jointpos": 1, "jointvel": 1, "framepos": 3, "framequat": 4, "framelinvel": 3, "frameangvel": 3,
+               "gyro": 3, "velocimeter": 3, "accelerometer": 3}
 _TOP = {"compiler", "option", "size", "visual", "statistic", "default", "asset", "worldbody", "actuator",
         "sensor", "keyframe", "contact", "custom"}
 _IGNORED_IN_BODY = {"light", "camera"}
@@ -39,7 +39,15 @@ _GEOM_DEFAULTS = {"type": "sphere", "friction": "1 0.005 0.0001", "solref": "0.0
 
 
 class MjcfLiteError(InvalidInputError):
-    """The MJCF file uses something outside the fake backend's subset."""
+    """The MJCF file uses something outside the reader's subset.
+
+    ``feature`` names the unsupported scene feature (e.g. ``"frictionloss"``) where the file is
+    valid MJCF that the subset does not model; ``None`` for malformed input.
+    """
+
+    def __init__(self, message: str, feature: str | None = None) -> None:
+        super().__init__(message)
+        self.feature = feature
 
 
 def _vec(text: str | None, n: int | None, default, what: str) -> np.ndarray:
@@ -132,9 +140,10 @@ class _Parser:
         self.autolimits = True
         self.defaults: dict[str, dict[str, dict[str, str]]] = {"main": {}}
 
-    def fail(self, elem: ET.Element, why: str = "is not supported by the fake backend's MJCF subset"):
+    def fail(self, elem: ET.Element, why: str = "is not supported by the fake backend's MJCF subset",
+             feature: str | None = None):
         name = elem.get("name")
-        return MjcfLiteError(f"{self.path}: <{elem.tag}{f' name={name!r}' if name else ''}> {why}")
+        return MjcfLiteError(f"{self.path}: <{elem.tag}{f' name={name!r}' if name else ''}> {why}", feature)
 
     # defaults -------------------------------------------------------------------------
     def _read_defaults(self, elem: ET.Element, inherited: dict) -> None:
@@ -280,7 +289,7 @@ class _Parser:
         for key in ("stiffness", "frictionloss"):
             if float(a.get(key, "0")) != 0.0:
                 raise self.fail(elem, f"has {key}; joint {key} is not supported by this MJCF reader "
-                                      f"(unisim_core.mjcf_lite: the fake backend, the Isaac Sim worker)")
+                                      f"(unisim_core.mjcf_lite: the fake backend, the Isaac Sim worker)", key)
         rng = _vec(a.get("range"), 2, [0, 0], "joint.range") * (self.angle if jtype == "hinge" else 1.0)
         limited = a.get("limited", "auto")
         limited = ("range" in a and self.autolimits) if limited == "auto" else limited == "true"
@@ -313,8 +322,8 @@ class _Parser:
         })
 
     def _actuator(self, m: LiteModel, elem: ET.Element) -> None:
-        if elem.tag not in ("motor", "position"):
-            raise self.fail(elem, "is not supported; actuators: motor, position")
+        if elem.tag not in ("motor", "position", "velocity"):
+            raise self.fail(elem, "is not supported; actuators: motor, position, velocity")
         a = self.attrs(elem, "main")
         joint = a.get("joint")
         if joint is None:
@@ -328,12 +337,12 @@ class _Parser:
             on = (f"{key}range" in a and self.autolimits) if lim == "auto" else lim == "true"
             return _vec(a.get(f"{key}range"), 2, None, f"{key}range") if on else np.array([-np.inf, np.inf])
 
-        pos = elem.tag == "position"
+        pos, servo = elem.tag == "position", elem.tag in ("position", "velocity")
         m.actuators.append({
             "name": a.get("name", ""), "kind": elem.tag, "joint": ids[0],
             "gear": float(_vec(a.get("gear"), None, [1.0], "gear")[0]), "ctrlrange": limit("ctrl"),
             "forcerange": limit("force"), "kp": float(a.get("kp", "1")) if pos else 0.0,
-            "kv": float(a.get("kv", "0")) if pos else 0.0,
+            "kv": float(a.get("kv", "1" if elem.tag == "velocity" else "0")) if servo else 0.0,
         })
 
     def _sensor(self, m: LiteModel, elem: ET.Element) -> None:

@@ -26,7 +26,13 @@ _BUILTIN: dict[str, tuple[Path, float]] = {
     "box_on_plane": (SCENES_DIR / "box_on_plane.xml", 0.002),
     "fixed_arm": (SCENES_DIR / "fixed_arm.xml", 0.002),
     "hfield_terrain": (SCENES_DIR / "hfield_terrain.xml", 0.002),
+    "actuated_hinges": (SCENES_DIR / "actuated_hinges.xml", 0.001),
+    "frictionloss_hinge": (SCENES_DIR / "frictionloss_hinge.xml", 0.001),
+    "sensor_probe": (SCENES_DIR / "sensor_probe.xml", 0.002),
 }
+#: Scenes with joints between bodies (a backend must load at least one of them to pass the kit).
+ARTICULATED = ("pendulum", "double_pendulum", "fixed_arm", "actuated_hinges", "frictionloss_hinge", "sensor_probe",
+               "quadruped")
 _REGISTERED: dict[str, tuple[Path, float]] = {}
 
 

@@ -13,6 +13,13 @@ from unisim_core.capabilities import parse_version, version_in_range
 from . import _xfail, scene_cfg, scene_dt
 
 PROBE_SCENES = ("free_body", "pendulum", "quadruped")
+#: Expected-failure keys ``unsupported::<feature>`` declare a refused scene feature, not a check.
+UNSUPPORTED_PREFIX = "unsupported::"
+
+
+def refused_feature(exc: UnsupportedCapabilityError) -> str:
+    """The scene feature (or capability) a constructor's ``UnsupportedCapabilityError`` names."""
+    return str(getattr(exc.capability, "value", exc.capability))
 
 
 class Kit:
@@ -103,6 +110,7 @@ class Kit:
             entries = dict(self._request.getfixturevalue("unisim_expected_failures") or {})
         except pytest.FixtureLookupError:
             entries = {}
+        entries = {k: v for k, v in entries.items() if not str(k).startswith(UNSUPPORTED_PREFIX)}
         if entries:
             self._state.cache.setdefault("fixture_expected", {}).update(entries)
             key = _xfail.match(item, entries)
@@ -125,10 +133,45 @@ class Kit:
         try:
             backend = factory(cfg, num_envs, dt)
         except UnsupportedCapabilityError as exc:
-            who = self._state.reference_spec if reference else self.label
-            pytest.skip(f"backend {who!r} cannot load scene {label!r}: {exc}")
+            if reference:
+                pytest.skip(f"reference backend {self._state.reference_spec!r} cannot load scene {label!r}: {exc}")
+            feature = refused_feature(exc)
+            declared = self.unsupported_features()
+            if feature not in declared:
+                pytest.fail(f"backend {self.label!r} refused scene {label!r} for feature {feature!r}, which it does "
+                            f"not declare unsupported (UNSUPPORTED_SCENE_FEATURES or an 'unsupported::{feature}' "
+                            f"expected-failure entry): {exc}", pytrace=False)
+            pytest.skip(f"backend {self.label!r} declares scene feature {feature!r} unsupported "
+                        f"({declared[feature]}); scene {label!r} needs it")
         self._open.append(backend)
         return backend
+
+    def unsupported_features(self) -> dict[str, str]:
+        """``{feature: reason}`` the backend declares it refuses: its class's
+        ``UNSUPPORTED_SCENE_FEATURES`` plus ``unsupported::<feature>`` expected-failure entries."""
+        out = {str(k): str(v) for k, v in getattr(self.backend_cls, "UNSUPPORTED_SCENE_FEATURES", {}).items()}
+        entries = dict(self._state.expected)
+        try:
+            entries.update(self._request.getfixturevalue("unisim_expected_failures") or {})
+        except pytest.FixtureLookupError:
+            pass
+        for key, reason in entries.items():
+            if str(key).startswith(UNSUPPORTED_PREFIX):
+                out[str(key)[len(UNSUPPORTED_PREFIX):]] = str(reason)
+        return out
+
+    def record_coverage(self, outcome: dict) -> None:
+        """Keep ``{scene: refused feature or None}`` for the summary and the JSON report."""
+        self._state.cache["coverage"] = dict(outcome)
+
+    def try_load(self, scene: str):
+        """Build then close a 1-env backend on ``scene``: ``None`` when it loads, else the refused feature."""
+        try:
+            backend = self._factory(scene_cfg(scene), 1, scene_dt(scene))
+        except UnsupportedCapabilityError as exc:
+            return refused_feature(exc)
+        backend.close()
+        return None
 
     def close_all(self) -> None:
         for b in self._open:

@@ -1,0 +1,328 @@
+"""Layer - dynamics: the physics binding against closed forms (actuators, joint properties,
+sensors, body velocities, gravity). Each check states its reference equation and why its
+tolerance is what it is.
+
+Scenes (facts in each file's header): ``actuated_hinges`` - independent hinges about +z through
+their centres of mass (no gravity torque, no coupling), I = 0.02 kg m^2 each;
+``frictionloss_hinge``; ``sensor_probe`` - a free body with its COM offset from its origin and a
+rotated IMU site, plus a hinge hanging at rest.
+
+Integrator families covered by every bound: explicit, semi-implicit and implicit(-fast) Euler, RK4.
+Under a constant torque the velocity update is exact for all of them, so those checks only carry
+float32 read-back error (1e-4 relative).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from unisim_core import Capability
+from unisim_core import quat as Q
+
+pytestmark = [pytest.mark.dynamics, pytest.mark.contract("1.0")]
+
+G = 9.81
+I_HINGE = 0.02  # kg m^2, izz of every actuated_hinges link
+Q_SITE = np.array([np.cos(np.pi / 8), 0.0, np.sin(np.pi / 8), 0.0])  # sensor_probe site: 45 deg about +y
+
+
+def _hinges(kit, n=2):
+    b = kit.make("actuated_hinges", n)
+    names = list(b.get_actuator_names())
+    return b, names
+
+
+def _ctrl(b, names, **values):
+    """ctrl (num_envs, nu): zero except the named actuators (value per env or scalar)."""
+    u = np.zeros((b.num_envs, b.num_actuators))
+    for name, v in values.items():
+        u[:, names.index(name)] = v
+    return u
+
+
+def _qd(b, joint):
+    col = int(b.get_joint_state_qvel_indices([joint])[0])
+    return b.get_qvel()[:, col].astype(np.float64)
+
+
+def _q(b, joint):
+    col = int(b.get_joint_state_qpos_indices([joint])[0])
+    return b.get_qpos()[:, col].astype(np.float64)
+
+
+def _rel_close(measured, expected, rtol, what, unit, atol=0.0):
+    measured, expected = np.asarray(measured, np.float64), np.asarray(expected, np.float64)
+    err = np.abs(measured - expected)
+    tol = rtol * np.abs(expected) + atol
+    assert np.all(err <= tol), (f"{what}: measured {np.round(measured, 6).tolist()} {unit}, expected "
+                                f"{np.round(expected, 6).tolist()} {unit} (tolerance {np.round(tol, 6).tolist()})")
+
+
+# ------------------------------------------------------------------------------------------ actuators
+def test_motor_torque_acceleration(kit, record_property):
+    """<motor gear=2> on I = 0.02: q'' = gear u / I, so q'(t) = 100 u t under constant u.
+    Constant torque: the velocity is exact for every Euler-family integrator; 1e-4 relative
+    covers float32 reads. u = (0.3, -0.7) per env, t = 0.05 s."""
+    b, names = _hinges(kit)
+    u = np.array([0.3, -0.7])
+    b.step(_ctrl(b, names, motor=u), 50)
+    t = 50 * b.sim_dt
+    qd = _qd(b, "motor_joint")
+    record_property("motor_qvel", qd.tolist())
+    _rel_close(qd, 2 * u / I_HINGE * t, 1e-4, "motor_joint velocity after 0.05 s of u = (0.3, -0.7), gear 2", "rad/s")
+
+
+def test_ctrl_clamped_to_ctrlrange(kit):
+    """ctrllimited motor (ctrlrange +-1): u = 3 acts as u = 1 and u = -5 as -1, so
+    q'(t) = gear clip(u) / I t = (100, -100) t. Unclamped it would be 3x and 5x larger."""
+    b, names = _hinges(kit)
+    b.step(_ctrl(b, names, motor=np.array([3.0, -5.0])), 20)
+    t = 20 * b.sim_dt
+    _rel_close(_qd(b, "motor_joint"), np.array([1.0, -1.0]) * 2 / I_HINGE * t, 1e-4,
+               "motor_joint velocity with ctrl (3, -5) outside ctrlrange +-1 (must clamp to +-1)", "rad/s")
+
+
+def test_armature_effective_inertia(kit):
+    """armature 0.03 adds to the link's 0.02: q'' = u / (I + a) = 20 u (50 u if ignored)."""
+    b, names = _hinges(kit)
+    u = np.array([0.5, -0.25])
+    b.step(_ctrl(b, names, armature_motor=u), 50)
+    _rel_close(_qd(b, "armature_joint"), u / (I_HINGE + 0.03) * 50 * b.sim_dt, 1e-4,
+               "armature_joint velocity (I + armature = 0.05 kg m^2)", "rad/s")
+
+
+def test_position_actuator_gain_and_steady_state(kit, record_property):
+    """<position kp=8 kv=0.4> from rest at q = 0 towards u: the first substep's acceleration is
+    kp u / I (no velocity yet), so q'(dt) = kp u dt / I for explicit Euler; an implicit treatment of
+    the kv term scales it by 1 / (1 + kv dt / I) = 0.98, RK4 by (w dt)^2 / 6 ~ 7e-5: tolerance 3e-2
+    relative (half the gain is 50 % off). The motion is a damped oscillation,
+    w_d = w sqrt(1 - z^2) with w = sqrt(kp / I) = 20 rad/s, z = kv / (2 sqrt(kp I)) = 0.5 -> the
+    first overshoot peak is at t = pi / w_d = 0.1814 s (tolerance 3 ms: peak located on the
+    1 ms sample grid plus the integrator's phase error), and after 1.5 s (e^-15) q = u within 1e-4."""
+    b, names = _hinges(kit)
+    u = np.array([0.1, -0.4])
+    ctrl = _ctrl(b, names, position=u)
+    b.step(ctrl, 1)
+    _rel_close(_qd(b, "position_joint"), 8 * u / I_HINGE * b.sim_dt, 3e-2,
+               "position_joint velocity after one substep from rest (kp u dt / I, kp = 8)", "rad/s")
+    q = [_q(b, "position_joint")]
+    for _ in range(int(round(0.4 / b.sim_dt))):
+        b.step(ctrl, 1)
+        q.append(_q(b, "position_joint"))
+    q = np.asarray(q)
+    peak_t = (np.argmax(q[:, 0]) + 1) * b.sim_dt
+    wd = 20 * np.sqrt(1 - 0.25)
+    record_property("position_peak_time_s", float(peak_t))
+    assert abs(peak_t - np.pi / wd) <= 3e-3, (f"position actuator overshoot peak at {peak_t:.4f} s, expected "
+                                              f"pi / w_d = {np.pi / wd:.4f} s (kp = 8, kv = 0.4, I = 0.02)")
+    b.step(ctrl, int(round(1.1 / b.sim_dt)))
+    _rel_close(_q(b, "position_joint"), u, 0.0, "position_joint steady state (= ctrl target)", "rad", atol=1e-4)
+
+
+def test_position_ctrl_clamped(kit):
+    """ctrllimited position actuator (ctrlrange +-1): target 5 acts as 1, so the first substep
+    gives q' = kp * 1 * dt / I (tolerance as for the gain check: 3e-2 relative)."""
+    b, names = _hinges(kit)
+    b.step(_ctrl(b, names, position=np.array([5.0, -5.0])), 1)
+    _rel_close(_qd(b, "position_joint"), 8 * np.array([1.0, -1.0]) / I_HINGE * b.sim_dt, 3e-2,
+               "position_joint velocity for targets (5, -5) clamped to ctrlrange +-1", "rad/s")
+
+
+def test_force_clamped_to_forcerange(kit):
+    """<position kp=100 forcerange=+-0.5>: target 0.5 from q = 0 asks 50 N m, clamped to 0.5, so
+    q'' = 0.5 / I = 25 rad/s^2 while kp (u - q) > 0.5 (q < 0.495; at t = 0.1 s q = 0.125):
+    q'(0.1) = 2.5 rad/s exactly (constant torque). Unclamped it would be 100x faster."""
+    b, names = _hinges(kit)
+    u = np.array([0.5, -0.5])
+    b.step(_ctrl(b, names, forcelim=u), 100)
+    _rel_close(_qd(b, "forcelim_joint"), np.sign(u) * 0.5 / I_HINGE * 100 * b.sim_dt, 1e-4,
+               "forcelim_joint velocity with its force clamped to forcerange +-0.5 N m", "rad/s")
+
+
+def test_velocity_actuator_gain(kit, record_property):
+    """<velocity kv=0.1>: I q'' = kv (u - q'), so q'(t) = u (1 - exp(-kv t / I)), rate 5 /s.
+    At t = 0.2 s: 0.632 u. Euler-family discretisation of the decay differs from the exponential by
+    at most u x e^-x (k dt) / 2 = 1.8e-3 u (x = k t = 1); tolerance 4e-3 relative.
+    Halving kv gives 0.39 u."""
+    b, names = _hinges(kit)
+    u = np.array([2.0, -1.0])
+    b.step(_ctrl(b, names, velocity=u), int(round(0.2 / b.sim_dt)))
+    qd = _qd(b, "velocity_joint")
+    record_property("velocity_actuator_qvel", qd.tolist())
+    _rel_close(qd, u * (1 - np.exp(-0.1 / I_HINGE * 0.2)), 4e-3,
+               "velocity_joint speed after 0.2 s tracking u = (2, -1) with kv = 0.1", "rad/s")
+
+
+# ------------------------------------------------------------------------------------ joint properties
+def test_joint_damping_decay(kit, record_property):
+    """damping b = 0.01 with armature a = 0.02 on I = 0.02: q'(t) = q'0 exp(-b t / (I + a)), rate
+    0.25 /s; q'0 = (2, -1) -> at t = 1 s: 0.7788 q'0. Euler-family error <= q'0 x e^-x k dt / 2 ~ 1e-4 q'0
+    (x = 0.25); tolerance 5e-4 relative. Ignoring damping keeps q'0; ignoring armature gives 0.61 q'0."""
+    b = kit.make("actuated_hinges", 2)
+    col = int(b.get_joint_state_qvel_indices(["damped_joint"])[0])
+    qvel = np.zeros((2, b.nv))
+    qvel[:, col] = [2.0, -1.0]
+    b.set_state(np.arange(2), b.get_qpos(), qvel)
+    b.step(np.zeros((2, b.num_actuators)), int(round(1.0 / b.sim_dt)))
+    qd = _qd(b, "damped_joint")
+    record_property("damped_qvel_1s", qd.tolist())
+    _rel_close(qd, np.array([2.0, -1.0]) * np.exp(-0.25), 5e-4,
+               "damped_joint velocity after 1 s (decay rate damping / (I + armature) = 0.25 /s)", "rad/s")
+
+
+def test_joint_limit_stops(kit, record_property):
+    """limited_joint (range +-0.3) driven by a motor torque (0.2, -0.2) N m for 1 s: unconstrained it
+    would turn 0.2 / I t^2 / 2 = 5 rad; it must rest at the limit. Tolerance 0.01 rad: a soft limit
+    (MuJoCo's default solref) penetrates by torque / stiffness ~ 4e-4 rad here; q' ~ 0 within 0.01 rad/s."""
+    b, names = _hinges(kit)
+    b.step(_ctrl(b, names, limited_motor=np.array([0.2, -0.2])), int(round(1.0 / b.sim_dt)))
+    q, qd = _q(b, "limited_joint"), _qd(b, "limited_joint")
+    record_property("limit_penetration_rad", float(np.max(np.abs(q) - 0.3)))
+    _rel_close(q, [0.3, -0.3], 0.0, "limited_joint position after 1 s pushed into its range +-0.3", "rad",
+               atol=1e-2)
+    _rel_close(qd, [0.0, 0.0], 0.0, "limited_joint velocity resting at its limit", "rad/s", atol=1e-2)
+
+
+def test_frictionloss_stops(kit, record_property):
+    """frictionloss 0.05 N m on I = 0.02: from q' = 1 rad/s the hinge decelerates at 2.5 rad/s^2,
+    stops at t = 0.4 s after 0.2 rad and stays. At t = 0.2 s q' = 0.5 (tolerance 0.02 rad/s: a
+    soft friction constraint such as MuJoCo's slips slightly); at t = 0.6 s q' = 0 (0.01) and
+    q = 0.2 rad (0.01). Without friction q' stays 1."""
+    b = kit.make("frictionloss_hinge", 2)
+    b.set_state(np.arange(2), np.zeros((2, 1)), np.array([[1.0], [-1.0]]))
+    zero = np.zeros((2, b.num_actuators))
+    b.step(zero, int(round(0.2 / b.sim_dt)))
+    _rel_close(_qd(b, "friction_joint"), [0.5, -0.5], 0.0, "friction_joint velocity at t = 0.2 s", "rad/s",
+               atol=2e-2)
+    b.step(zero, int(round(0.4 / b.sim_dt)))
+    record_property("frictionloss_final_q", _q(b, "friction_joint").tolist())
+    _rel_close(_qd(b, "friction_joint"), [0.0, 0.0], 0.0, "friction_joint velocity at t = 0.6 s", "rad/s",
+               atol=1e-2)
+    _rel_close(_q(b, "friction_joint"), [0.2, -0.2], 0.0, "friction_joint travel until it stops", "rad", atol=1e-2)
+
+
+# -------------------------------------------------------------------------------------------- sensors
+@pytest.mark.requires(Capability.SENSORS)
+def test_joint_sensors_equal_state(kit):
+    """jointpos / jointvel sensors read the joint's qpos / qvel column (definition), after a set
+    and after steps. Tolerance 1e-6 absolute (float32 reads of values ~1)."""
+    b, names = _hinges(kit)
+    qvel = np.zeros((2, b.nv))
+    qvel[:, int(b.get_joint_state_qvel_indices(["damped_joint"])[0])] = [0.7, -1.3]
+    qpos = np.zeros((2, b.nq))
+    qpos[:, int(b.get_joint_state_qpos_indices(["damped_joint"])[0])] = [0.4, -0.2]
+    b.set_state(np.arange(2), qpos, qvel)
+    for stage in ("after set_state", "after 30 steps"):
+        for joint, pos_s, vel_s in (("damped_joint", "damped_pos", "damped_vel"),
+                                    ("motor_joint", "motor_pos", "motor_vel")):
+            np.testing.assert_allclose(b.get_sensor_data(pos_s)[:, 0], _q(b, joint), atol=1e-6,
+                                       err_msg=f"jointpos sensor {pos_s!r} vs qpos of {joint!r} ({stage})")
+            np.testing.assert_allclose(b.get_sensor_data(vel_s)[:, 0], _qd(b, joint), atol=1e-6,
+                                       err_msg=f"jointvel sensor {vel_s!r} vs qvel of {joint!r} ({stage})")
+        b.step(_ctrl(b, names, motor=np.array([0.2, -0.1])), 30)
+
+
+def _probe_state(b):
+    """Two distinct flyer states (hanger at rest): p, q (wxyz), v (world, origin), w_b (body)."""
+    p = np.array([[0.3, -0.2, 1.5], [-1.0, 0.5, 2.0]])
+    ax = np.array([[1.0, 2.0, 0.5], [-0.3, 0.4, 1.0]])
+    ax /= np.linalg.norm(ax, axis=1, keepdims=True)
+    ang = np.array([0.7, -1.9])
+    q = np.concatenate([np.cos(ang / 2)[:, None], np.sin(ang / 2)[:, None] * ax], axis=1)
+    v = np.array([[0.4, -0.3, 0.2], [1.0, 0.5, -0.7]])
+    w_b = np.array([[1.5, -0.8, 2.0], [-0.6, 1.1, 0.3]])
+    qpos = np.zeros((2, b.nq))
+    qvel = np.zeros((2, b.nv))
+    qpos[:, 0:3], qpos[:, 3:7], qvel[:, 0:3], qvel[:, 3:6] = p, q, v, w_b
+    return qpos, qvel
+
+
+@pytest.mark.requires(Capability.SENSORS)
+def test_frame_and_imu_sensors_definition(kit):
+    """sensor_probe flyer (site r = (0.2, 0, 0.1), site rotation q_s = 45 deg about +y), right after
+    set_state: framepos = p + R r; framequat = q q_s; framelinvel = v + w x R r; frameangvel = w;
+    velocimeter = R_s^T (v + w x R r); gyro = R_s^T w, with w = R w_b. Pure kinematics of the set
+    state: tolerance 2e-5 (float32 reads of values up to ~3)."""
+    b = kit.make("sensor_probe", 2)
+    qpos, qvel = _probe_state(b)
+    b.set_state(np.arange(2), qpos, qvel)
+    q = qpos[:, 3:7]
+    r = Q.quat_apply(q, np.tile([0.2, 0.0, 0.1], (2, 1)))
+    w = Q.quat_apply(q, qvel[:, 3:6])
+    v_site = qvel[:, 0:3] + np.cross(w, r)
+    q_s = Q.quat_mul(q, np.tile(Q_SITE, (2, 1)))
+    expected = {
+        "imu_pos": qpos[:, 0:3] + r, "imu_quat": q_s, "imu_linvel": v_site, "imu_angvel": w,
+        "imu_vel": Q.quat_apply_inverse(q_s, v_site), "imu_gyro": Q.quat_apply_inverse(q_s, w),
+    }
+    for name, want in expected.items():
+        got = b.get_sensor_data(name).astype(np.float64)
+        if name == "imu_quat":
+            got = got * np.sign(np.sum(got * want, axis=1, keepdims=True))  # q and -q are one rotation
+        np.testing.assert_allclose(got, want, atol=2e-5, err_msg=f"sensor {name!r} vs its definition")
+
+
+@pytest.mark.requires(Capability.SENSORS)
+def test_accelerometer_at_rest_and_in_free_fall(kit, record_property):
+    """Accelerometer = proper acceleration in the sensor frame, R_s^T (a - g).
+    Hanger at rest (q = 0, q' = 0 is an equilibrium): R_s^T (0, 0, +9.81) = (-6.937, 0, 6.937) m/s^2,
+    after 10 steps. Flyer in free fall without spin: 0. Tolerance 1e-3 m/s^2 (float32, and a soft
+    engine's equilibrium drift over 10 steps)."""
+    b = kit.make("sensor_probe", 2)
+    qpos, qvel = _probe_state(b)
+    qvel[:, 3:6] = 0.0
+    b.set_state(np.arange(2), qpos, qvel)
+    b.step(np.zeros((2, b.num_actuators)), 10)
+    acc = b.get_sensor_data("hang_acc").astype(np.float64)
+    want = Q.quat_apply_inverse(np.tile(Q_SITE, (2, 1)), np.tile([0.0, 0.0, G], (2, 1)))
+    record_property("hang_acc", acc.tolist())
+    np.testing.assert_allclose(acc, want, atol=1e-3, err_msg="accelerometer at rest: R_s^T (0, 0, +g)")
+    fall = b.get_sensor_data("imu_acc").astype(np.float64)
+    np.testing.assert_allclose(fall, 0.0, atol=1e-3, err_msg="accelerometer of a non-spinning body in free fall")
+
+
+@pytest.mark.requires(Capability.SENSORS)
+def test_gyro_of_a_swinging_hinge(kit):
+    """hanger swinging through q = 0 with q' = (1.5, -0.5): gyro = R_s^T (0, q', 0) (hinge axis +y),
+    jointvel = q'. Right after set_state; tolerance 1e-5."""
+    b = kit.make("sensor_probe", 2)
+    qpos, qvel = _probe_state(b)
+    qvel[:, 6] = [1.5, -0.5]
+    b.set_state(np.arange(2), qpos, qvel)
+    w = np.zeros((2, 3))
+    w[:, 1] = [1.5, -0.5]
+    np.testing.assert_allclose(b.get_sensor_data("hang_gyro"), Q.quat_apply_inverse(np.tile(Q_SITE, (2, 1)), w),
+                               atol=1e-5, err_msg="gyro of the swinging hanger: R_s^T (0, q', 0)")
+    np.testing.assert_allclose(b.get_sensor_data("swing_vel")[:, 0], [1.5, -0.5], atol=1e-6, err_msg="jointvel")
+
+
+# ------------------------------------------------------------------------------------- body velocities
+def test_body_velocity_at_frame_origin(kit):
+    """sensor_probe flyer, COM at c = (0.1, 0.05, 0) off its origin: get_body_lin_vel_w is the
+    velocity of the body frame origin, v (= qvel[0:3]), not the COM velocity v + w x R c (which
+    differs by up to 0.2 m/s here); get_body_ang_vel_w = R w_b. Tolerance 1e-5 (float32)."""
+    b = kit.make("sensor_probe", 2)
+    qpos, qvel = _probe_state(b)
+    b.set_state(np.arange(2), qpos, qvel)
+    fid = b.get_body_ids(["flyer"])
+    np.testing.assert_allclose(b.get_body_lin_vel_w(fid)[:, 0], qvel[:, 0:3], atol=1e-5,
+                               err_msg="body linear velocity must be that of the body frame origin")
+    np.testing.assert_allclose(b.get_body_ang_vel_w(fid)[:, 0], Q.quat_apply(qpos[:, 3:7], qvel[:, 3:6]),
+                               atol=1e-5, err_msg="body angular velocity in the world frame")
+    b.step(np.zeros((2, b.num_actuators)), 1)
+    v = b.get_qvel()[:, 0:3]
+    np.testing.assert_allclose(b.get_body_lin_vel_w(fid)[:, 0], v, atol=1e-5,
+                               err_msg="after a step: body linear velocity = free-joint qvel[0:3] (origin)")
+
+
+def test_gravity_matches_free_fall(kit):
+    """free_body (no contacts): the measured acceleration (v(t) - v(0)) / t of the root equals
+    get_gravity() in every env (a 3-vector: direction and magnitude). Constant acceleration: exact
+    for Euler-family integrators; 1e-4 m/s^2 covers float32."""
+    b = kit.make("free_body", 2)
+    k = 50
+    b.step(np.zeros((2, b.num_actuators)), k)
+    acc = b.get_base_lin_vel().astype(np.float64) / (k * b.sim_dt)
+    g = np.broadcast_to(np.asarray(b.get_gravity(), np.float64), (2, 3))
+    np.testing.assert_allclose(acc, g, atol=1e-4, err_msg="free-fall acceleration vs get_gravity()")
