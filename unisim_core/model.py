@@ -1,9 +1,11 @@
 """``ModelInfo``: the engine-neutral description of a loaded model.
 
-A backend builds one on the cold path (from its engine's model) and the
-contract derives every name lookup and model table from it. Layout follows
-MuJoCo: bodies, joints, actuators, sensors, sites and geoms in model order,
-``qpos``/``qvel`` addresses per joint, body 0 is the world.
+A backend builds one on the cold path (``SimBackend._load_model_info``, from its engine's model
+or from :func:`unisim_core.mjcf_lite.load_mjcf` for engines without name tables) and the
+contract derives every name lookup and model table from it. Layout follows MuJoCo's ``mjModel``:
+bodies, joints, actuators, sensors, sites and geoms in model order (MJCF document order, bodies
+depth first), body 0 is the world, ``qpos``/``qvel`` columns per joint as in MuJoCo. Every field
+is documented below with its shape, units and frame; docs/backend-authors.md has the same table.
 """
 
 from __future__ import annotations
@@ -51,47 +53,105 @@ def _names():
 
 @attrs.frozen(kw_only=True)
 class ModelInfo:
-    """Static model tables. Arrays are read-only; lengths must agree (checked)."""
+    """Static model tables (SI units, radians). Arrays are read-only copies; lengths are checked.
 
+    Counts: ``nbody`` (with the world), ``njnt``, ``nu`` actuators, ``nsensor``, ``nsite``,
+    ``ngeom``. Names may be ``""`` (unnamed; such objects cannot be looked up by name). Ids are
+    row indices into these tables, in MuJoCo's model order.
+    """
+
+    #: Number of generalized coordinates: the width of a ``qpos`` row (a free joint takes 7 columns
+    #: ``[x y z qw qx qy qz]``, a ball joint 4 ``[qw qx qy qz]``, hinge and slide 1).
     nq: int
+    #: Number of degrees of freedom: the width of a ``qvel`` row (free 6 ``[v_world, w_body]``:
+    #: linear velocity of the body origin in the world frame, angular velocity in the body frame;
+    #: ball 3, body frame; hinge and slide 1).
     nv: int
+    #: ``(nbody,)`` body names; ``body_names[0]`` is the world (MuJoCo calls it ``"world"``).
     body_names: tuple[str, ...] = _names()
-    body_parent: np.ndarray = _i64()  #: (nbody,) parent body id; the world is its own parent
-    body_mass: np.ndarray = _f64(())  #: (nbody,) kg
-    body_ipos: np.ndarray = _f64((3,))  #: (nbody, 3) COM in the body frame, m
-    body_inertia: np.ndarray = _f64((3,))  #: (nbody, 3) principal inertia, kg·m²
+    #: ``(nbody,)`` parent body id; the world is its own parent (0). A parent precedes its children.
+    body_parent: np.ndarray = _i64()
+    #: ``(nbody,)`` mass, kg (0 for the world and massless bodies).
+    body_mass: np.ndarray = _f64(())
+    #: ``(nbody, 3)`` centre of mass in the body frame, m (MuJoCo ``body_ipos``).
+    body_ipos: np.ndarray = _f64((3,))
+    #: ``(nbody, 3)`` principal moments of inertia about the COM, kg·m², in the body's inertial
+    #: frame (MuJoCo ``body_inertia``; that frame's orientation, ``body_iquat``, is not a field).
+    body_inertia: np.ndarray = _f64((3,))
+    #: ``(njnt,)`` joint names.
     joint_names: tuple[str, ...] = _names()
-    joint_types: tuple[str, ...] = _names()  #: "free" | "ball" | "slide" | "hinge"
-    joint_body: np.ndarray = _i64()  #: (njnt,) owning body id
+    #: ``(njnt,)`` joint kinds: ``"free" | "ball" | "slide" | "hinge"`` (widths in
+    #: :data:`JOINT_QPOS_WIDTH` / :data:`JOINT_QVEL_WIDTH`).
+    joint_types: tuple[str, ...] = _names()
+    #: ``(njnt,)`` id of the body the joint moves (relative to its parent).
+    joint_body: np.ndarray = _i64()
+    #: ``(njnt,)`` first ``qpos`` column of each joint (MuJoCo ``jnt_qposadr``).
     joint_qposadr: np.ndarray = _i64()
+    #: ``(njnt,)`` first ``qvel`` column of each joint, also its first dof id (``jnt_dofadr``).
     joint_dofadr: np.ndarray = _i64()
-    joint_range: np.ndarray = _f64((2,))  #: (njnt, 2) [low, high]; (-inf, inf) when unlimited
-    dof_damping: np.ndarray = _f64(())  #: (nv,)
-    dof_armature: np.ndarray = _f64(())  #: (nv,)
-    dof_frictionloss: np.ndarray = _f64(())  #: (nv,)
+    #: ``(njnt, 2)`` ``[low, high]`` position limits: rad (hinge), m (slide); ``(-inf, inf)`` when
+    #: the joint is not limited (always for free and ball joints).
+    joint_range: np.ndarray = _f64((2,))
+    #: ``(nv,)`` viscous damping per dof: N·m·s/rad (rotational dofs), N·s/m (translational).
+    dof_damping: np.ndarray = _f64(())
+    #: ``(nv,)`` armature (reflected rotor inertia added to the dof's diagonal of the mass
+    #: matrix): kg·m² (rotational), kg (translational).
+    dof_armature: np.ndarray = _f64(())
+    #: ``(nv,)`` dry friction (maximum friction force) per dof: N·m (rotational), N (translational).
+    dof_frictionloss: np.ndarray = _f64(())
+    #: ``(nu,)`` actuator names; ``ctrl`` columns follow this order.
     actuator_names: tuple[str, ...] = _names()
-    actuator_joint: np.ndarray = _i64()  #: (nu,) target joint id, -1 when not a joint
-    actuator_ctrl_range: np.ndarray = _f64((2,))  #: (nu, 2); (-inf, inf) when unlimited
-    actuator_kp: np.ndarray = _f64(())  #: (nu,) position gain (0 for motors)
-    actuator_kd: np.ndarray = _f64(())  #: (nu,) velocity gain
+    #: ``(nu,)`` id of the joint the actuator drives, ``-1`` for other transmissions (tendon, site).
+    actuator_joint: np.ndarray = _i64()
+    #: ``(nu, 2)`` ``[low, high]`` of ``ctrl`` in the actuator's own unit (a motor: force or torque
+    #: before ``gear``; a position servo: the target joint position); ``(-inf, inf)`` when unlimited.
+    actuator_ctrl_range: np.ndarray = _f64((2,))
+    #: ``(nu,)`` position gain ``kp`` of affine (position) servos, N·m/rad or N/m, 0 otherwise:
+    #: force ``kp·(ctrl − gear·q) − kd·gear·q̇`` (MuJoCo ``-biasprm[1]``).
+    actuator_kp: np.ndarray = _f64(())
+    #: ``(nu,)`` velocity gain ``kv`` of position and velocity servos, N·m·s/rad or N·s/m, 0 for
+    #: motors (MuJoCo ``-biasprm[2]``; a velocity servo's force is ``kd·(ctrl − gear·q̇)``).
+    actuator_kd: np.ndarray = _f64(())
+    #: ``(nsensor,)`` sensor names.
     sensor_names: tuple[str, ...] = _names()
-    sensor_dims: np.ndarray = _i64()  #: (nsensor,) values per sensor
+    #: ``(nsensor,)`` values per sensor (jointpos 1, framepos 3, framequat 4, gyro 3, ...); a
+    #: sensor's values start at :attr:`sensor_adr` in the flat sensordata row.
+    sensor_dims: np.ndarray = _i64()
+    #: ``(nsite,)`` site names.
     site_names: tuple[str, ...] = _names()
+    #: ``(nsite,)`` id of the body each site is attached to.
     site_body: np.ndarray = _i64()
+    #: ``(ngeom,)`` geom names.
     geom_names: tuple[str, ...] = _names()
-    geom_types: tuple[str, ...] = _names()  #: "plane", "hfield", "sphere", "capsule", "box", …
+    #: ``(ngeom,)`` geom kinds, MuJoCo's names: ``"plane"``, ``"hfield"``, ``"sphere"``,
+    #: ``"capsule"``, ``"ellipsoid"``, ``"cylinder"``, ``"box"``, ``"mesh"``, ...
+    geom_types: tuple[str, ...] = _names()
+    #: ``(ngeom,)`` id of the body each geom is attached to (0: static, in the world).
     geom_body: np.ndarray = _i64()
+    #: ``(ngeom, 3)`` MuJoCo ``geom_size``, m, unused entries 0: sphere ``[r]``, capsule and
+    #: cylinder ``[r, half-length]``, box and ellipsoid half-sizes, plane ``[half-x, half-y, grid]``.
     geom_size: np.ndarray = _f64((3,))
-    geom_friction: np.ndarray = _f64((3,))  #: (ngeom, 3) sliding, torsional, rolling
+    #: ``(ngeom, 3)`` friction coefficients ``[sliding, torsional (m), rolling (m)]``.
+    geom_friction: np.ndarray = _f64((3,))
+    #: ``(ngeom, 2)`` contact ``solref`` ``[timeconst s, dampratio]`` (MuJoCo semantics).
     geom_solref: np.ndarray = _f64((2,))
+    #: ``(ngeom, 5)`` contact ``solimp`` ``[dmin, dmax, width m, midpoint, power]``.
     geom_solimp: np.ndarray = _f64((5,))
+    #: ``(ngeom,)`` contact type bitmask; geoms a, b may collide when
+    #: ``contype[a] & conaffinity[b] or contype[b] & conaffinity[a]``.
     geom_contype: np.ndarray = _i64()
+    #: ``(ngeom,)`` contact affinity bitmask (see ``geom_contype``).
     geom_conaffinity: np.ndarray = _i64()
+    #: ``(3,)`` gravitational acceleration in the world frame, m/s² (``(0, 0, -9.81)`` usually).
     gravity: np.ndarray = attrs.field(converter=lambda v: np.array(v, dtype=np.float64).reshape(3))
+    #: ``(nq,)`` the model's reference configuration (MuJoCo ``qpos0``: free joints at the body's
+    #: MJCF pose, other joints at 0).
     qpos0: np.ndarray = attrs.field(converter=lambda v: np.array(v, dtype=np.float64).reshape(-1))
+    #: ``{name: (nq,) qpos}`` named keyframes (unnamed MJCF keys may be left out).
     keyframes: Mapping[str, np.ndarray] = attrs.field(
         factory=dict, converter=lambda d: {str(k): np.array(v, dtype=np.float64) for k, v in d.items()}
     )
+    #: Names of mocap bodies (world children posed by the user, not simulated), in mocap id order.
     mocap_body_names: tuple[str, ...] = attrs.field(default=(), converter=lambda v: tuple(map(str, v)))
 
     def __attrs_post_init__(self) -> None:
