@@ -32,6 +32,7 @@ from .errors import (
     UnknownNameError,
     UnsupportedCapabilityError,
 )
+from .mjcf_lite import LiteModel, MjcfLiteError, load_mjcf
 from .model import ModelInfo
 from .options import BackendOptions
 from .randomization import (
@@ -51,6 +52,7 @@ __all__ = [
     "create_backend",
     "get_backend_class",
     "list_backends",
+    "load_mjcf",
     "CONTRACT_VERSION",
     "TERM_SPECS",
     "BackendClosedError",
@@ -72,6 +74,8 @@ __all__ = [
     "IntervalRandomizationPlan",
     "InvalidInputError",
     "InvalidTypeError",
+    "LiteModel",
+    "MjcfLiteError",
     "ModelInfo",
     "OptionalDependencyError",
     "RandomizationOp",

@@ -1,23 +1,45 @@
-"""A small MJCF subset parser (stdlib ``xml.etree`` + numpy), used by the fake backend.
+"""A small, public MJCF reader (stdlib ``xml.etree`` + numpy) for engines without MJCF name tables.
 
-Supported: ``<compiler angle eulerseq="xyz">``, ``<option timestep gravity>`` (+ ``<flag gravity>``),
-``<default>`` classes (nested, ``class``/``childclass``), bodies (``pos``, ``quat``, ``euler``,
-``axisangle``), ``<inertial pos quat mass diaginertia>``, one joint per body (``free``/``<freejoint>``,
-``hinge``, ``slide``: ``pos axis range limited damping armature frictionloss``), sites, geoms
-(table values only: ``name type size fromto friction solref solimp contype conaffinity``),
-``<motor>`` (``gear``) and ``<position>`` (``kp kv``) actuators on joints (``ctrlrange``,
-``forcerange``), sensors ``jointpos jointvel framepos framequat gyro velocimeter accelerometer``,
-``<key qpos>``. Height-field/texture/material assets are accepted (no contacts are simulated).
+:func:`load_mjcf` parses a file into a :class:`LiteModel`: plain tables (bodies in MuJoCo's
+depth-first order, joints with ``qpos``/``qvel`` addresses, actuators, sensors, sites, geoms,
+keyframes) and :meth:`LiteModel.model_info`, the contract's :class:`~unisim_core.model.ModelInfo`.
+It is what the fake backend, the Isaac Sim worker and third-party backends
+(``examples/third_party_backend``) build their models from. Angles are converted to radians,
+orientations to unit wxyz quaternions, axes normalized; defaults classes are resolved.
 
-Anything else that changes the model (``<include>``, meshes, tendons, equality constraints, ball
-joints, other actuator or sensor types, inertia from geoms, ...) raises :class:`MjcfLiteError`
-naming the element, so a scene is never silently simulated as something else.
+The subset it reads (everything else raises :class:`MjcfLiteError`):
+
+- ``<compiler angle eulerseq="xyz" autolimits>``; ``<option timestep gravity>`` with
+  ``<flag gravity contact>``; ``<default>`` classes (nested, ``class``/``childclass``);
+- bodies (``pos``, one of ``quat``/``euler``/``axisangle``), an explicit
+  ``<inertial pos quat mass diaginertia>`` (massless bodies may omit it), at most one joint per
+  body: ``<freejoint>``/``type="free"`` on a world child, ``hinge``, ``slide`` with ``pos axis
+  range limited damping armature`` (``frictionloss`` only when the caller accepts it, see
+  :data:`OPTIONAL_FEATURES`);
+- sites (``pos``, orientation); geoms as table values only (``name type size fromto friction
+  solref solimp contype conaffinity``; no meshes); ``light``/``camera`` are skipped;
+- joint actuators ``<motor gear>``, ``<position kp kv>``, ``<velocity kv>`` with
+  ``ctrlrange``/``forcerange`` (and their ``*limited``);
+- sensors ``jointpos jointvel framepos framequat framelinvel frameangvel gyro velocimeter
+  accelerometer`` (frame sensors on sites, bodies or xbodies);
+- ``<key name qpos>``; ``hfield``/``texture``/``material`` assets and ``<contact>`` pairs are
+  accepted (the reader records them, it does not collide anything: see
+  :meth:`LiteModel.collision_pairs`).
+
+Outside the subset (``<include>``, meshes, tendons, equality constraints, ball joints, several
+joints in one body, joint stiffness, other actuators or sensors, inertia from geoms, mocap
+bodies, ...) :class:`MjcfLiteError` names the file, the element and the attribute, and its
+``feature`` names the scene feature (``"mesh"``, ``"tendon"``, ``"ball_joint"``, ...) so a
+backend can refuse the scene with ``UnsupportedCapabilityError(self.name, exc.feature, str(exc))``:
+a scene is never silently simulated as something else.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import xml.etree.ElementTree as ET
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -26,7 +48,11 @@ from . import quat as Q
 from .errors import InvalidInputError
 from .model import ModelInfo
 
-__all__ = ["MjcfLiteError", "LiteModel", "load_mjcf"]
+__all__ = ["MjcfLiteError", "LiteModel", "load_mjcf", "OPTIONAL_FEATURES", "SENSOR_DIMS"]
+
+#: Features the reader parses only when the caller models them (``load_mjcf(path, accept=...)``);
+#: otherwise they raise :class:`MjcfLiteError` with that ``feature``.
+OPTIONAL_FEATURES = frozenset({"frictionloss"})
 
 SENSOR_DIMS = {"jointpos": 1, "jointvel": 1, "framepos": 3, "framequat": 4, "framelinvel": 3, "frameangvel": 3,
                "gyro": 3, "velocimeter": 3, "accelerometer": 3}
@@ -70,10 +96,18 @@ def _padded(given: np.ndarray, default: list) -> np.ndarray:
 
 @dataclass
 class LiteModel:
-    """Parsed tables; body 0 is the world, bodies are in depth-first (MuJoCo) order."""
+    """Parsed tables; body 0 is the world, bodies are in depth-first (MuJoCo) order.
 
-    gravity: np.ndarray
-    timestep: float
+    Per-body lists (``nbody`` entries, world first): ``body_pos`` / ``body_quat`` the body frame in
+    its parent's frame (m, wxyz), ``body_ipos`` / ``body_iquat`` the inertial frame in the body
+    frame, ``body_inertia`` principal moments (kg·m²), ``body_joint`` the body's joint id or -1.
+    Dict rows (keys listed on each field) hold joints, actuators, sensors, sites and geoms in
+    document order; ids refer to rows of these lists. SI units, radians, unit wxyz quaternions.
+    """
+
+    gravity: np.ndarray  #: (3,) m/s², world frame (zero when ``<flag gravity="disable">``)
+    timestep: float  #: ``<option timestep>``, s
+    contact: bool = True  #: False when ``<flag contact="disable">``
     body_names: list = field(default_factory=lambda: ["world"])
     body_parent: list = field(default_factory=lambda: [0])
     body_pos: list = field(default_factory=lambda: [np.zeros(3)])
@@ -83,14 +117,53 @@ class LiteModel:
     body_iquat: list = field(default_factory=lambda: [np.array([1.0, 0, 0, 0])])
     body_inertia: list = field(default_factory=lambda: [np.zeros(3)])
     body_joint: list = field(default_factory=lambda: [-1])
-    joints: list = field(default_factory=list)  # dicts: name type body pos axis range damping ...
-    actuators: list = field(default_factory=list)  # dicts: name kind joint gear ctrlrange forcerange kp kv
-    sensors: list = field(default_factory=list)  # dicts: name type obj objtype
-    sites: list = field(default_factory=list)  # dicts: name body pos quat
-    geoms: list = field(default_factory=list)  # dicts: name type body size friction solref solimp ...
-    keyframes: dict = field(default_factory=dict)
+    #: dicts ``name type body qposadr dofadr pos axis range damping armature frictionloss``: ``pos``
+    #: and unit ``axis`` in the body frame, ``range`` (2,) rad or m (``±inf`` when unlimited)
+    joints: list = field(default_factory=list)
+    #: dicts ``name kind joint gear ctrlrange forcerange kp kv``: ``kind`` motor | position | velocity,
+    #: ``joint`` a joint id, ranges (2,) (``±inf`` when unlimited)
+    actuators: list = field(default_factory=list)
+    #: dicts ``name type obj objtype``: ``obj`` a joint, site or body id as ``objtype`` says
+    #: (joint | site | body | xbody; ``body`` frame sensors read the inertial frame, as MuJoCo)
+    sensors: list = field(default_factory=list)
+    sites: list = field(default_factory=list)  #: dicts ``name body pos quat`` (in the body frame)
+    #: dicts ``name type body size friction solref solimp contype conaffinity`` (``size`` (3,))
+    geoms: list = field(default_factory=list)
+    keyframes: dict = field(default_factory=dict)  #: ``{name: (nq,) qpos}``
+    #: ``<contact><pair geom1 geom2>`` as geom-name pairs and ``<exclude body1 body2>`` as body-name pairs
+    contact_pairs: list = field(default_factory=list)
+    contact_excludes: list = field(default_factory=list)
     nq: int = 0
     nv: int = 0
+
+    def collision_pairs(self) -> list[tuple[int, int]]:
+        """Geom id pairs MuJoCo's collision filter would test, ``[]`` when contacts are disabled.
+
+        MuJoCo's rule: geoms on bodies welded together never collide; ``contype``/``conaffinity``
+        bitmasks must match (``ct_a & ca_b or ct_b & ca_a``); a parent-child pair of bodies (neither
+        welded to the world) is filtered; ``<exclude>`` removes a body pair and ``<pair>`` adds one.
+        A backend without contacts refuses a scene for which this is not empty.
+        """
+        if not self.contact:
+            return []
+        weld = list(range(len(self.body_names)))
+        for b in range(1, len(weld)):
+            if self.body_joint[b] < 0:
+                weld[b] = weld[self.body_parent[b]]
+        excluded = {frozenset(pair) for pair in self.contact_excludes}
+        names = [g["name"] for g in self.geoms]
+        pairs = {tuple(sorted((names.index(a), names.index(b)))) for a, b in self.contact_pairs}
+        for i, gi in enumerate(self.geoms):
+            for j in range(i + 1, len(self.geoms)):
+                gj = self.geoms[j]
+                wi, wj = weld[gi["body"]], weld[gj["body"]]
+                if wi == wj or not (gi["contype"] & gj["conaffinity"] or gj["contype"] & gi["conaffinity"]):
+                    continue
+                if wi and wj and (wi == weld[self.body_parent[wj]] or wj == weld[self.body_parent[wi]]):
+                    continue
+                if frozenset((self.body_names[gi["body"]], self.body_names[gj["body"]])) not in excluded:
+                    pairs.add((i, j))
+        return sorted(pairs)
 
     def qpos0(self) -> np.ndarray:
         q = np.zeros(self.nq)
@@ -128,8 +201,9 @@ class LiteModel:
 
 
 class _Parser:
-    def __init__(self, path: str):
+    def __init__(self, path: str, accept: frozenset[str]):
         self.path = path
+        self.accept = accept
         try:
             self.root = ET.parse(path).getroot()
         except ET.ParseError as exc:
@@ -140,8 +214,7 @@ class _Parser:
         self.autolimits = True
         self.defaults: dict[str, dict[str, dict[str, str]]] = {"main": {}}
 
-    def fail(self, elem: ET.Element, why: str = "is not supported by the fake backend's MJCF subset",
-             feature: str | None = None):
+    def fail(self, elem: ET.Element, why: str, feature: str | None):
         name = elem.get("name")
         return MjcfLiteError(f"{self.path}: <{elem.tag}{f' name={name!r}' if name else ''}> {why}", feature)
 
@@ -160,7 +233,7 @@ class _Parser:
     def attrs(self, elem: ET.Element, childclass: str, tag: str | None = None) -> dict[str, str]:
         cls = elem.get("class", childclass)
         if cls not in self.defaults:
-            raise self.fail(elem, f"uses unknown default class {cls!r}")
+            raise self.fail(elem, f"uses unknown default class {cls!r}", None)
         out = dict(self.defaults[cls].get(tag or elem.tag, {}))
         out.update(elem.attrib)
         return out
@@ -169,7 +242,7 @@ class _Parser:
     def orient(self, a: dict, elem: ET.Element) -> np.ndarray:
         keys = [k for k in ("quat", "euler", "axisangle", "xyaxes", "zaxis") if k in a]
         if len(keys) > 1:
-            raise self.fail(elem, f"specifies several orientations {keys}")
+            raise self.fail(elem, f"specifies several orientations {keys}", None)
         if not keys:
             return np.array([1.0, 0.0, 0.0, 0.0])
         k = keys[0]
@@ -182,37 +255,41 @@ class _Parser:
         if k == "axisangle":
             v = _vec(a[k], 4, None, f"{elem.tag}.axisangle")
             return Q.quat_from_axis_angle(v[:3], v[3] * self.angle)
-        raise self.fail(elem, f"uses orientation attribute {k!r}, which is not supported")
+        raise self.fail(elem, f"uses orientation attribute {k!r}; supported: quat, euler, axisangle",
+                        f"orientation_{k}")
 
     # top level ------------------------------------------------------------------------
     def parse(self) -> LiteModel:
         root = self.root
         for elem in root:
             if elem.tag not in _TOP:
-                raise self.fail(elem)
+                raise self.fail(elem, f"is not supported (top-level elements: {', '.join(sorted(_TOP))})", elem.tag)
         for c in root.iter("compiler"):
             if c.get("angle", "degree") not in ("degree", "radian"):
-                raise self.fail(c, f"has angle={c.get('angle')!r}, expected 'degree' or 'radian'")
+                raise self.fail(c, f"has angle={c.get('angle')!r}, expected 'degree' or 'radian'", None)
             self.angle = 1.0 if c.get("angle") == "radian" else math.pi / 180.0
             if c.get("eulerseq", "xyz") != "xyz":
-                raise self.fail(c, "sets eulerseq; only the default 'xyz' is supported")
+                raise self.fail(c, "sets eulerseq; only the default 'xyz' is supported", "eulerseq")
             self.autolimits = c.get("autolimits", "true") == "true"
-        gravity, timestep = np.array([0.0, 0.0, -9.81]), 0.002
+        gravity, timestep, contact = np.array([0.0, 0.0, -9.81]), 0.002, True
         for o in root.findall("option"):
             gravity = _vec(o.get("gravity"), 3, gravity, "option.gravity")
             timestep = float(o.get("timestep", timestep))
             for flag in o:
                 if flag.tag != "flag" or set(flag.attrib) - {"gravity", "contact"}:
-                    raise self.fail(flag, "(option child/flag) is not supported; only flag gravity/contact")
+                    raise self.fail(flag, "is not supported; <option> children: <flag gravity contact>",
+                                    f"option_{flag.tag}")
                 if flag.get("gravity") == "disable":
                     gravity = np.zeros(3)
+                contact = contact and flag.get("contact") != "disable"
         for d in root.findall("default"):
             self._read_defaults(d, self.defaults["main"])
         for asset in root.findall("asset"):
             for a in asset:
                 if a.tag not in _ASSETS_OK:
-                    raise self.fail(a, "(asset) is not supported: the fake backend has no meshes")
-        m = LiteModel(gravity=gravity, timestep=timestep)
+                    raise self.fail(a, f"(asset) is not supported; assets: {', '.join(sorted(_ASSETS_OK))}",
+                                    "mesh" if a.tag == "mesh" else f"{a.tag}_asset")
+        m = LiteModel(gravity=gravity, timestep=timestep, contact=contact)
         for wb in root.findall("worldbody"):
             self._body_children(m, wb, 0, "main")
         for act in root.findall("actuator"):
@@ -225,6 +302,16 @@ class _Parser:
             for key in kf:
                 q = _vec(key.get("qpos"), m.nq, m.qpos0(), f"key {key.get('name')!r} qpos")
                 m.keyframes[key.get("name", f"key{len(m.keyframes)}")] = q
+        geoms, bodies = {g["name"] for g in m.geoms}, set(m.body_names)
+        for c in root.findall("contact"):
+            for e in c:
+                keys, known = {"pair": (("geom1", "geom2"), geoms), "exclude": (("body1", "body2"), bodies)}.get(
+                    e.tag, ((), set()))
+                if not keys:
+                    raise self.fail(e, "is not supported; <contact> children: pair, exclude", f"contact_{e.tag}")
+                if not {e.get(k) for k in keys} <= known:
+                    raise self.fail(e, f"refers to {keys[0][:-1]}s that are not in the model", None)
+                (m.contact_pairs if e.tag == "pair" else m.contact_excludes).append(tuple(e.get(k) for k in keys))
         return m
 
     # bodies ---------------------------------------------------------------------------
@@ -242,13 +329,14 @@ class _Parser:
             elif tag in ("joint", "freejoint", "inertial") and b != 0:
                 continue  # handled by _body
             elif tag not in _IGNORED_IN_BODY:
-                raise self.fail(child)
+                raise self.fail(child, "is not supported (in a body: body, joint, freejoint, inertial, geom, site, "
+                                       "light, camera)", tag)
 
     def _body(self, m: LiteModel, elem: ET.Element, parent: int, childclass: str) -> None:
         b = len(m.body_names)
         a = self.attrs(elem, childclass)
         if "mocap" in a and a["mocap"] == "true":
-            raise self.fail(elem, "is a mocap body; mocap is not supported by the fake backend")
+            raise self.fail(elem, "has mocap=\"true\"; mocap bodies are not supported by this reader", "mocap")
         m.body_names.append(a.get("name", ""))
         m.body_parent.append(parent)
         m.body_pos.append(_vec(a.get("pos"), 3, [0, 0, 0], "body.pos"))
@@ -257,7 +345,7 @@ class _Parser:
         if inertials:
             ia = inertials[0].attrib
             if "fullinertia" in ia:
-                raise self.fail(inertials[0], "uses fullinertia; give diaginertia (and quat)")
+                raise self.fail(inertials[0], "has fullinertia; give diaginertia (and quat)", "fullinertia")
             m.body_mass.append(float(ia.get("mass", "0")))
             m.body_ipos.append(_vec(ia.get("pos"), 3, [0, 0, 0], "inertial.pos"))
             m.body_iquat.append(self.orient(ia, inertials[0]))
@@ -266,14 +354,15 @@ class _Parser:
             for g in elem.findall("geom"):
                 if float(self.attrs(g, childclass).get("mass", "-1")) != 0.0:
                     raise self.fail(elem, "has no <inertial> and a geom with mass: inertia from geoms is not "
-                                          "supported, add an explicit <inertial>")
+                                          "supported, add an explicit <inertial>", "geom_inertia")
             m.body_mass.append(0.0)
             m.body_ipos.append(np.zeros(3))
             m.body_iquat.append(np.array([1.0, 0, 0, 0]))
             m.body_inertia.append(np.zeros(3))
         joints = [j for j in elem if j.tag in ("joint", "freejoint")]
         if len(joints) > 1:
-            raise self.fail(elem, "has more than one joint; the fake backend supports one joint per body")
+            raise self.fail(elem, "has more than one joint; this reader supports one joint per body",
+                            "multi_joint_body")
         m.body_joint.append(-1)
         if joints:
             self._joint(m, joints[0], b, childclass)
@@ -283,13 +372,14 @@ class _Parser:
         a = self.attrs(elem, childclass) if elem.tag == "joint" else dict(elem.attrib, type="free")
         jtype = a.get("type", "hinge")
         if jtype not in ("free", "hinge", "slide"):
-            raise self.fail(elem, f"has type {jtype!r}; supported joint types: free, hinge, slide")
+            raise self.fail(elem, f"has type {jtype!r}; supported joint types: free, hinge, slide", f"{jtype}_joint")
         if jtype == "free" and m.body_parent[b] != 0:
-            raise self.fail(elem, "is a free joint on a non-root body (not supported)")
-        for key in ("stiffness", "frictionloss"):
-            if float(a.get(key, "0")) != 0.0:
-                raise self.fail(elem, f"has {key}; joint {key} is not supported by this MJCF reader "
-                                      f"(unisim_core.mjcf_lite: the fake backend, the Isaac Sim worker)", key)
+            raise self.fail(elem, "is a free joint on a body that is not a world child (not supported)",
+                            "nested_free_joint")
+        for key, feature in (("stiffness", "joint_stiffness"), ("frictionloss", "frictionloss")):
+            if float(a.get(key, "0")) != 0.0 and feature not in self.accept:
+                raise self.fail(elem, f"has {key}={a[key]}; joint {key} is read only when the backend accepts it "
+                                      f"(unisim_core.mjcf_lite.OPTIONAL_FEATURES)", feature)
         rng = _vec(a.get("range"), 2, [0, 0], "joint.range") * (self.angle if jtype == "hinge" else 1.0)
         limited = a.get("limited", "auto")
         limited = ("range" in a and self.autolimits) if limited == "auto" else limited == "true"
@@ -309,7 +399,8 @@ class _Parser:
         a = dict(_GEOM_DEFAULTS)
         a.update(self.attrs(elem, childclass))
         if a["type"] in ("mesh", "sdf"):
-            raise self.fail(elem, f"is a {a['type']} geom; meshes are not supported by the fake backend")
+            raise self.fail(elem, f"has type={a['type']!r}; mesh and sdf geoms are not supported by this reader",
+                            a["type"])
         size = _padded(_vec(a.get("size"), None, [], "geom.size"), [0.0, 0.0, 0.0])
         if "fromto" in a:
             ft = _vec(a["fromto"], 6, None, "geom.fromto")
@@ -323,14 +414,15 @@ class _Parser:
 
     def _actuator(self, m: LiteModel, elem: ET.Element) -> None:
         if elem.tag not in ("motor", "position", "velocity"):
-            raise self.fail(elem, "is not supported; actuators: motor, position, velocity")
+            raise self.fail(elem, "is not supported; actuators: motor, position, velocity", f"{elem.tag}_actuator")
         a = self.attrs(elem, "main")
         joint = a.get("joint")
         if joint is None:
-            raise self.fail(elem, "has no joint transmission; only joint actuators are supported")
+            raise self.fail(elem, "has no joint= transmission; only joint actuators are supported",
+                            "actuator_transmission")
         ids = [i for i, j in enumerate(m.joints) if j["name"] == joint]
         if not ids or m.joints[ids[0]]["type"] == "free":
-            raise self.fail(elem, f"targets {joint!r}, which is not a hinge/slide joint of the model")
+            raise self.fail(elem, f"has joint={joint!r}, which is not a hinge/slide joint of the model", None)
 
         def limit(key: str) -> np.ndarray:
             lim = a.get(f"{key}limited", "auto")
@@ -347,7 +439,7 @@ class _Parser:
 
     def _sensor(self, m: LiteModel, elem: ET.Element) -> None:
         if elem.tag not in SENSOR_DIMS:
-            raise self.fail(elem, f"is not supported; sensors: {', '.join(SENSOR_DIMS)}")
+            raise self.fail(elem, f"is not supported; sensors: {', '.join(SENSOR_DIMS)}", f"{elem.tag}_sensor")
         a = elem.attrib
         if elem.tag in ("jointpos", "jointvel"):
             ids = [i for i, j in enumerate(m.joints) if j["name"] == a.get("joint") and j["type"] != "free"]
@@ -355,17 +447,25 @@ class _Parser:
         elif elem.tag.startswith("frame"):
             objtype = a.get("objtype")
             if objtype not in ("site", "body", "xbody"):
-                raise self.fail(elem, f"has objtype {objtype!r}; supported: site, body, xbody")
+                raise self.fail(elem, f"has objtype={objtype!r}; supported: site, body, xbody", "frame_sensor_objtype")
             names = [s["name"] for s in m.sites] if objtype == "site" else m.body_names
             ids = [i for i, n in enumerate(names) if n == a.get("objname")]
         else:
             objtype, names = "site", [s["name"] for s in m.sites]
             ids = [i for i, n in enumerate(names) if n == a.get("site")]
         if not ids:
-            raise self.fail(elem, "refers to an object that is not in the model (or is unsupported)")
+            raise self.fail(elem, "refers to an object that is not in the model (or is unsupported)", None)
         m.sensors.append({"name": a.get("name", ""), "type": elem.tag, "obj": ids[0], "objtype": objtype})
 
 
-def load_mjcf(path: str) -> LiteModel:
-    """Parse ``path`` into a :class:`LiteModel`; raises :class:`MjcfLiteError` outside the subset."""
-    return _Parser(path).parse()
+def load_mjcf(path: str | os.PathLike, *, accept: Collection[str] = ()) -> LiteModel:
+    """Parse the MJCF file ``path`` into a :class:`LiteModel`.
+
+    ``accept``: names from :data:`OPTIONAL_FEATURES` the caller models (e.g. ``{"frictionloss"}``);
+    without them such a file raises. Raises :class:`MjcfLiteError` outside the subset (``feature``
+    set) and for malformed files (``feature`` is ``None``).
+    """
+    unknown = set(accept) - OPTIONAL_FEATURES
+    if unknown:
+        raise InvalidInputError(f"accept: expected names from {sorted(OPTIONAL_FEATURES)}, got {sorted(unknown)}")
+    return _Parser(os.fspath(path), frozenset(accept)).parse()
