@@ -24,6 +24,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
+import attrs
 import numpy as np
 
 from . import quat as Q
@@ -58,7 +59,7 @@ from .randomization import (
 )
 from .validation import check_env_ids, check_float_array, check_index_array, check_int, check_names
 
-__all__ = ["SimBackend"]
+__all__ = ["SimBackend", "DeviceArrays"]
 
 #: Primitive methods a backend must override for each capability it declares.
 CAPABILITY_PRIMITIVES: dict[Capability, tuple[str, ...]] = {
@@ -74,12 +75,40 @@ CAPABILITY_PRIMITIVES: dict[Capability, tuple[str, ...]] = {
     Capability.VIDEO_CAPTURE: ("_init_renderer", "_capture_frame"),
     Capability.INIT_RANDOMIZATION: ("_write_model_field", "_read_model_field"),
     Capability.RESET_RANDOMIZATION: ("_write_model_field", "_read_model_field"),
+    Capability.DEVICE_ARRAYS: ("_device_arrays",),
 }
 #: Capabilities that are derived from others.
 CAPABILITY_REQUIRES: dict[Capability, tuple[Capability, ...]] = {
     Capability.PUSH: (Capability.BODY_FORCE,),
     Capability.PLAYBACK: (Capability.VIDEO_CAPTURE,),
 }
+
+
+@attrs.frozen(kw_only=True)
+class DeviceArrays:
+    """Zero-copy views of a backend's own state buffers (``get_device_arrays``).
+
+    Every field exports DLPack (``__dlpack__``/``__dlpack_device__``): hand it to
+    ``torch.from_dlpack``, ``jax.dlpack.from_dlpack``, ``warp.from_dlpack`` or, on the CPU,
+    ``np.from_dlpack``. The views are live: after ``step``/``set_state``/``set_physics_state``
+    return they hold the new state, without a copy. dtype is the engine's (float32 for the
+    GPU engines), not ``np_dtype``; ``device`` names where they live (``"cpu"``, ``"cuda:0"``).
+    They are read-only by contract: a write bypasses validation and the derived quantities.
+
+    - ``qpos`` ``(num_envs, nq)``, ``qvel`` ``(num_envs, nv)``: MuJoCo layout (wxyz quaternions).
+    - ``ctrl`` ``(num_envs, num_actuators)``: the controls of the last substep.
+    - ``body_pos_w`` ``(num_envs, num_bodies, 3)`` m, ``body_quat_w`` ``(num_envs, num_bodies, 4)``
+      wxyz: world pose of each body frame (as ``get_body_pos_w``/``get_body_quat_w``).
+    - ``sensordata`` ``(num_envs, total sensor dim)``: every sensor, in model order.
+    """
+
+    device: str
+    qpos: Any
+    qvel: Any
+    ctrl: Any
+    body_pos_w: Any
+    body_quat_w: Any
+    sensordata: Any
 
 
 _INDEX_ATTRS = frozenset({
@@ -112,6 +141,8 @@ class SimBackend(ModelQueries, Playback, abc.ABC):
     #: ``UnsupportedCapabilityError(name, feature, detail)`` for a scene that uses one. The
     #: conformance kit fails a refusal that is not listed here, and a listed one that never refuses.
     UNSUPPORTED_SCENE_FEATURES: ClassVar[Mapping[str, str]] = {}
+    #: Conformance checks the backend is known to fail, ``{check id: reason}`` (strict xfail in the kit).
+    KNOWN_KIT_DEVIATIONS: ClassVar[Mapping[str, str]] = {}
 
     _checked_classes: ClassVar[set[type]] = set()
 
@@ -282,6 +313,10 @@ class SimBackend(ModelQueries, Playback, abc.ABC):
         ``(num_envs, count, *value_shape)`` (``(num_envs, *value_shape)`` when global)."""
         raise self._unsupported(Capability.INIT_RANDOMIZATION)
 
+    def _device_arrays(self) -> DeviceArrays:
+        """Primitive (DEVICE_ARRAYS): the live views (built once by the backend)."""
+        raise self._unsupported(Capability.DEVICE_ARRAYS)
+
     # ------------------------------------------------------------------ capabilities
     @property
     def capabilities(self) -> frozenset[Capability]:
@@ -294,6 +329,16 @@ class SimBackend(ModelQueries, Playback, abc.ABC):
     def _require(self, cap: Capability) -> None:
         if cap not in self.capabilities:
             raise self._unsupported(cap)
+
+    def get_device_arrays(self) -> DeviceArrays:
+        """Zero-copy DLPack views of the engine's state buffers (see ``DeviceArrays``).
+
+        For GPU engines these skip the device-to-host copy of the numpy getters, which
+        stay the contract.
+        """
+        self._require(Capability.DEVICE_ARRAYS)
+        self._check_open()
+        return self._device_arrays()
 
     def get_dr_capabilities(self) -> DomainRandomizationCapabilities:
         """Randomization terms honoured per phase (empty where the phase is undeclared)."""

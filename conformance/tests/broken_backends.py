@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from unisim_core import UnsupportedCapabilityError
 from unisim_core import quat as Q
 from unisim_core.fake import FakeBackend
 
@@ -83,6 +84,136 @@ class ForceWrongSign(FakeBackend):
         super()._apply_body_force(body_ids, -force, torque)
 
 
+# ------------------------------------------------------------------ physics-binding bugs (dynamics layer)
+class IgnoresActuators(FakeBackend):
+    """Steps with zero ctrl whatever the caller asks (no pre-step hook involved)."""
+
+    name = "broken_ignores_actuators"
+
+    def _step(self, ctrl, nsteps):
+        super()._step(np.zeros_like(ctrl), nsteps)
+
+
+class HalfPositionGain(FakeBackend):
+    """Applies half the position actuators' kp (reports the right one)."""
+
+    name = "broken_half_kp"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._tables["actuator_kp"] *= 0.5
+
+
+class NoCtrlClamp(FakeBackend):
+    """Never clamps ctrl to ctrlrange."""
+
+    name = "broken_no_ctrl_clamp"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._ctrl_lo[:], self._ctrl_hi[:] = -np.inf, np.inf
+
+
+class NoForceClamp(FakeBackend):
+    """Never clamps actuator force to forcerange."""
+
+    name = "broken_no_force_clamp"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._frange[:] = [-np.inf, np.inf]
+
+
+class ZeroSensors(FakeBackend):
+    """Reads zeros from gyro, velocimeter, accelerometer, jointpos and jointvel sensors."""
+
+    name = "broken_zero_sensors"
+
+    def _read_sensor(self, index):
+        out = super()._read_sensor(index)
+        if self._lite.sensors[index]["type"] in ("gyro", "velocimeter", "accelerometer", "jointpos", "jointvel"):
+            out[:] = 0.0
+        return out
+
+
+class ComVelocity(FakeBackend):
+    """Reports body linear velocity at the centre of mass instead of the body frame origin."""
+
+    name = "broken_com_velocity"
+
+    def _body_lin_vel_w(self, body_ids):
+        v = super()._body_lin_vel_w(body_ids)
+        com = Q.quat_apply(super()._body_quat_w(body_ids), np.broadcast_to(self._ipos[body_ids], v.shape))
+        return (v + np.cross(super()._body_ang_vel_w(body_ids), com)).astype(v.dtype)
+
+
+class IgnoresDamping(FakeBackend):
+    """Simulates no joint damping (reports the model's)."""
+
+    name = "broken_ignores_damping"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._tables["dof_damping"][:] = 0.0
+
+
+class IgnoresArmature(FakeBackend):
+    """Simulates no joint armature."""
+
+    name = "broken_ignores_armature"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._armature = np.zeros_like(self._armature)
+
+
+class IgnoresJointLimits(FakeBackend):
+    """Simulates no joint limits."""
+
+    name = "broken_ignores_limits"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._lo[:], self._hi[:] = -np.inf, np.inf
+
+
+class RefusesArticulatedScenes(FakeBackend):
+    """Refuses every scene with a joint other than a free joint, and declares it: coverage must fail."""
+
+    name = "broken_refuses_articulated"
+    UNSUPPORTED_SCENE_FEATURES = {"hinge_joint": "only free bodies", **FakeBackend.UNSUPPORTED_SCENE_FEATURES}
+
+    def __init__(self, scene, num_envs, sim_dt, **options):
+        super().__init__(scene, num_envs, sim_dt, **options)
+        if any(j["type"] != "free" for j in self._lite.joints):
+            raise UnsupportedCapabilityError(self.name, "hinge_joint", "only free bodies are simulated")
+
+
+class RefusesUndeclared(FakeBackend):
+    """Refuses the sensor probe scene for a feature it does not declare."""
+
+    name = "broken_refuses_undeclared"
+
+    def __init__(self, scene, num_envs, sim_dt, **options):
+        if "sensor_probe" in str(scene.model_file):
+            raise UnsupportedCapabilityError(self.name, "accelerometer", "not simulated")
+        super().__init__(scene, num_envs, sim_dt, **options)
+
+
+class StaleKinematics(FakeBackend):
+    """Body positions lag one step behind the state (kinematics not refreshed after integration)."""
+
+    name = "broken_stale_kinematics"
+
+    def _step(self, ctrl, nsteps):
+        self._stale = self._kin
+        super()._step(ctrl, nsteps)
+
+    def _body_pos_w(self, body_ids):
+        kin = getattr(self, "_stale", self._kin)
+        return np.ascontiguousarray(kin["pos"][:, body_ids], dtype=self.np_dtype)
+
+
 #: class name -> (layer marker to run, check id that must fail)
 EXPECTED = {
     "QuatXyzw": ("conventions", "conventions::yaw_quat_wxyz"),
@@ -92,4 +223,16 @@ EXPECTED = {
     "GarbageVideo": ("capabilities", "capabilities::undeclared_raises[video_capture]"),
     "CtrlRangeTransposed": ("conventions", "conventions::ctrl_range_layout"),
     "ForceWrongSign": ("physics", "physics::body_force_acceleration"),
+    "IgnoresActuators": ("dynamics", "dynamics::motor_torque_acceleration"),
+    "HalfPositionGain": ("dynamics", "dynamics::position_actuator_gain_and_steady_state"),
+    "NoCtrlClamp": ("dynamics", "dynamics::ctrl_clamped_to_ctrlrange"),
+    "NoForceClamp": ("dynamics", "dynamics::force_clamped_to_forcerange"),
+    "ZeroSensors": ("dynamics", "dynamics::joint_sensors_equal_state"),
+    "ComVelocity": ("dynamics", "dynamics::body_velocity_at_frame_origin"),
+    "IgnoresDamping": ("dynamics", "dynamics::joint_damping_decay"),
+    "IgnoresArmature": ("dynamics", "dynamics::armature_effective_inertia"),
+    "IgnoresJointLimits": ("dynamics", "dynamics::joint_limit_stops"),
+    "RefusesArticulatedScenes": ("coverage", "coverage::scene_coverage"),
+    "RefusesUndeclared": ("dynamics", "dynamics::frame_and_imu_sensors_definition"),
+    "StaleKinematics": ("reference", "reference::trajectory[free_body]"),
 }

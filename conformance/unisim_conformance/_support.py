@@ -105,18 +105,21 @@ class Kit:
                 if cap not in self.caps:
                     pytest.skip(f"backend {self.label!r} does not declare capability {cap.value!r} "
                                 f"(required by this check)")
-        # expected failures declared through a ``unisim_expected_failures`` fixture
+        # expected failures declared by the backend class (KNOWN_KIT_DEVIATIONS) or through a
+        # ``unisim_expected_failures`` fixture
+        entries = dict(getattr(self.backend_cls, "KNOWN_KIT_DEVIATIONS", {}))
         try:
-            entries = dict(self._request.getfixturevalue("unisim_expected_failures") or {})
+            entries.update(self._request.getfixturevalue("unisim_expected_failures") or {})
         except pytest.FixtureLookupError:
-            entries = {}
+            pass
         entries = {k: v for k, v in entries.items() if not str(k).startswith(UNSUPPORTED_PREFIX)}
         if entries:
             self._state.cache.setdefault("fixture_expected", {}).update(entries)
             key = _xfail.match(item, entries)
             if key is not None:
                 self._state.fixture_expected_seen.add(key)
-                item.add_marker(pytest.mark.xfail(reason=f"expected failure (fixture): {entries[key]}", strict=True))
+                item.add_marker(pytest.mark.xfail(reason=f"expected failure ({self.label}): {entries[key]}",
+                                                  strict=True))
 
     # -- construction ------------------------------------------------------------------------
     def make(self, scene: str | Any = "free_body", num_envs: int = 2, sim_dt: float | None = None,

@@ -45,6 +45,7 @@ LAYERS = {
     "capabilities": "declared capabilities work; undeclared ones raise UnsupportedCapabilityError",
     "bad_input": "invalid input is rejected with a named argument and nothing written",
     "parity": "trajectories against --unisim-reference within per-scene tolerance tiers",
+    "reference": "replays of MuJoCo trajectories shipped with the kit, within documented tolerance tiers",
     "coverage": "every kit scene loads or is refused for a declared feature; articulated scenes load",
 }
 MARKERS = [f"{name}: UniSim conformance layer - {doc}" for name, doc in LAYERS.items()] + [

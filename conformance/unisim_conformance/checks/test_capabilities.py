@@ -61,6 +61,7 @@ def _call(cap, kit, tmp_path):
         C.INTERVAL_RANDOMIZATION: lambda: b.apply_interval_randomization(IntervalRandomizationPlan()),
         C.RESET_RANDOMIZATION: lambda: b.set_state(np.array([0]), b.get_qpos()[:1], b.get_qvel()[:1],
                                                    randomization=ResetRandomizationPayload()),
+        C.DEVICE_ARRAYS: lambda: b.get_device_arrays(),
     }
     return b, calls.get(cap)
 
@@ -316,6 +317,32 @@ def _playback(kit, tmp_path):
     assert path is not None and out.is_file() and out.stat().st_size > 0, "no mp4 written"
 
 
+def _device_arrays(kit, tmp_path):
+    """The DLPack views alias the engine state: a view taken before ``step``/``set_state``
+    holds the state the numpy getters return after them (a copy would be stale). Checked
+    where the views live in host memory (kDLCPU), the only place numpy can read them."""
+    b = kit.make("free_body", 2)
+    views = b.get_device_arrays()
+    if views.qpos.__dlpack_device__()[0] != 1:
+        pytest.skip(f"views live on {views.device!r}; aliasing is checked on CPU")
+    qpos, qvel, ctrl = (np.from_dlpack(v) for v in (views.qpos, views.qvel, views.ctrl))
+    pos, quat = np.from_dlpack(views.body_pos_w), np.from_dlpack(views.body_quat_w)
+    assert qpos.shape == (2, b.nq) and qvel.shape == (2, b.nv) and ctrl.shape == (2, b.num_actuators)
+    assert pos.shape == (2, b.num_bodies, 3) and quat.shape == (2, b.num_bodies, 4)
+    assert np.from_dlpack(views.sensordata).shape[0] == 2
+    b.set_state(np.array([1]), np.array([[0.3, -0.2, 1.5, np.cos(0.2), 0, 0, np.sin(0.2)]]), np.ones((1, 6)))
+    b.step(np.zeros((2, 0)), 3)
+    np.testing.assert_allclose(qpos, b.get_qpos(), rtol=1e-6, atol=1e-7, err_msg="qpos view is not live")
+    np.testing.assert_allclose(qvel, b.get_qvel(), rtol=1e-6, atol=1e-7, err_msg="qvel view is not live")
+    box = b.get_body_ids(["box"])
+    np.testing.assert_allclose(pos[:, box], b.get_body_pos_w(box), rtol=1e-6, atol=1e-7,
+                               err_msg="body_pos_w view is not live")
+    np.testing.assert_allclose(quat[:, box], b.get_body_quat_w(box), rtol=1e-6, atol=1e-7,
+                               err_msg="body_quat_w view is not live (wxyz)")
+    assert np.from_dlpack(b.get_device_arrays().qpos).__array_interface__["data"][0] == \
+        qpos.__array_interface__["data"][0], "get_device_arrays() moved the qpos buffer"
+
+
 def _dr_values(term, n_targets):
     spec = TERM_SPECS[term]
     shape = (1,) + ((n_targets,) if spec.target else ()) + spec.value_shape
@@ -403,6 +430,7 @@ EXERCISERS = {
     C.MOCAP: _mocap, C.PRE_STEP_CONTROL: _pre_step, C.PHYSICS_SNAPSHOT: _snapshot, C.RENDER: _render,
     C.VIDEO_CAPTURE: _video, C.PLAYBACK: _playback, C.INIT_RANDOMIZATION: _dr("init"),
     C.INTERVAL_RANDOMIZATION: _dr("interval"), C.RESET_RANDOMIZATION: _dr("reset"),
+    C.DEVICE_ARRAYS: _device_arrays,
 }
 
 
