@@ -34,6 +34,7 @@ class Capability(str, enum.Enum):
     INIT_RANDOMIZATION = "init_randomization"  #: ``apply_init_randomization``
     INTERVAL_RANDOMIZATION = "interval_randomization"  #: ``apply_interval_randomization``
     RESET_RANDOMIZATION = "reset_randomization"  #: ``set_state(..., randomization=...)``
+    DEVICE_ARRAYS = "device_arrays"  #: ``get_device_arrays`` (zero-copy DLPack views of the engine state)
 
     def __str__(self) -> str:
         return self.value
