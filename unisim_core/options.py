@@ -10,12 +10,14 @@ import numpy as np
 
 from .errors import InvalidInputError
 
-__all__ = ["BackendOptions", "build_options", "describe_options", "optional_positive_int", "boolean"]
+__all__ = ["BackendOptions", "build_options", "describe_options", "float_dtype", "positive_int",
+           "optional_positive_int", "boolean"]
 
 _DTYPES = {np.dtype(np.float32): np.float32, np.dtype(np.float64): np.float64}
 
 
-def _to_dtype(value: Any) -> type:
+def float_dtype(value: Any) -> type:
+    """attrs converter for ``np_dtype``: ``np.float32`` or ``np.float64`` from a dtype, type or name."""
     try:
         dt = np.dtype(value)
     except TypeError:
@@ -28,6 +30,12 @@ def _to_dtype(value: Any) -> type:
 def _optional_str(inst, attribute, value):
     if value is not None and (not isinstance(value, str) or not value):
         raise InvalidInputError(f"{attribute.name}: expected a non-empty str or None, got {value!r}")
+
+
+def positive_int(inst, attribute, value) -> None:
+    """attrs validator: an int >= 1 (bools rejected)."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+        raise InvalidInputError(f"{attribute.name}: expected an int >= 1, got {value!r}")
 
 
 def optional_positive_int(inst, attribute, value) -> None:
@@ -60,7 +68,7 @@ class BackendOptions:
     - ``seed``: seed of the backend's random generator (``push_robots``).
     """
 
-    np_dtype: type = attrs.field(default=np.float32, converter=_to_dtype)
+    np_dtype: type = attrs.field(default=np.float32, converter=float_dtype)
     base_name: str | None = attrs.field(default=None, validator=_optional_str)
     push_body_name: str | None = attrs.field(default=None, validator=_optional_str)
     seed: int = attrs.field(default=0, validator=_int_seed)

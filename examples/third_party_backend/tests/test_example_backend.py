@@ -1,0 +1,103 @@
+"""The example third-party backend: the full conformance kit from its own directory, its refusals,
+its options' messages, and closed forms of its integrator that the kit does not cover."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from unisim_core import SceneCfg, UnsupportedCapabilityError, cli
+from unisim_core import quat as Q
+from unisim_example_backend import ExampleBackend
+
+kit = pytest.importorskip("unisim_conformance", reason="the example is checked with unisim-conformance")
+from unisim_conformance.runner import run_kit  # noqa: E402
+
+HERE = Path(__file__).resolve().parents[1]
+REFUSED = {"box_on_plane": "contacts", "hfield_terrain": "contacts", "quadruped": "contacts",
+           "double_pendulum": "multi_joint_chain", "fixed_arm": "multi_joint_chain"}
+
+
+def make(scene: str, num_envs: int = 1, **options) -> ExampleBackend:
+    return ExampleBackend(kit.scene_cfg(scene), num_envs, kit.scene_dt(scene), **options)
+
+
+def test_the_whole_kit_passes_from_the_example_directory():
+    """`cd examples/third_party_backend && pytest --pyargs unisim_conformance`, as the README says."""
+    run = run_kit(cwd=HERE, pythonpath=[str(HERE)])
+    assert run.rc == 0, run.out[-4000:]
+    outcomes = run.outcomes()
+    assert "failed" not in outcomes.values() and outcomes["coverage::scene_coverage"] == "passed"
+    dynamics = [k for k, v in outcomes.items() if k.startswith("dynamics::")]
+    assert dynamics and all(outcomes[k] == "passed" for k in dynamics)  # every closed form, none skipped
+    assert "scenes loaded 5 / 10" in run.out
+
+
+@pytest.mark.parametrize(("scene", "feature"), sorted(REFUSED.items()))
+def test_refusals_name_a_declared_scene_feature(scene, feature):
+    with pytest.raises(UnsupportedCapabilityError, match=f"does not support capability '{feature}'") as info:
+        make(scene)
+    assert info.value.capability == feature and feature in ExampleBackend.UNSUPPORTED_SCENE_FEATURES
+    assert str(kit.scene_path(scene)) in str(info.value)  # the detail names the file
+
+
+def test_a_feature_outside_the_readers_subset_is_refused_by_name(tmp_path):
+    path = tmp_path / "tendon.xml"
+    path.write_text('<mujoco><tendon><fixed name="t"/></tendon></mujoco>')
+    with pytest.raises(UnsupportedCapabilityError, match="'tendon'.*<tendon>") as info:
+        ExampleBackend(SceneCfg(path), 1, 0.002)
+    assert info.value.capability == "tendon"
+
+
+@pytest.mark.parametrize(("option", "message"), [
+    ("substeps=0", "substeps: expected an int >= 1, got 0"),
+    ("substeps=True", "substeps: expected an int >= 1, got True"),
+    ("np_dtype=int8", "np_dtype: expected float32 or float64, got int8"),
+    ("seed=-1", "seed: expected a non-negative int, got -1"),
+])
+def test_bad_options_name_the_option_and_the_values_through_the_cli(capsys, option, message):
+    rc = cli.main(["run", "--backend", "example", "--steps", "1", "--num-envs", "1", "--option", option])
+    assert rc == 2 and capsys.readouterr().err.strip() == f"unisim run: error: {message}"
+
+
+def test_pendulum_small_angle_period():
+    """q'' = -(g/L) sin q with L = 1, I = m L^2 + 1e-6: T = 2 pi sqrt(L/g) (1 + q0^2/16) = 2.00638 s for
+    q0 = 0.05 rad. Semi-implicit Euler is symplectic: its period error at h = 1 ms is O((w h)^2) ~ 1e-6
+    relative, below the 1 ms sampling of the zero crossings (the tolerance)."""
+    b = make("pendulum")
+    b.set_state(np.array([0]), np.array([[0.05]]), np.zeros((1, 1)))
+    q = np.empty(4500)
+    for k in range(len(q)):
+        b.step(np.zeros((1, 0)))
+        q[k] = b.get_qpos()[0, 0]
+    up = np.flatnonzero((q[:-1] < 0) & (q[1:] >= 0))
+    period = np.diff(up) * 1e-3
+    assert len(period) == 1 and abs(period[0] - 2 * np.pi / np.sqrt(9.81) * (1 + 0.05 ** 2 / 16)) <= 1.5e-3
+
+
+def test_torque_free_spin_about_a_principal_axis_keeps_angular_momentum():
+    """A free body spinning about its major axis z (I = 0.3, stable) with gravity acting on the COM only:
+    world angular momentum R I w is conserved; explicit Euler on Euler's equations drifts O(h) per
+    step, ~1e-6 relative over 1000 steps for w = (0.01, 0.01, 5) rad/s (tolerance 1e-4)."""
+    b = make("free_body")
+    w0 = np.array([[0.0, 0.0, 0.0, 0.01, 0.01, 5.0]])
+    b.set_state(np.array([0]), b.get_qpos(), w0)
+    inertia = np.diag([0.1, 0.2, 0.3])
+
+    def momentum():
+        return Q.quat_apply(b.get_qpos()[0, 3:7], inertia @ b.get_qvel()[0, 3:6])
+
+    start = momentum()
+    b.step(np.zeros((1, 0)), 1000)
+    np.testing.assert_allclose(momentum(), start, rtol=0, atol=1e-4 * np.linalg.norm(start))
+
+
+def test_substeps_split_sim_dt():
+    """substeps=k integrates k steps of sim_dt / k: 1 s of free fall from rest with k = 4 equals 4 s of
+    steps of 1/4 the size (z = 1 - g h^2 N(N+1)/2, exact for semi-implicit Euler: 1e-12)."""
+    b = make("free_body", substeps=4)
+    b.step(np.zeros((1, 0)), 500)  # 1 s at sim_dt 2 ms
+    h, steps = 0.002 / 4, 2000
+    assert b.get_qpos()[0, 2] == pytest.approx(1 - 9.81 * h * h * steps * (steps + 1) / 2, abs=1e-12)
