@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import mujoco
 import numpy as np
 import pytest
 
@@ -28,6 +29,13 @@ def kit(name: str) -> Path:
     return path
 
 
-
 def home_ctrl(sim) -> np.ndarray:
     return np.tile(sim.get_keyframe_qpos("home")[7:], (sim.num_envs, 1))
+
+
+def reference(path: str | Path, sim_dt: float) -> tuple[mujoco.MjModel, mujoco.MjData]:
+    """Raw MuJoCo built from the file itself, never from the backend's compiled model (so a loader bug
+    is not shared by both sides): ``from_xml_path`` with the contract's time step, and fresh data."""
+    m = mujoco.MjModel.from_xml_path(str(path))
+    m.opt.timestep = sim_dt
+    return m, mujoco.MjData(m)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 import pytest
-from mujoco_testutil import QUADRUPED, home_ctrl, kit
+from mujoco_testutil import QUADRUPED, home_ctrl, kit, reference
 
 from unisim_core.errors import EngineError
 
@@ -36,13 +36,14 @@ def test_batch_env_is_bit_identical_to_the_env_alone(make):
 
 
 def test_step_matches_plain_mj_step_and_getters_are_current(make):
-    # Reference: the same model stepped with mj_step, then mj_forward at the final state.
+    # Reference: the file compiled by MuJoCo itself, stepped with mj_step, then mj_forward at the
+    # final state. ctrl offsets up to 0.9 rad drive the kp=60 servos past their 33.5 N m forcerange.
     sim = make(QUADRUPED, num_envs=2, add_body_sensors=True)
-    qpos, qvel, ctrl = _random_states(sim, 2, seed=1)
+    qpos, qvel, _ = _random_states(sim, 2, seed=1)
+    ctrl = home_ctrl(sim) + np.random.default_rng(1).uniform(-0.9, 0.9, (2, sim.num_actuators))
     sim.set_state(np.arange(2), qpos, qvel)
     sim.step(ctrl, 5)
-    m = sim.model
-    d = mujoco.MjData(m)
+    m, d = reference(QUADRUPED, sim.sim_dt)
     d.qpos[:], d.qvel[:], d.ctrl[:] = qpos[1], qvel[1], ctrl[1]
     mujoco.mj_forward(m, d)
     for _ in range(5):
@@ -63,13 +64,46 @@ def test_step_matches_plain_mj_step_and_getters_are_current(make):
                                sim.get_body_lin_vel_w(np.array([4]))[1, 0], atol=1e-12)
 
 
+@pytest.mark.parametrize(("scene", "dt"), [("actuated_hinges.xml", 0.001), ("frictionloss_hinge.xml", 0.001),
+                                           ("fixed_arm.xml", 0.002), ("sensor_probe.xml", 0.002)])
+def test_actuators_joint_properties_and_sensors_match_mujoco_built_from_the_file(make, scene, dt):
+    # Each env against its own raw MjData from the file: motor/position/velocity actuators with ctrl
+    # up to 1.5x outside ctrlrange (clamps), forcerange, damping, armature, frictionloss, limits and
+    # every sensor, from a random state. The backend steps MuJoCo itself, so agreement is bitwise.
+    path = kit(scene)
+    sim = make(path, num_envs=2, sim_dt=dt)
+    m, d = reference(path, dt)
+    rng = np.random.default_rng(3)
+    qpos = np.tile(m.qpos0, (2, 1))
+    hinge = np.flatnonzero(m.jnt_type == mujoco.mjtJoint.mjJNT_HINGE)
+    qpos[:, m.jnt_qposadr[hinge]] += rng.uniform(-0.25, 0.25, (2, len(hinge)))
+    qvel = rng.normal(0.0, 1.0, (2, m.nv))
+    span = np.where(m.actuator_ctrllimited[:, None].astype(bool), m.actuator_ctrlrange, [-1.0, 1.0])
+    sim.set_state(np.arange(2), qpos, qvel)
+    ctrls = [rng.uniform(1.5 * span[:, 0], 1.5 * span[:, 1], (2, m.nu)) for _ in range(4)]
+    for ctrl in ctrls:
+        sim.step(ctrl, 50)
+    sensors = sim.get_sensor_data_batch(list(sim.model_info.sensor_names)) if m.nsensor else None
+    for env in range(2):
+        mujoco.mj_resetData(m, d)
+        d.qpos[:], d.qvel[:] = qpos[env], qvel[env]
+        for ctrl in ctrls:
+            d.ctrl[:] = ctrl[env]
+            for _ in range(50):
+                mujoco.mj_step(m, d)
+        mujoco.mj_forward(m, d)
+        np.testing.assert_array_equal(sim.get_qpos()[env], d.qpos)
+        np.testing.assert_array_equal(sim.get_qvel()[env], d.qvel)
+        if sensors is not None:
+            np.testing.assert_array_equal(sensors[env], d.sensordata)
+
+
 def test_body_origin_velocity_matches_finite_differences(make):
     # v_origin = d xpos / dt: integrate qpos by qvel*eps, difference the origins.
     sim = make(QUADRUPED, num_envs=1)
     qpos, qvel, _ = _random_states(sim, 1, seed=2)
     sim.set_state(np.array([0]), qpos, qvel)
-    m, eps = sim.model, 1e-7
-    d = mujoco.MjData(m)
+    (m, d), eps = reference(QUADRUPED, sim.sim_dt), 1e-7
     d.qpos[:] = qpos[0]
     mujoco.mj_integratePos(m, d.qpos, qvel[0], eps)
     mujoco.mj_kinematics(m, d)

@@ -7,7 +7,7 @@ from pathlib import Path
 import mujoco
 import numpy as np
 import pytest
-from mujoco_testutil import QUADRUPED, QUADRUPED_HFIELD, kit
+from mujoco_testutil import QUADRUPED, QUADRUPED_HFIELD, kit, reference
 
 from unisim_core.config import TerrainCfg
 
@@ -47,8 +47,7 @@ def test_sampler_equals_mj_ray_on_bowl(make):
     sim = make(QUADRUPED_HFIELD, scene_kwargs={"terrain": TerrainCfg(hfield_geom="terrain", rows=2, cols=3,
                                                                      spacing=1.5)})
     data = sim.get_terrain_spawn_data()
-    m = sim.model
-    d = mujoco.MjData(m)
+    m, d = reference(QUADRUPED_HFIELD, sim.sim_dt)
     mujoco.mj_forward(m, d)
     rng = np.random.default_rng(0)
     xy = rng.uniform(-4.9, 4.9, (150, 2))
