@@ -214,6 +214,38 @@ class StaleKinematics(FakeBackend):
         return np.ascontiguousarray(kin["pos"][:, body_ids], dtype=self.np_dtype)
 
 
+class SnapshotDropsVelocity(FakeBackend):
+    """Restores snapshots with zero velocities."""
+
+    name = "broken_snapshot_drops_velocity"
+
+    def _set_physics_state(self, state):
+        state = state.copy()
+        state[:, 1 + self.nq:1 + self.nq + self.nv] = 0.0
+        super()._set_physics_state(state)
+
+
+class DampingStoredNotApplied(FakeBackend):
+    """Randomized joint damping is stored (and read back) but the engine keeps the nominal value."""
+
+    name = "broken_damping_not_applied"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._reported = {"dof_damping": self._tables["dof_damping"].copy()}
+
+    def _write_model_field(self, term, env_ids, target_ids, values):
+        if term != "dof_damping":
+            return super()._write_model_field(term, env_ids, target_ids, values)
+        table = self._reported[term]
+        table[np.ix_(env_ids, target_ids)] = values
+
+    def _read_model_field(self, term):
+        if term in self._reported:
+            return self._reported[term].astype(self.np_dtype)
+        return super()._read_model_field(term)
+
+
 #: class name -> (layer marker to run, check id that must fail)
 EXPECTED = {
     "QuatXyzw": ("conventions", "conventions::yaw_quat_wxyz"),
@@ -235,4 +267,6 @@ EXPECTED = {
     "RefusesArticulatedScenes": ("coverage", "coverage::scene_coverage"),
     "RefusesUndeclared": ("dynamics", "dynamics::frame_and_imu_sensors_definition"),
     "StaleKinematics": ("reference", "reference::trajectory[free_body]"),
+    "SnapshotDropsVelocity": ("capabilities", "capabilities::declared_works[physics_snapshot]"),
+    "DampingStoredNotApplied": ("dynamics", "dynamics::randomized_term_takes_effect[dof_damping]"),
 }

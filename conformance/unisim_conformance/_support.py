@@ -60,6 +60,9 @@ class Kit:
                 cache["np_dtype"] = np.dtype(backend.np_dtype).type
                 cache["label"] = backend.name or type(backend).__name__
                 cache["cls"] = type(backend)
+                # read from the instance: a wrapper (worker, Ray) forwards its inner backend's
+                cache["unsupported"] = dict(getattr(backend, "UNSUPPORTED_SCENE_FEATURES", {}))
+                cache["known_deviations"] = dict(getattr(backend, "KNOWN_KIT_DEVIATIONS", {}))
             finally:
                 backend.close()
             return
@@ -107,7 +110,7 @@ class Kit:
                                 f"(required by this check)")
         # expected failures declared by the backend class (KNOWN_KIT_DEVIATIONS) or through a
         # ``unisim_expected_failures`` fixture
-        entries = dict(getattr(self.backend_cls, "KNOWN_KIT_DEVIATIONS", {}))
+        entries = dict(self._state.cache["known_deviations"])
         try:
             entries.update(self._request.getfixturevalue("unisim_expected_failures") or {})
         except pytest.FixtureLookupError:
@@ -152,7 +155,7 @@ class Kit:
     def unsupported_features(self) -> dict[str, str]:
         """``{feature: reason}`` the backend declares it refuses: its class's
         ``UNSUPPORTED_SCENE_FEATURES`` plus ``unsupported::<feature>`` expected-failure entries."""
-        out = {str(k): str(v) for k, v in getattr(self.backend_cls, "UNSUPPORTED_SCENE_FEATURES", {}).items()}
+        out = {str(k): str(v) for k, v in self._state.cache["unsupported"].items()}
         entries = dict(self._state.expected)
         try:
             entries.update(self._request.getfixturevalue("unisim_expected_failures") or {})

@@ -326,3 +326,103 @@ def test_gravity_matches_free_fall(kit):
     acc = b.get_base_lin_vel().astype(np.float64) / (k * b.sim_dt)
     g = np.broadcast_to(np.asarray(b.get_gravity(), np.float64), (2, 3))
     np.testing.assert_allclose(acc, g, atol=1e-4, err_msg="free-fall acceleration vs get_gravity()")
+
+
+# ------------------------------------------------------------------------ randomization takes effect
+def _randomize(b, term, targets, values):
+    """Set ``term`` of env 1 only (init randomization), returning nothing."""
+    from unisim_core import InitRandomizationPlan, RandomizationOp
+
+    tid = None if targets is None else np.asarray(targets)
+    b.apply_init_randomization(InitRandomizationPlan([RandomizationOp(
+        term=term, env_ids=np.array([1]), target_ids=tid, values=np.asarray(values, dtype=np.float64)[None],
+        operation="set")]))
+
+
+def _effect_gravity(kit):
+    """free_body, env 1 gravity (1, -2, -5): its free-fall acceleration is that vector (exact for
+    constant acceleration); env 0 keeps (0, 0, -9.81)."""
+    b = kit.make("free_body", 2)
+    _randomize(b, "gravity", None, [1.0, -2.0, -5.0])
+    b.step(np.zeros((2, b.num_actuators)), 50)
+    acc = b.get_base_lin_vel().astype(np.float64) / (50 * b.sim_dt)
+    np.testing.assert_allclose(acc, [[0, 0, -G], [1, -2, -5]], atol=1e-4,
+                               err_msg="free-fall acceleration per env after randomizing env 1's gravity")
+
+
+def _effect_body_mass(kit):
+    """free_body, env 1 mass 4 kg (nominal 2): a force of 8 N along +x accelerates env 0 at 4 m/s^2
+    and env 1 at 2 m/s^2 (needs BODY_FORCE)."""
+    if Capability.BODY_FORCE not in kit.caps:
+        pytest.skip("the body_mass effect is measured with apply_body_force (BODY_FORCE not declared)")
+    b = kit.make("free_body", 2)
+    box = b.get_body_ids(["box"])
+    _randomize(b, "body_mass", box, [4.0])
+    b.apply_body_force(box, np.tile([[[8.0, 0.0, 0.0]]], (2, 1, 1)))
+    b.step(np.zeros((2, b.num_actuators)), 1)
+    _rel_close(b.get_base_lin_vel()[:, 0] / b.sim_dt, [4.0, 2.0], 1e-4,
+               "x acceleration under 8 N with masses (2, 4) kg", "m/s^2")
+
+
+def _effect_dof_damping(kit):
+    """actuated_hinges damped_joint, env 1 damping 0.04 (nominal 0.01): decay rate b / (I + a) of
+    1.0 /s instead of 0.25 /s; q'(1 s) = q'0 e^-rate (tolerance as joint_damping_decay)."""
+    b = kit.make("actuated_hinges", 2)
+    dof = b.get_joint_state_qvel_indices(["damped_joint"])
+    _randomize(b, "dof_damping", dof, [0.04])
+    qvel = np.zeros((2, b.nv))
+    qvel[:, int(dof[0])] = 2.0
+    b.set_state(np.arange(2), b.get_qpos(), qvel)
+    b.step(np.zeros((2, b.num_actuators)), int(round(1.0 / b.sim_dt)))
+    _rel_close(_qd(b, "damped_joint"), 2.0 * np.exp([-0.25, -1.0]), 5e-4,
+               "damped_joint velocity after 1 s with damping (0.01, 0.04)", "rad/s")
+
+
+def _effect_dof_armature(kit):
+    """actuated_hinges armature_joint, env 1 armature 0.08 (nominal 0.03): q'' = u / (0.02 + a)."""
+    b, names = _hinges(kit)
+    dof = b.get_joint_state_qvel_indices(["armature_joint"])
+    _randomize(b, "dof_armature", dof, [0.08])
+    b.step(_ctrl(b, names, armature_motor=0.5), 50)
+    _rel_close(_qd(b, "armature_joint"), 0.5 / (I_HINGE + np.array([0.03, 0.08])) * 50 * b.sim_dt, 1e-4,
+               "armature_joint velocity with armature (0.03, 0.08)", "rad/s")
+
+
+def _effect_actuator_kp(kit):
+    """actuated_hinges position actuator, env 1 kp 16 (nominal 8): first-substep acceleration from
+    rest kp u / I (3e-2 relative, as position_actuator_gain_and_steady_state)."""
+    b, names = _hinges(kit)
+    _randomize(b, "actuator_kp", [names.index("position")], [16.0])
+    b.step(_ctrl(b, names, position=0.1), 1)
+    _rel_close(_qd(b, "position_joint"), np.array([8.0, 16.0]) * 0.1 / I_HINGE * b.sim_dt, 3e-2,
+               "position_joint velocity after one substep with kp (8, 16)", "rad/s")
+
+
+def _effect_actuator_kd(kit):
+    """actuated_hinges position actuator, env 1 kd 1.6 (nominal 0.4): at its target with q' = 1 the
+    first substep removes kd dt / I of the velocity (0.02 vs 0.08; an implicit treatment gives
+    0.0196 / 0.074: tolerance 10 % relative)."""
+    b, names = _hinges(kit)
+    _randomize(b, "actuator_kd", [names.index("position")], [1.6])
+    qvel = np.zeros((2, b.nv))
+    qvel[:, int(b.get_joint_state_qvel_indices(["position_joint"])[0])] = 1.0
+    b.set_state(np.arange(2), b.get_qpos(), qvel)
+    b.step(_ctrl(b, names, position=0.0), 1)
+    _rel_close(1.0 - _qd(b, "position_joint"), np.array([0.4, 1.6]) * b.sim_dt / I_HINGE, 0.1,
+               "velocity lost in one substep at the target with kd (0.4, 1.6)", "rad/s")
+
+
+EFFECTS = {"gravity": _effect_gravity, "body_mass": _effect_body_mass, "dof_damping": _effect_dof_damping,
+           "dof_armature": _effect_dof_armature, "actuator_kp": _effect_actuator_kp,
+           "actuator_kd": _effect_actuator_kd}
+
+
+@pytest.mark.requires(Capability.INIT_RANDOMIZATION)
+@pytest.mark.parametrize("term", sorted(EFFECTS))
+def test_randomized_term_takes_effect(kit, term):
+    """A declared init-randomization term changes the physics of the targeted env as its new value
+    dictates (a value stored but never applied to the engine fails), and leaves the other env alone."""
+    probe = kit.make("free_body", 1)
+    if term not in probe.get_dr_capabilities().init_terms:
+        pytest.skip(f"backend {kit.label!r} does not declare init randomization term {term!r}")
+    EFFECTS[term](kit)

@@ -43,6 +43,20 @@ def test_method_signatures(kit):
     assert not problems, f"backend {kit.label!r} deviates from the contract surface:\n" + "\n".join(problems)
 
 
+@pytest.mark.parametrize("scene, kp, kd", [
+    ("quadruped", [60.0] * 12, [2.0] * 12),
+    ("actuated_hinges", [0, 0, 8, 100, 0, 0], [0, 0, 0.4, 0, 0.1, 0]),
+], ids=["quadruped", "actuated_hinges"])
+def test_actuator_gains_values(kit, scene, kp, kd):
+    """get_actuator_gains() is (kp, kd) per actuator as written in the MJCF: position actuators
+    (kp, kv), velocity actuators (0, kv), motors (0, 0). Exact up to float32 (1e-6 relative)."""
+    b = kit.make(scene, 1)
+    got_kp, got_kd = b.get_actuator_gains()
+    names = list(b.get_actuator_names())
+    np.testing.assert_allclose(np.abs(got_kp), kp, rtol=1e-6, err_msg=f"kp of actuators {names}")
+    np.testing.assert_allclose(np.abs(got_kd), kd, rtol=1e-6, err_msg=f"kd of actuators {names}")
+
+
 @pytest.mark.parametrize("scene", ["quadruped", "fixed_arm", "pendulum"])
 def test_model_tables_consistent(kit, scene):
     """Counts agree with name lists and every model table has its documented shape."""

@@ -117,14 +117,13 @@ def _principal(I6: np.ndarray) -> np.ndarray:
     return np.sort(np.linalg.eigvalsh(full))[::-1].copy()
 
 
-def actuator_gains(a) -> tuple[float, float]:
+def actuator_gains(a, data) -> tuple[float, float]:
+    """``(kp, kd)`` of an actuator; ``data`` (a ``SceneData``) holds a velocity actuator's kv."""
     kind = type(a).__name__
     if kind == "PositionActuator":
         return float(a.kp), float(a.kd)
     if kind == "VelocityActuator":
-        for attr in ("kv", "kd", "gain"):
-            if hasattr(a, attr):
-                return 0.0, float(getattr(a, attr))
+        return 0.0, float(np.asarray(a.get_kv_override(data)).reshape(-1)[0])
     return 0.0, 0.0
 
 
@@ -166,7 +165,7 @@ def build_model_info(M, layout: Layout, facts: MjcfFacts, sensor_dims: dict[str,
         a_joint.append(jindex.get(a.target_name, -1) if str(a.target_type) == "joint" else -1)
         cr = a.ctrl_range
         a_range.append([-np.inf, np.inf] if cr is None else [float(cr[0]), float(cr[1])])
-        g = actuator_gains(a)
+        g = actuator_gains(a, D1)
         kp.append(g[0])
         kd.append(g[1])
     sens_names = [s.name for s in facts.sensors if s.name] + [n for n, _ in body_sensors]
