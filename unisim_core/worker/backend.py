@@ -44,7 +44,8 @@ from .hosted import info_from_plain, pack_array, scene_to_plain, unpack_array
 __all__ = ["WorkerBackend", "WorkerLaunch", "NOT_FORWARDED", "QUAT_ORDERS"]
 
 #: Capabilities whose results are live objects that stay in the worker.
-NOT_FORWARDED = frozenset({Capability.RENDER, Capability.HEIGHT_SCAN, Capability.TERRAIN, Capability.MOCAP})
+NOT_FORWARDED = frozenset({Capability.RENDER, Capability.HEIGHT_SCAN, Capability.TERRAIN, Capability.MOCAP,
+                           Capability.DEVICE_ARRAYS})
 INIT_TIMEOUT_S = 300.0
 CALL_TIMEOUT_S = 60.0
 QUAT_ORDERS = ("wxyz", "xyzw")

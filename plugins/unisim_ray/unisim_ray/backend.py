@@ -62,9 +62,9 @@ log = logging.getLogger("unisim_ray")
 #: Capabilities forwarded when the inner backend declares them. Not forwarded:
 #: RENDER (an interactive window on a remote node), VIDEO_CAPTURE and PLAYBACK
 #: (one shard's renderer can only draw its own envs, so a frame of "all envs"
-#: would silently omit the other shards' envs).
+#: would silently omit the other shards' envs), DEVICE_ARRAYS (views of another process's memory).
 FORWARDED_CAPABILITIES: frozenset[Capability] = frozenset(Capability) - {
-    Capability.RENDER, Capability.VIDEO_CAPTURE, Capability.PLAYBACK,
+    Capability.RENDER, Capability.VIDEO_CAPTURE, Capability.PLAYBACK, Capability.DEVICE_ARRAYS,
 }
 #: Errors that, by contract, a backend raises before writing anything.
 #: Seconds close() waits for Ray to confirm that killed actors are gone.
