@@ -1,0 +1,205 @@
+"""unisim-mjwarp on the real engine (MuJoCo Warp on warp's CPU device): options, errors that
+name their cause, per-world model fields, device arrays, and agreement with CPU MuJoCo."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import warp as wp
+from mjwarp_testutil import QUADRUPED
+
+from unisim_core import (
+    Capability,
+    EngineError,
+    InitRandomizationPlan,
+    InvalidInputError,
+    RandomizationOp,
+    SceneCfg,
+    UnsupportedCapabilityError,
+    create_backend,
+    list_backends,
+)
+
+G = 9.81
+
+
+def test_listed_without_importing_warp():
+    """The registry lists the plugin from its entry point; importing the package imports no engine."""
+    record = next(r for r in list_backends() if r.name == "mjwarp")
+    assert record.status == "ok", record.reason
+    code = "import sys, unisim_mjwarp; bad = {'warp', 'mujoco_warp', 'mujoco'} & set(sys.modules); assert not bad, bad"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize(("options", "needle"), [
+    ({"device": "gpu"}, "device: expected None, 'cpu', 'cuda' or 'cuda:N', got 'gpu'"),
+    ({"device": "cuda:7"}, "device: 'cuda:7' is not available"),
+    ({"graph_capture": True}, "graph_capture: True needs a CUDA device"),
+    ({"cone": "round"}, "cone: expected None or one of ['elliptic', 'pyramidal'], got 'round'"),
+    ({"solver": "pgs"}, "solver: expected None or one of ['cg', 'newton'], got 'pgs'"),
+    ({"nconmax": 0}, "nconmax"),
+])
+def test_bad_options_name_the_option(make, options, needle):
+    with pytest.raises(InvalidInputError) as info:
+        make("free_body", **options)
+    assert needle in str(info.value)
+
+
+def test_unknown_option_lists_the_valid_ones(make):
+    with pytest.raises(TypeError, match="did you mean 'njmax'"):
+        make("free_body", njmaxx=8)
+
+
+def test_solver_options_reach_the_engine(make):
+    b = make("box_on_plane", cone="elliptic", solver="cg", iterations=7, ls_iterations=3, integrator="euler")
+    opt = b.warp_model.opt
+    assert (opt.cone, opt.solver, opt.iterations, opt.ls_iterations, opt.integrator) == (1, 1, 7, 3, 0)
+
+
+def test_unsupported_model_feature_is_refused_by_name(make, tmp_path):
+    """MuJoCo Warp has no PGS solver: the constructor names the feature, not a stack trace."""
+    path = tmp_path / "pgs.xml"
+    path.write_text('<mujoco><option solver="PGS"/><worldbody><body><freejoint/>'
+                    '<geom size="0.1"/></body></worldbody></mujoco>')
+    with pytest.raises(UnsupportedCapabilityError) as info:
+        make(path)
+    assert "sol_pgs" in str(info.value) and "mjwarp" in str(info.value)
+
+
+def test_contact_overflow_names_the_option(make):
+    """4 box corners touch the plane in each world; room for 1 contact per world must raise."""
+    b = make("box_on_plane", num_envs=2, nconmax=1)
+    with pytest.raises(EngineError, match=r"overflow \(NARROWPHASE\).*Raise the option\(s\) nconmax"):
+        b.step(np.zeros((2, 0)), int(0.3 / b.sim_dt))
+
+
+def test_constraint_overflow_names_the_option(make):
+    b = make("box_on_plane", num_envs=2, njmax=2)
+    with pytest.raises(EngineError, match=r"NEFC.*njmax"):
+        b.step(np.zeros((2, 0)), int(0.3 / b.sim_dt))
+
+
+def test_non_finite_state_raises_naming_the_env(make):
+    b = make("free_body", num_envs=3)
+    qvel = b.warp_data.qvel.numpy()  # CPU: a view of the engine's buffer
+    qvel[1, 0] = np.nan
+    with pytest.raises(EngineError, match=r"not finite in env\(s\) \[1\]"):
+        b.step(np.zeros((3, 0)), 1)
+
+
+def test_free_fall_matches_closed_form(make):
+    """Semi-implicit Euler: v_n = -g n dt exactly, z_n = z0 - g dt^2 n (n + 1) / 2."""
+    b = make("free_body", num_envs=2, integrator="euler")
+    z0 = float(b.get_base_pos()[0, 2])
+    n = 50
+    b.step(np.zeros((2, 0)), n)
+    dt = b.sim_dt
+    np.testing.assert_allclose(b.get_base_lin_vel()[:, 2], -G * n * dt, rtol=1e-5)
+    np.testing.assert_allclose(b.get_base_pos()[:, 2], z0 - G * dt * dt * n * (n + 1) / 2, rtol=1e-5)
+
+
+def test_body_mass_per_world_changes_only_that_world(make):
+    """F = m a per world: env 1 at 4 kg accelerates half as fast as env 0 at 2 kg (dv = F/m dt)."""
+    b = make("free_body", num_envs=2, integrator="euler")
+    box = b.get_body_ids(["box"])
+    b.apply_init_randomization(InitRandomizationPlan([RandomizationOp(
+        term="body_mass", env_ids=np.array([1]), target_ids=box, values=np.array([[4.0]]), operation="set")]))
+    np.testing.assert_allclose(b.get_model_field("body_mass")[:, box[0]], [2.0, 4.0])
+    b.apply_body_force(box, np.array([[[8.0, 0, 0]], [[8.0, 0, 0]]]))
+    b.step(np.zeros((2, 0)), 1)
+    np.testing.assert_allclose(b.get_base_lin_vel()[:, 0], [4.0 * b.sim_dt, 2.0 * b.sim_dt], rtol=1e-5)
+
+
+def test_gravity_per_world(make):
+    b = make("free_body", num_envs=2, integrator="euler")
+    b.apply_init_randomization(InitRandomizationPlan([RandomizationOp(
+        term="gravity", env_ids=np.array([0]), values=np.array([[0.0, 0.0, -2.0]]), operation="set")]))
+    b.step(np.zeros((2, 0)), 10)
+    np.testing.assert_allclose(b.get_base_lin_vel()[:, 2], [-2.0 * 10 * b.sim_dt, -G * 10 * b.sim_dt], rtol=1e-5)
+
+
+def test_device_arrays_are_the_engine_buffers(quadruped):
+    """The views are warp's own arrays: the same pointer as the engine's, live after a step,
+    and importable through DLPack (warp here; torch/jax the same way)."""
+    b = quadruped
+    views = b.get_device_arrays()
+    assert Capability.DEVICE_ARRAYS in b.capabilities and views.device == "cpu"
+    assert views.qpos.ptr == b.warp_data.qpos.ptr
+    q = np.from_dlpack(views.qpos)
+    assert q.__array_interface__["data"][0] == views.qpos.ptr
+    again = wp.from_dlpack(views.body_quat_w)
+    assert again.ptr == b.warp_data.xquat.ptr and again.shape == (4, b.num_bodies, 4)
+    b.step(np.zeros((4, b.num_actuators)), 2)
+    np.testing.assert_array_equal(q, b.get_qpos().astype(np.float32))
+    assert views.sensordata.shape == (4, int(b.model.nsensordata))
+
+
+def test_quadruped_matches_cpu_mujoco(quadruped):
+    """The same MJCF on CPU MuJoCo (float64) and MuJoCo Warp (float32): 0.25 s of a PD hold at
+    the home pose stays within 1e-3 m / rad (float32 rounding through the contact solver)."""
+    b = quadruped
+    ref = create_backend("mujoco", SceneCfg(str(QUADRUPED)), 4, 0.005, np_dtype=np.float64, threads=1)
+    try:
+        q0 = np.asarray(ref.get_keyframe_qpos("home"), dtype=np.float64)
+        home = np.tile(q0[7:], (4, 1))
+        for sim in (b, ref):
+            sim.set_state(np.arange(4), np.tile(q0, (4, 1)), np.zeros((4, ref.nv)))
+        for _ in range(50):
+            b.step(home, 1)
+            ref.step(home, 1)
+        np.testing.assert_allclose(b.get_qpos(), ref.get_qpos(), atol=1e-3)
+        ids = np.arange(b.num_bodies)
+        np.testing.assert_allclose(b.get_body_lin_vel_w(ids), ref.get_body_lin_vel_w(ids), atol=1e-2)
+        acc = b.get_sensor_data("imu_acc")
+        np.testing.assert_allclose(acc, ref.get_sensor_data("imu_acc"), atol=5e-2)
+        assert abs(float(np.linalg.norm(acc[0])) - G) < 0.5  # standing still: the accelerometer reads g
+    finally:
+        ref.close()
+
+
+def test_snapshot_restore_is_bit_exact(quadruped):
+    b = quadruped
+    q0 = np.asarray(b.get_keyframe_qpos("home"), dtype=np.float64)
+    home = np.tile(q0[7:], (4, 1))
+    b.set_state(np.arange(4), np.tile(q0, (4, 1)), np.zeros((4, b.nv)))
+    b.step(home, 3)
+    snap = b.get_physics_state()
+    b.step(home, 5)
+    after = b.get_qpos()
+    b.set_physics_state(snap)
+    b.step(home, 5)
+    np.testing.assert_array_equal(b.get_qpos(), after)
+
+
+def test_compile_notice_goes_to_stderr():
+    """The first backend of a process says (on stderr) that warp may compile and where it caches."""
+    code = ("import numpy as np; from unisim_core import SceneCfg; from unisim_conformance import scene_path; "
+            "from unisim_mjwarp import MjwarpBackend; "
+            "MjwarpBackend(SceneCfg(str(scene_path('free_body'))), 1, 0.002, device='cpu'); "
+            "MjwarpBackend(SceneCfg(str(scene_path('free_body'))), 1, 0.002, device='cpu')")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stderr.count("unisim-mjwarp: loading MuJoCo Warp kernels on 'cpu'") == 1, run.stderr
+    assert "unisim-mjwarp: kernels ready on 'cpu' after" in run.stderr
+    assert str(wp.config.kernel_cache_dir) in run.stderr
+
+
+def test_closed_backend_refuses_work(make):
+    b = make("free_body", num_envs=1)
+    b.close()
+    with pytest.raises(Exception, match="closed"):
+        b.step(np.zeros((1, 0)), 1)
+    with pytest.raises(Exception, match="closed"):
+        b.get_device_arrays()
+
+
+def test_mjwarp_is_float32_inside(make):
+    """Requesting float64 outputs does not pretend to float64 physics: inputs round to float32."""
+    b = make("free_body", num_envs=1)
+    q = np.array([[0.1, 0.2, 1.0 + 1e-9, 1, 0, 0, 0]])
+    b.set_state(np.array([0]), q, np.zeros((1, 6)))
+    assert b.get_qpos()[0, 2] == np.float32(1.0 + 1e-9)
+    with pytest.raises(InvalidInputError):
+        b.set_state(np.array([0]), q[:, :3], np.zeros((1, 6)))

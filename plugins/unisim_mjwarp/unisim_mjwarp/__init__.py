@@ -1,0 +1,20 @@
+"""UniSim backend for MuJoCo Warp (``mujoco-warp`` 4.x): ``num_envs`` worlds on a warp device.
+
+``import unisim_mjwarp`` imports neither warp nor MuJoCo; ``MjwarpBackend`` (loaded on first
+access) and constructing a backend do.
+"""
+
+from __future__ import annotations
+
+from ._options import MjwarpOptions
+from ._spec import __version__, unisim_backend_spec, unisim_diagnostics
+
+__all__ = ["MjwarpBackend", "MjwarpOptions", "__version__", "unisim_backend_spec", "unisim_diagnostics"]
+
+
+def __getattr__(name: str):
+    if name == "MjwarpBackend":
+        from ._backend import MjwarpBackend
+
+        return MjwarpBackend
+    raise AttributeError(f"module 'unisim_mjwarp' has no attribute {name!r}")

@@ -1,0 +1,65 @@
+"""``MjwarpOptions``: the MuJoCo Warp backend's typed options (importable without warp)."""
+
+from __future__ import annotations
+
+import re
+
+import attrs
+
+from unisim_core.errors import InvalidInputError
+from unisim_core.options import BackendOptions, boolean, optional_positive_int
+from unisim_mujoco.options import INTEGRATORS
+
+__all__ = ["MjwarpOptions", "CONES", "SOLVERS"]
+
+#: ``cone`` values -> ``mjtCone`` member names.
+CONES = {"pyramidal": "mjCONE_PYRAMIDAL", "elliptic": "mjCONE_ELLIPTIC"}
+#: ``solver`` values -> ``mjtSolver`` member names (MuJoCo Warp has no PGS).
+SOLVERS = {"cg": "mjSOL_CG", "newton": "mjSOL_NEWTON"}
+_DEVICE = re.compile(r"cpu|cuda(:\d+)?")
+
+
+def _choice(table: dict[str, str]):
+    def check(inst, attribute, value):
+        if value is not None and value not in table:
+            raise InvalidInputError(f"{attribute.name}: expected None or one of {sorted(table)}, got {value!r}")
+    return check
+
+
+def _device(inst, attribute, value):
+    if value is not None and not (isinstance(value, str) and _DEVICE.fullmatch(value)):
+        raise InvalidInputError(f"{attribute.name}: expected None, 'cpu', 'cuda' or 'cuda:N', got {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class MjwarpOptions(BackendOptions):
+    """Options of the MuJoCo Warp backend (on top of :class:`BackendOptions`).
+
+    - ``device``: warp device, ``"cpu"``, ``"cuda"`` or ``"cuda:N"``; ``None`` picks
+      ``"cuda"`` when warp sees a CUDA device, else ``"cpu"``.
+    - ``integrator`` (``"euler"``, ``"implicit"``, ``"implicitfast"``, ``"rk4"``), ``cone``
+      (``"pyramidal"``, ``"elliptic"``), ``solver`` (``"cg"``, ``"newton"``), ``iterations``,
+      ``ls_iterations``, ``noslip_iterations``: overrides of the model's options (``None``
+      keeps the model's), as set in mjlab.
+    - ``nconmax``: contacts allocated per world; ``njmax``: constraint rows per world
+      (``None``: MuJoCo Warp's defaults for the model). Exceeding either is an
+      ``EngineError`` naming the option to raise, never silently dropped contacts.
+    - ``graph_capture``: replay ``step`` as a CUDA graph (``wp.ScopedCapture``); ``None``
+      captures on CUDA devices and runs the plain path on CPU. ``True`` on CPU is an error.
+    - ``add_body_sensors``: add ``<body>_pos``/``_quat``/``_linvel``/``_angvel`` frame
+      sensors for every body (as in ``unisim-mujoco``).
+
+    The time step always comes from ``sim_dt``.
+    """
+
+    device: str | None = attrs.field(default=None, validator=_device)
+    integrator: str | None = attrs.field(default=None, validator=_choice(INTEGRATORS))
+    cone: str | None = attrs.field(default=None, validator=_choice(CONES))
+    solver: str | None = attrs.field(default=None, validator=_choice(SOLVERS))
+    iterations: int | None = attrs.field(default=None, validator=optional_positive_int)
+    ls_iterations: int | None = attrs.field(default=None, validator=optional_positive_int)
+    noslip_iterations: int | None = attrs.field(default=None, validator=optional_positive_int)
+    nconmax: int | None = attrs.field(default=None, validator=optional_positive_int)
+    njmax: int | None = attrs.field(default=None, validator=optional_positive_int)
+    graph_capture: bool | None = attrs.field(default=None, validator=attrs.validators.optional(boolean))
+    add_body_sensors: bool = attrs.field(default=False, validator=boolean)

@@ -1,0 +1,45 @@
+"""Static facts about the MuJoCo Warp backend, importable without importing warp or MuJoCo."""
+
+from __future__ import annotations
+
+from unisim_core.capabilities import Capability
+from unisim_core.hooks import hookimpl
+from unisim_core.randomization import MODEL_TERMS
+from unisim_core.registry import BackendSpec
+
+from ._options import MjwarpOptions
+
+__version__ = "0.1.0"
+
+CAPABILITIES = frozenset({
+    Capability.CONTACTS, Capability.SENSORS, Capability.BODY_FORCE, Capability.BODY_TORQUE,
+    Capability.PUSH, Capability.SITE_JACOBIAN, Capability.MOCAP, Capability.PRE_STEP_CONTROL,
+    Capability.PHYSICS_SNAPSHOT, Capability.INIT_RANDOMIZATION, Capability.INTERVAL_RANDOMIZATION,
+    Capability.RESET_RANDOMIZATION, Capability.DEVICE_ARRAYS,
+})
+STATE_TERMS = frozenset({"root_lin_vel_delta", "root_ang_vel_delta", "body_force", "body_torque"})
+INIT_TERMS = frozenset(MODEL_TERMS)
+INTERVAL_TERMS = frozenset(MODEL_TERMS | STATE_TERMS)
+RESET_TERMS = frozenset(MODEL_TERMS | STATE_TERMS)
+
+
+@hookimpl
+def unisim_backend_spec() -> BackendSpec:
+    return BackendSpec(
+        name="mjwarp", backend="unisim_mjwarp._backend:MjwarpBackend", version=__version__,
+        options_cls=MjwarpOptions, capabilities=CAPABILITIES, required_modules=("mujoco_warp", "warp", "mujoco"),
+        description="MuJoCo Warp (mujoco-warp 4.x) on a warp device: CUDA, or the CPU",
+    )
+
+
+@hookimpl
+def unisim_diagnostics() -> dict[str, str]:
+    import importlib.metadata as md
+
+    out = {}
+    for dist in ("mujoco-warp", "warp-lang", "mujoco"):
+        try:
+            out[dist] = md.version(dist)
+        except md.PackageNotFoundError:
+            out[dist] = "not installed"
+    return out
