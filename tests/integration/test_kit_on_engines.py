@@ -25,7 +25,6 @@ def test_kit_passes_on_mujoco_with_no_expected_failures():
 
 
 def test_kit_passes_on_mujoco_in_a_worker_process():
-    pytest.importorskip("unisim_core.worker.backend", reason="worker-hosted backends need unisim_core.worker.backend")
     _assert_green(run_kit("--unisim-backend=mujoco", "--unisim-option", "isolation=subprocess"))
 
 

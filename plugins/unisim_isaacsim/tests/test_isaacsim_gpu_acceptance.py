@@ -21,6 +21,7 @@ def _gpu_present() -> bool:
     return smi is not None and subprocess.run([smi, "-L"], capture_output=True).returncode == 0
 
 
+@pytest.mark.gpu
 @pytest.mark.skipif(find_runtime() is None or not _gpu_present(), reason=REASON)
 def test_gpu_acceptance(tmp_path):
     report_path = tmp_path / "isaacsim_acceptance.json"
