@@ -1,0 +1,310 @@
+"""Quadruped velocity tracking (Isaac Lab / legged_gym style), written once against the contract."""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+
+from unisim_core import (
+    Capability,
+    InitRandomizationPlan,
+    IntervalRandomizationPlan,
+    RandomizationOp,
+    ResetRandomizationPayload,
+    SceneCfg,
+    SimBackend,
+)
+from unisim_core.quat import matrix_from_quat, quat_apply_inverse, quat_from_yaw, quat_mul
+from unisim_core.scenes import scene_path
+
+from ._task import StepResult, Task
+
+__all__ = ["VelocityTrackingCfg", "VelocityTrackingTask", "DEFAULT_REWARD_WEIGHTS", "OBSERVATION_LAYOUT"]
+
+#: Reward weights. Every term but ``termination`` is a rate (per second of control) and is
+#: multiplied by the control period; ``termination`` is paid once per terminated episode.
+DEFAULT_REWARD_WEIGHTS: dict[str, float] = {
+    "track_lin_vel_xy": 1.0,  # exp(-|cmd_xy - v_xy|^2 / sigma^2), body frame
+    "track_ang_vel_z": 0.5,  # exp(-(cmd_wz - w_z)^2 / sigma^2)
+    "lin_vel_z": -2.0,  # v_z^2, (m/s)^2
+    "ang_vel_xy": -0.05,  # |w_xy|^2, (rad/s)^2
+    "orientation": -1.0,  # |g_xy|^2 of the unit gravity in the base frame
+    "torques": -1e-4,  # |tau|^2 of the PD servos' torque, (N m)^2
+    "dof_acc": -2.5e-7,  # |dqd/dt|^2, (rad/s^2)^2
+    "action_rate": -0.01,  # |a_t - a_{t-1}|^2
+    "feet_air_time": 0.5,  # sum over feet touching down of (air time - 0.5 s), when commanded to move
+    "termination": -2.0,  # per terminated episode (base contact or tilt), not a rate
+}
+
+#: Observation columns (48 float32), in order: base linear velocity (3, m/s) and angular velocity
+#: (3, rad/s) in the base frame, unit gravity in the base frame (3), command (vx, vy m/s, wz rad/s),
+#: joint positions minus the keyframe's (12, rad), joint velocities (12, rad/s), last action (12).
+OBSERVATION_LAYOUT = (("base_lin_vel_b", 3), ("base_ang_vel_b", 3), ("projected_gravity", 3), ("command", 3),
+                      ("dof_pos_rel", 12), ("dof_vel", 12), ("last_action", 12))
+
+
+def _range(value) -> tuple[float, float]:
+    lo, hi = (float(v) for v in value)
+    if not (np.isfinite(lo) and np.isfinite(hi) and lo <= hi):
+        raise ValueError(f"expected a finite (low, high) with low <= high, got {value!r}")
+    return lo, hi
+
+
+def _positive(inst, attribute, value) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not np.isfinite(value) or value <= 0:
+        raise ValueError(f"VelocityTrackingCfg.{attribute.name}: expected a positive number, got {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class VelocityTrackingCfg:
+    """Configuration of :class:`VelocityTrackingTask` (SI units; ranges are ``(low, high)``).
+
+    - Control: ``sim_dt`` s x ``decimation`` substeps (default 0.005 s x 4 = 50 Hz); the action is a
+      joint-target offset, ``ctrl = keyframe + action_scale * action`` (rad), clipped to the ctrl range.
+    - Commands ``(vx, vy, wz)`` in the base frame, drawn uniformly at reset and every ``command_resample_s``.
+    - Reset: the ``keyframe`` pose, a uniform yaw, joint offsets within ``joint_pos_noise``, root
+      linear/angular velocities within ``root_vel_noise``.
+    - Terminations: the base box within ``base_contact_margin`` m of the floor (base contact), or a
+      tilt beyond ``max_tilt`` rad.
+    - Randomization (``randomize``; only terms the backend declares): foot and floor sliding friction
+      scaled by ``friction_scale``, ``base_mass_add`` kg on the base (per episode through ``set_state``,
+      else once through ``apply_init_randomization``), horizontal pushes every ``push_interval_s``
+      (``push_robots`` with ``push_force`` N over one control step, else an interval root velocity
+      delta of the same impulse).
+    """
+
+    scene_file: str = attrs.field(factory=lambda: str(scene_path("quadruped")))
+    keyframe: str = "home"
+    base_geom: str = "base_geom"
+    foot_bodies: tuple[str, ...] = ("FL_calf", "FR_calf", "RL_calf", "RR_calf")
+    foot_offset: tuple[float, float, float] = (0.0, 0.0, -0.213)  # foot centre in the calf frame, m
+    foot_radius: float = attrs.field(default=0.02, validator=_positive)
+    friction_geoms: tuple[str, ...] = ("floor", "FL_foot_geom", "FR_foot_geom", "RL_foot_geom", "RR_foot_geom")
+    sim_dt: float = attrs.field(default=0.005, validator=_positive)
+    decimation: int = attrs.field(default=4, validator=_positive)
+    episode_length_s: float = attrs.field(default=10.0, validator=_positive)
+    action_scale: float = attrs.field(default=0.25, validator=_positive)
+    lin_vel_x: tuple[float, float] = attrs.field(default=(-0.8, 0.8), converter=_range)
+    lin_vel_y: tuple[float, float] = attrs.field(default=(-0.4, 0.4), converter=_range)
+    ang_vel_z: tuple[float, float] = attrs.field(default=(-1.0, 1.0), converter=_range)
+    command_resample_s: float = attrs.field(default=5.0, validator=_positive)
+    tracking_sigma: float = attrs.field(default=0.5, validator=_positive)
+    joint_pos_noise: float = 0.1
+    root_vel_noise: float = 0.2
+    base_contact_margin: float = 0.01
+    max_tilt: float = attrs.field(default=1.0, validator=_positive)
+    randomize: bool = True
+    friction_scale: tuple[float, float] = attrs.field(default=(0.6, 1.25), converter=_range)
+    base_mass_add: tuple[float, float] = attrs.field(default=(-1.0, 1.5), converter=_range)
+    push_interval_s: float = attrs.field(default=8.0, validator=_positive)
+    push_force: float = 250.0
+    reward_weights: dict[str, float] = attrs.field(factory=lambda: dict(DEFAULT_REWARD_WEIGHTS))
+
+    def __attrs_post_init__(self) -> None:
+        unknown = sorted(set(self.reward_weights) - set(DEFAULT_REWARD_WEIGHTS))
+        if unknown:
+            raise ValueError(f"VelocityTrackingCfg.reward_weights: unknown terms {unknown}; "
+                             f"known: {sorted(DEFAULT_REWARD_WEIGHTS)}")
+
+
+class VelocityTrackingTask(Task):
+    """Track a base-frame velocity command ``(vx, vy, wz)`` with the shipped 12-DoF quadruped."""
+
+    def __init__(self, cfg: VelocityTrackingCfg | None = None) -> None:
+        self.cfg = cfg if cfg is not None else VelocityTrackingCfg()
+        self.sim_dt = self.cfg.sim_dt
+        self.decimation = int(self.cfg.decimation)
+        self.episode_length_s = self.cfg.episode_length_s
+        self.dt = self.sim_dt * self.decimation
+        self.weights = {**DEFAULT_REWARD_WEIGHTS, **self.cfg.reward_weights}
+        self.dr_terms: tuple[str, ...] = ()
+
+    @property
+    def scene(self) -> SceneCfg:
+        return SceneCfg(self.cfg.scene_file, default_keyframe=self.cfg.keyframe)
+
+    # ------------------------------------------------------------------ cold path
+    def bind(self, backend: SimBackend, rng: np.random.Generator) -> int:
+        cfg, b, n = self.cfg, backend, backend.num_envs
+        self.b, self.rng, self.n = b, rng, n
+        self.home_qpos = b.get_default_qpos().astype(np.float64)
+        self.default_dof = b.get_default_dof_pos().astype(np.float64)
+        names = b.get_actuator_joint_names()
+        self.act_cols = b.get_joint_dof_pos_indices(names)  # get_dof_pos column of each actuator's joint
+        self.act_vel_cols = b.get_joint_dof_vel_indices(names)  # get_dof_vel column of each actuator's joint
+        self.act_qpos_cols = b.get_joint_state_qpos_indices(names)  # full-qpos column of each actuator's joint
+        root = b.get_root_state_layout(b.model_info.body_names[b.base_body_id])
+        self.root_q, self.root_v = root.qpos_start, root.qvel_start
+        self.ctrl_range = b.get_actuator_ctrl_range().astype(np.float64)
+        self.ctrl_default = self.default_dof[self.act_cols]
+        kp, kd = b.get_actuator_gains()
+        self.kp, self.kd = kp.astype(np.float64), kd.astype(np.float64)
+        self.joint_range = b.get_joint_range().astype(np.float64)
+        self.base_half = b.get_geom_size(cfg.base_geom).astype(np.float64)
+        self.foot_ids = b.get_body_ids(list(cfg.foot_bodies))
+        self.foot_offset = np.asarray(cfg.foot_offset, dtype=np.float64)
+        na = b.num_actuators
+        self.commands = np.zeros((n, 3))
+        self.last_action = np.zeros((n, na))
+        self.last_dof_vel = np.zeros((n, b.num_dof_vel))
+        self.air_time = np.zeros((n, len(self.foot_ids)))
+        self.last_contact = np.ones((n, len(self.foot_ids)), dtype=bool)
+        self.episode_steps = np.zeros(n, dtype=np.int64)
+        self._resample_every = max(1, round(cfg.command_resample_s / self.dt))
+        self._push_every = max(1, round(cfg.push_interval_s / self.dt))
+        self._bind_randomization()
+        return 12 + b.num_dof + b.num_dof_vel + na
+
+    def _bind_randomization(self) -> None:
+        """Pick the randomization route per term from what the backend declares (none: term off)."""
+        b, cfg = self.b, self.cfg
+        self.friction_targets = np.array([b.get_geom_id(g) for g in cfg.friction_geoms])
+        self.base_id = np.array([b.base_body_id])
+        dr = b.get_dr_capabilities()
+        self._reset_terms = tuple(t for t in ("geom_friction", "body_mass") if cfg.randomize and t in dr.reset_terms)
+        init_terms = tuple(t for t in ("geom_friction", "body_mass")
+                           if cfg.randomize and t not in self._reset_terms and t in dr.init_terms)
+        if Capability.PUSH in b.capabilities:
+            self._push = "push_robots"
+        elif "root_lin_vel_delta" in dr.interval_terms:
+            self._push = "root_lin_vel_delta"
+        else:
+            self._push = None
+        if not cfg.randomize or cfg.push_force <= 0:
+            self._push = None
+        if init_terms:
+            b.apply_init_randomization(InitRandomizationPlan(self._model_ops(np.arange(self.n), init_terms)))
+        #: Randomization actually applied on this backend (``term:route``), for reports.
+        self.dr_terms = (tuple(f"{t}:reset" for t in self._reset_terms) + tuple(f"{t}:init" for t in init_terms)
+                         + ((f"push:{self._push}",) if self._push else ()))
+
+    def _model_ops(self, env_ids: np.ndarray, terms: tuple[str, ...]) -> list[RandomizationOp]:
+        cfg, k, ops = self.cfg, len(env_ids), []
+        if "geom_friction" in terms:
+            values = np.ones((k, len(self.friction_targets), 3))
+            values[:, :, 0] = self.rng.uniform(*cfg.friction_scale, size=(k, 1))  # one scale per env
+            ops.append(RandomizationOp(term="geom_friction", values=values, env_ids=env_ids,
+                                       target_ids=self.friction_targets, operation="scale"))
+        if "body_mass" in terms:
+            ops.append(RandomizationOp(term="body_mass", values=self.rng.uniform(*cfg.base_mass_add, size=(k, 1)),
+                                       env_ids=env_ids, target_ids=self.base_id, operation="add"))
+        return ops
+
+    def reseed(self, rng: np.random.Generator) -> None:
+        self.rng = rng
+
+    def action_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        scale = self.cfg.action_scale
+        low, high = self.ctrl_range[:, 0], self.ctrl_range[:, 1]
+        return (low - self.ctrl_default) / scale, (high - self.ctrl_default) / scale
+
+    # ------------------------------------------------------------------ hot path
+    def ctrl_from_action(self, action: np.ndarray) -> np.ndarray:
+        ctrl = self.ctrl_default + self.cfg.action_scale * action
+        self._ctrl = np.clip(ctrl, self.ctrl_range[:, 0], self.ctrl_range[:, 1]).astype(self.b.np_dtype)
+        return self._ctrl
+
+    def before_step(self, step_count: int) -> None:
+        if self._push is None or step_count % self._push_every != self._push_every - 1:
+            return
+        f = self.cfg.push_force
+        if self._push == "push_robots":
+            self.b.push_robots([-f, f])
+        else:  # the same impulse as a push over one control step, as a velocity change
+            dv = np.zeros((self.n, 3))
+            dv[:, :2] = self.rng.uniform(-f, f, size=(self.n, 2)) * self.dt / self.b.get_body_mass().sum()
+            self.b.apply_interval_randomization(IntervalRandomizationPlan([
+                RandomizationOp(term="root_lin_vel_delta", values=dv, operation="add")]))
+
+    def _base_state(self) -> None:
+        b = self.b
+        self.quat = b.get_base_quat().astype(np.float64)
+        self.lin_vel_b = quat_apply_inverse(self.quat, b.get_base_lin_vel().astype(np.float64))
+        self.ang_vel_b = quat_apply_inverse(self.quat, b.get_base_ang_vel().astype(np.float64))
+        self.gravity_b = quat_apply_inverse(self.quat, np.broadcast_to([0.0, 0.0, -1.0], (self.n, 3)))
+        self.dof_pos = b.get_dof_pos().astype(np.float64)
+        self.dof_vel = b.get_dof_vel().astype(np.float64)
+
+    def _foot_contact(self) -> np.ndarray:
+        """``(num_envs, 4)`` feet within 5 mm of the floor (foot centre height <= radius + 5 mm)."""
+        pos, quat = self.b.get_body_pose_w(self.foot_ids)
+        rot = matrix_from_quat(quat.astype(np.float64))  # (n, feet, 3, 3)
+        z = pos[..., 2] + rot[..., 2, :] @ self.foot_offset
+        return z <= self.cfg.foot_radius + 0.005
+
+    def base_contact(self) -> np.ndarray:
+        """``(num_envs,)`` the base box's lowest corner within ``base_contact_margin`` m of the floor."""
+        rot = matrix_from_quat(self.quat)
+        lowest = self.b.get_base_pos()[:, 2] - np.abs(rot[:, 2, :]) @ self.base_half
+        return lowest <= self.cfg.base_contact_margin
+
+    def evaluate(self, action: np.ndarray) -> StepResult:
+        self._base_state()
+        cfg, w, dt, cmd = self.cfg, self.weights, self.dt, self.commands
+        self.episode_steps += 1
+        sigma2 = cfg.tracking_sigma ** 2
+        joint_pos = self.dof_pos[:, self.act_cols]
+        torque = self.kp * (self._ctrl - joint_pos) - self.kd * self.dof_vel[:, self.act_vel_cols]
+        contact = self._foot_contact()
+        first_contact = contact & ~self.last_contact & (self.air_time > 0)
+        self.air_time += dt
+        moving = np.linalg.norm(cmd[:, :2], axis=1) > 0.1
+        air = np.sum((self.air_time - 0.5) * first_contact, axis=1) * moving
+        self.air_time[contact] = 0.0
+        self.last_contact = contact
+        tilt = self.gravity_b[:, 2] > -np.cos(cfg.max_tilt)
+        terminated = self.base_contact() | tilt
+        #: ``(num_envs,)`` tracking errors of the last step: ``|cmd_xy - v_xy|`` m/s, ``|cmd_wz - w_z|`` rad/s.
+        self.lin_vel_error = np.linalg.norm(cmd[:, :2] - self.lin_vel_b[:, :2], axis=1)
+        self.ang_vel_error = np.abs(cmd[:, 2] - self.ang_vel_b[:, 2])
+        raw = {
+            "track_lin_vel_xy": np.exp(-self.lin_vel_error ** 2 / sigma2),
+            "track_ang_vel_z": np.exp(-self.ang_vel_error ** 2 / sigma2),
+            "lin_vel_z": self.lin_vel_b[:, 2] ** 2,
+            "ang_vel_xy": np.sum(self.ang_vel_b[:, :2] ** 2, axis=1),
+            "orientation": np.sum(self.gravity_b[:, :2] ** 2, axis=1),
+            "torques": np.sum(torque ** 2, axis=1),
+            "dof_acc": np.sum(((self.dof_vel - self.last_dof_vel) / dt) ** 2, axis=1),
+            "action_rate": np.sum((action - self.last_action) ** 2, axis=1),
+            "feet_air_time": air,
+        }
+        terms = {k: (w[k] * dt * v).astype(np.float32) for k, v in raw.items()}
+        terms["termination"] = (w["termination"] * terminated).astype(np.float32)
+        reward = np.sum(list(terms.values()), axis=0).astype(np.float32)
+        self.last_action = action.astype(np.float64)
+        self.last_dof_vel = self.dof_vel
+        resample = np.flatnonzero(self.episode_steps % self._resample_every == 0)
+        if len(resample):
+            self._sample_commands(resample)
+        return reward, terminated, terms
+
+    def _sample_commands(self, env_ids: np.ndarray) -> None:
+        cfg, k = self.cfg, len(env_ids)
+        self.commands[env_ids] = np.stack([self.rng.uniform(*cfg.lin_vel_x, k), self.rng.uniform(*cfg.lin_vel_y, k),
+                                           self.rng.uniform(*cfg.ang_vel_z, k)], axis=1)
+
+    def reset(self, env_ids: np.ndarray) -> None:
+        cfg, b, k = self.cfg, self.b, len(env_ids)
+        qpos = np.tile(self.home_qpos, (k, 1))
+        yaw = self.rng.uniform(-np.pi, np.pi, k)
+        q0, v0, dof_cols = self.root_q, self.root_v, self.act_qpos_cols
+        qpos[:, q0 + 3:q0 + 7] = quat_mul(quat_from_yaw(yaw), qpos[:, q0 + 3:q0 + 7])
+        noise = self.rng.uniform(-cfg.joint_pos_noise, cfg.joint_pos_noise, (k, len(dof_cols)))
+        lo, hi = self.joint_range[self.act_cols, 0], self.joint_range[self.act_cols, 1]
+        qpos[:, dof_cols] = np.clip(qpos[:, dof_cols] + noise, lo, hi)
+        qvel = np.zeros((k, b.nv))
+        qvel[:, v0:v0 + 6] = self.rng.uniform(-cfg.root_vel_noise, cfg.root_vel_noise, (k, 6))
+        payload = ResetRandomizationPayload(self._model_ops(env_ids, self._reset_terms)) if self._reset_terms else None
+        b.set_state(env_ids, qpos, qvel, randomization=payload)
+        self._sample_commands(env_ids)
+        self.last_action[env_ids] = 0.0
+        self.last_dof_vel[env_ids] = 0.0
+        self.air_time[env_ids] = 0.0
+        self.last_contact[env_ids] = True
+        self.episode_steps[env_ids] = 0
+
+    def observe(self) -> np.ndarray:
+        self._base_state()
+        return np.concatenate([self.lin_vel_b, self.ang_vel_b, self.gravity_b, self.commands,
+                               self.dof_pos - self.default_dof, self.dof_vel, self.last_action], axis=1,
+                              dtype=np.float32)

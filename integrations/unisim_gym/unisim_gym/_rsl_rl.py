@@ -1,0 +1,93 @@
+"""``RslRlVecEnv``: rsl-rl-lib's ``VecEnv`` interface over a :class:`UniSimVectorEnv` (CPU torch tensors)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from unisim_core import OptionalDependencyError
+
+try:
+    import torch
+    from rsl_rl.env import VecEnv
+    from tensordict import TensorDict
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise OptionalDependencyError(
+        f"unisim_gym.RslRlVecEnv needs torch and rsl-rl-lib ({exc.name} is missing): "
+        "pip install 'unisim-gym[rsl_rl]'"
+    ) from exc
+
+from ._vector_env import UniSimVectorEnv
+
+__all__ = ["RslRlVecEnv", "ppo_runner_cfg"]
+
+
+class RslRlVecEnv(VecEnv):
+    """rsl_rl ``VecEnv`` view of a :class:`UniSimVectorEnv`: same episodes, torch tensors on the CPU.
+
+    - Observations: ``TensorDict({"policy": (num_envs, obs_dim)})``; use ``obs_groups =
+      {"actor": ["policy"], "critic": ["policy"]}`` in the runner config.
+    - ``step`` returns ``dones = terminated | truncated`` and ``extras["time_outs"]`` (the truncated
+      envs, which PPO bootstraps) and ``extras["log"]`` (mean of each weighted reward term, keys
+      ``"/reward/<name>"``), as ``rsl_rl.env.VecEnv`` documents.
+    - ``episode_length_buf`` shares memory with ``env.episode_length`` (rsl_rl's
+      ``init_at_random_ep_len`` writes it). Actions are clipped to the env's action space.
+    """
+
+    def __init__(self, env: UniSimVectorEnv, *, seed: int | None = None) -> None:
+        if not isinstance(env, UniSimVectorEnv):
+            raise TypeError(f"env: expected a UniSimVectorEnv, got {type(env).__name__}")
+        self.env = env
+        self.num_envs = env.num_envs
+        self.num_actions = int(env.single_action_space.shape[0])
+        self.max_episode_length = env.max_episode_steps
+        self.device = "cpu"
+        self.cfg = getattr(env.task, "cfg", {})
+        obs, _ = env.reset(seed=seed)
+        self._obs = self._wrap(obs)
+
+    @property
+    def episode_length_buf(self) -> torch.Tensor:
+        """``(num_envs,)`` int64 control steps into each episode (a view of ``env.episode_length``)."""
+        return torch.from_numpy(self.env.episode_length)
+
+    @episode_length_buf.setter
+    def episode_length_buf(self, value: torch.Tensor) -> None:
+        self.env.episode_length[:] = np.asarray(value.cpu(), dtype=np.int64)
+
+    def _wrap(self, obs: np.ndarray) -> TensorDict:
+        return TensorDict({"policy": torch.from_numpy(obs)}, batch_size=[self.num_envs])
+
+    def get_observations(self) -> TensorDict:
+        return self._obs
+
+    def step(self, actions: torch.Tensor) -> tuple[TensorDict, torch.Tensor, torch.Tensor, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = self.env.step(actions.detach().cpu().numpy())
+        self._obs = self._wrap(obs)
+        extras = {"time_outs": torch.from_numpy(truncated),
+                  "log": {f"/reward/{k}": float(v.mean()) for k, v in info["reward_terms"].items()}}
+        return self._obs, torch.from_numpy(reward), torch.from_numpy(terminated | truncated), extras
+
+    def close(self) -> None:
+        self.env.close()
+
+
+def ppo_runner_cfg(*, num_steps_per_env: int = 24, hidden_dims: tuple[int, ...] = (128, 128, 128),
+                   learning_rate: float = 1e-3, entropy_coef: float = 0.01) -> dict[str, Any]:
+    """``OnPolicyRunner`` config (rsl-rl-lib 5.x layout) for the velocity task: PPO with an
+    adaptive learning rate, ELU MLPs, empirical observation normalization and a Gaussian policy."""
+    model = {"class_name": "rsl_rl.models.MLPModel", "hidden_dims": list(hidden_dims), "activation": "elu",
+             "obs_normalization": True}
+    return {
+        "num_steps_per_env": num_steps_per_env,
+        "save_interval": 10**9,
+        "obs_groups": {"actor": ["policy"], "critic": ["policy"]},
+        "actor": {**model, "distribution_cfg": {"class_name": "rsl_rl.modules.distribution.GaussianDistribution",
+                                                "init_std": 1.0}},
+        "critic": dict(model),
+        "algorithm": {"class_name": "rsl_rl.algorithms.PPO", "num_learning_epochs": 5, "num_mini_batches": 4,
+                      "clip_param": 0.2, "gamma": 0.99, "lam": 0.95, "value_loss_coef": 1.0,
+                      "entropy_coef": entropy_coef, "learning_rate": learning_rate, "max_grad_norm": 1.0,
+                      "schedule": "adaptive", "desired_kl": 0.01},
+    }
