@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import importlib.util
 import os
 import subprocess
 import sys
@@ -16,7 +17,7 @@ from . import registry
 from .capabilities import CONTRACT_VERSION
 from .compare import hold_position_ctrl
 from .config import SceneCfg
-from .errors import UniSimError
+from .errors import OptionalDependencyError, UniSimError
 from .options import describe_options
 from .scenes import scene_path
 
@@ -81,6 +82,8 @@ def _progress(done: int, total: int, start: float, stream=sys.stderr) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    if args.video:  # fail before the run, not after it
+        _require("imageio", "unisim run --video", "imageio[ffmpeg]")
     scene = SceneCfg(args.scene or scene_path("quadruped"), default_keyframe=args.keyframe)
     options = _parse_options(args.option)
     t0 = time.perf_counter()
@@ -129,7 +132,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 1 if nonfinite else 0
 
 
+def _require(module: str, feature: str, install: str) -> None:
+    """Raise ``OptionalDependencyError`` naming ``install`` when ``module`` cannot be imported."""
+    if importlib.util.find_spec(module) is None:
+        raise OptionalDependencyError(f"{feature} needs {module}, which is not installed: pip install '{install}'")
+
+
 def cmd_check(args: argparse.Namespace) -> int:
+    _require("unisim_conformance", "unisim check (the conformance kit)", "unisim-conformance")
     cmd = [sys.executable, "-m", "pytest", "--pyargs", "unisim_conformance", f"--unisim-backend={args.name}"]
     cmd += [f"--unisim-option={o}" for o in args.option or ()]
     if args.reference:
@@ -158,6 +168,8 @@ def _tolerances(items: Sequence[str] | None) -> dict[str, float]:
 def cmd_compare(args: argparse.Namespace) -> int:
     from . import compare as C
 
+    if args.plot:  # fail before the comparison runs, not after it
+        _require("matplotlib", "unisim compare --plot", "unisim-core[plot]")
     backends = _csv(args.backends)
     res = C.compare(
         backends, args.scene, steps=args.steps, num_envs=args.num_envs, sim_dt=args.sim_dt,

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .errors import OptionalDependencyError
+
 __all__ = [
     "QUANTITIES", "TIERS", "SCENE_TIERS", "Trajectory", "CompareResult", "hold_position_ctrl", "record_trajectory",
     "resolve_scene", "scene_timestep", "initial_state", "deviation_series", "verdict", "compare",
@@ -408,8 +410,13 @@ def format_table(res: CompareResult, checkpoints: int = 4) -> str:
 
 def plot_trajectories(res: CompareResult, path: str, max_joints: int = 3) -> str:
     """PNG of base height and the first ``max_joints`` joints over time (env 0), one subplot
-    per quantity, one line per backend."""
-    import matplotlib
+    per quantity, one line per backend. Needs matplotlib (``pip install 'unisim-core[plot]'``)."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise OptionalDependencyError(
+            "plotting (unisim compare --plot) needs matplotlib, which unisim-core's 'plot' extra installs: "
+            "pip install 'unisim-core[plot]'") from None
 
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
