@@ -1,5 +1,5 @@
 """An example third-party UniSim backend: the ``SimBackend`` primitives over a small numpy
-rigid-body integrator (free bodies, single-joint hinge/slide bodies, motors and servos, damping,
+rigid-body integrator (free bodies, fixed-base hinge/slide trees, motors and servos, damping,
 armature, dry friction, joint limits), written from the public API of ``unisim_core`` only.
 
 It declares the capabilities it honours and the scene features it refuses

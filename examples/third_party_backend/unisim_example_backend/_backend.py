@@ -1,24 +1,27 @@
 """``ExampleBackend``: the SimBackend primitives over a small numpy rigid-body integrator.
 
 Physics (float64, vectorized over envs; one integrator step ``h = sim_dt / substeps``, semi-implicit
-Euler: velocities first, then positions from the new velocities):
+Euler: velocities first, then positions from the new velocities; MuJoCo's ``implicitfast`` does the
+same, so smooth scenes agree with it to round-off):
 
 - **Free bodies** (a free joint on a world child; the body and its joint-less descendants are one
   rigid body of mass ``M``, COM ``c``, inertia ``I`` about the COM): ``M a_c = M g + ΣF``;
   ``I ω̇ + ω × Iω = τ_c`` in the body frame, ``τ_c`` the external torque about the COM; the COM
   moves with ``v_c``, the orientation with ``q ← q ⊗ exp(h ω_body / 2)``.
-- **Hinge / slide bodies** (one joint between the world and a rigid subtree): ``(I_a + armature) q̈ =
-  τ_gravity + τ_ext + gear·f_act − damping q̇``, ``I_a`` the subtree inertia about the joint axis
-  (its mass for a slide). Damping is implicit (``q̇ ← (I q̇ + h τ) / (I + h·damping)``); dry friction
-  (``frictionloss`` f) removes up to ``h f / I`` of speed per step and holds the joint when that
-  stops it; a limited joint is clamped to its range and its outward velocity zeroed.
+- **Hinge / slide trees** with a fixed base (each joint moves its body and the joint-less bodies
+  below it): ``(M + h D) q̈ = τ_act + τ_ext − bias(q, q̇) − D_joint q̇`` with the joint-space mass
+  matrix ``M`` (armature on its diagonal) and the gravity and velocity-product terms ``bias``, both
+  summed over the bodies' centres of mass through their Jacobians; ``D`` is joint damping plus the
+  servos' ``gear² kv`` (implicit). Dry friction (``frictionloss`` f) removes up to ``h f / (M+hD)_kk``
+  of a dof's speed per step and holds it when that stops it (exact for one dof); a limited joint is
+  clamped to its range and its outward velocity zeroed (a hard stop, where MuJoCo's is soft).
 - **Actuators** (``ctrl`` clamped to ``ctrlrange``): motor ``f = u``; position ``f = kp (u − gear q) −
   kv gear q̇``; velocity ``f = kv (u − gear q̇)``; ``f`` clamped to ``forcerange``; joint torque ``gear f``.
 - **Sensors** read the state after the step; the accelerometer reads ``R_siteᵀ (a_site − g)`` with
   the accelerations of the last integrator step (recomputed for the current ``ctrl`` and no external
   wrench after ``set_state``).
 
-Refused scenes (``UNSUPPORTED_SCENE_FEATURES``): contacts and joints below other joints; anything
+Refused scenes (``UNSUPPORTED_SCENE_FEATURES``): joints below a free joint and contacts; anything
 outside ``unisim_core.mjcf_lite``'s subset is refused with the feature the reader names.
 """
 
@@ -51,7 +54,7 @@ def _exp_body(w: np.ndarray, h: float) -> np.ndarray:
 
 
 class ExampleBackend(SimBackend):
-    """Free rigid bodies and single-joint hinge/slide bodies, integrated in numpy (module docstring)."""
+    """Free rigid bodies and fixed-base hinge/slide trees, integrated in numpy (module docstring)."""
 
     name = "example"
     version = __version__
@@ -81,6 +84,17 @@ class ExampleBackend(SimBackend):
         self._kind = np.array([a["kind"] for a in A])
         self._kp, self._kv = info.actuator_kp, info.actuator_kd
         self._force_range = np.array([a["forcerange"] for a in A]).reshape(-1, 2)
+        groups = self._rig.groups
+        self._members = [np.flatnonzero(self._rig.body_group == gi) for gi in range(len(groups))]
+        self._free = [gi for gi, g in enumerate(groups) if g.kind == "free"]
+        self._tree = [gi for gi, g in enumerate(groups) if g.kind != "free"]  # tree dof k <-> group _tree[k]
+        local = {gi: k for k, gi in enumerate(self._tree)}
+        self._chain = {}  # tree group -> local indices of its joint and its ancestors' joints
+        for gi in self._tree:
+            self._chain[gi] = [local[gi]] + (self._chain[groups[gi].parent] if groups[gi].parent >= 0 else [])
+        self._tree_dofs = np.array([groups[gi].dadr for gi in self._tree], dtype=np.int64)
+        self._tree_qpos = np.array([groups[gi].qadr for gi in self._tree], dtype=np.int64)
+        self._tree_range = np.array([groups[gi].range for gi in self._tree]).reshape(-1, 2).T
         self._h = self.sim_dt / self.options.substeps
         self._qpos = np.tile(info.qpos0, (n, 1))
         self._qvel = np.zeros((n, info.nv))
@@ -93,24 +107,31 @@ class ExampleBackend(SimBackend):
         return self._lite.model_info()
 
     # ------------------------------------------------------------------ kinematics
-    def _group_pose(self, g: Group, qpos: np.ndarray, qvel: np.ndarray):
-        """World ``(pos, quat, rot, lin_vel, ang_vel)`` of the group frame, each ``(n, ...)``."""
-        n = len(qpos)
+    def _group_frame(self, g: Group, parent: tuple | None) -> tuple:
+        """World ``(pos, quat, rot, lin_vel, ang_vel, anchor, axis)`` of the group frame, each
+        ``(n, ...)``, from the parent group's frame (``None``: the world); anchor and axis of the
+        joint (``None`` for a free joint)."""
+        qpos, qvel, n = self._qpos, self._qvel, self.num_envs
         if g.kind == "free":
-            pos, quat = qpos[:, g.qadr:g.qadr + 3], qpos[:, g.qadr + 3:g.qadr + 7]
-            rot = Q.matrix_from_quat(quat)
-            return pos, quat, rot, qvel[:, g.dadr:g.dadr + 3], Q.quat_apply(quat, qvel[:, g.dadr + 3:g.dadr + 6])
+            pos, quat = qpos[:, g.qadr:g.qadr + 3].copy(), qpos[:, g.qadr + 3:g.qadr + 7].copy()
+            ang = Q.quat_apply(quat, qvel[:, g.dadr + 3:g.dadr + 6])
+            return pos, quat, Q.matrix_from_quat(quat), qvel[:, g.dadr:g.dadr + 3].copy(), ang, None, None
+        if parent is None:
+            p_pos, p_quat, p_vel, p_ang = np.zeros((n, 3)), np.tile([1.0, 0, 0, 0], (n, 1)), 0.0, np.zeros((n, 3))
+        else:
+            p_pos, p_quat, _, p_vel, p_ang = parent[:5]
+        pos0 = p_pos + Q.quat_apply(p_quat, g.rel_pos)
+        quat0 = Q.quat_mul(p_quat, np.broadcast_to(g.rel_quat, (n, 4)))
+        axis, anchor = Q.quat_apply(quat0, g.axis), pos0 + Q.quat_apply(quat0, g.anchor)
         q, qd = qpos[:, g.qadr], qvel[:, g.dadr, None]
-        axis_w = Q.quat_apply(g.quat0_w, g.axis)
         if g.kind == "hinge":
-            quat = Q.quat_mul(np.broadcast_to(g.quat0_w, (n, 4)), Q.quat_from_axis_angle(g.axis, q))
-            rot = Q.matrix_from_quat(quat)
-            anchor_w = g.pos0_w + Q.quat_apply(g.quat0_w, g.anchor)
-            pos = anchor_w - rot @ g.anchor
-            ang = qd * axis_w
-            return pos, quat, rot, np.cross(ang, pos - anchor_w), ang
-        quat = np.broadcast_to(g.quat0_w, (n, 4)).copy()
-        return g.pos0_w + q[:, None] * axis_w, quat, Q.matrix_from_quat(quat), qd * axis_w, np.zeros((n, 3))
+            quat = Q.quat_mul(quat0, Q.quat_from_axis_angle(g.axis, q))
+            pos, ang = anchor - Q.quat_apply(quat, g.anchor), p_ang + qd * axis
+            vel = p_vel + np.cross(p_ang, anchor - p_pos) + np.cross(ang, pos - anchor)
+        else:
+            quat, pos, ang = quat0, pos0 + q[:, None] * axis, p_ang
+            vel = p_vel + np.cross(p_ang, pos - p_pos) + qd * axis
+        return pos, quat, Q.matrix_from_quat(quat), vel, ang, anchor, axis
 
     def _kinematics(self) -> None:
         """World pose and velocity of every group frame and body origin from the current state."""
@@ -120,105 +141,152 @@ class ExampleBackend(SimBackend):
         self._quat = np.broadcast_to(rig.body_off_quat, (n, nb, 4)).copy()
         self._vel, self._ang = np.zeros((n, nb, 3)), np.zeros((n, nb, 3))
         self._frames = []
-        for gi, g in enumerate(rig.groups):
-            pos, quat, rot, vel, ang = frame = self._group_pose(g, self._qpos, self._qvel)
+        for gi, g in enumerate(rig.groups):  # parents first
+            frame = self._group_frame(g, self._frames[g.parent] if g.parent >= 0 else None)
             self._frames.append(frame)
-            ids = np.flatnonzero(rig.body_group == gi)
+            pos, quat, rot, vel, ang = frame[:5]
+            ids = self._members[gi]
             self._pos[:, ids] = pos[:, None] + np.einsum("nij,bj->nbi", rot, rig.body_off_pos[ids])
             self._quat[:, ids] = Q.quat_mul(quat[:, None], rig.body_off_quat[ids])
             self._vel[:, ids] = vel[:, None] + np.cross(ang[:, None], self._pos[:, ids] - pos[:, None])
             self._ang[:, ids] = ang[:, None]
 
+    def _jacobian(self, gi: int, point: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(jacp, jacr)``, each ``(n, 3, ntree)``, of a point ``(n, 3)`` moving with group ``gi`` (a
+        hinge/slide group) over the tree dofs ``self._tree``: column k is the velocity per unit speed
+        of tree dof k (zero unless that joint is ``gi`` or one of its ancestors)."""
+        n, k = self.num_envs, len(self._tree)
+        jacp, jacr = np.zeros((n, 3, k)), np.zeros((n, 3, k))
+        for j in self._chain[gi]:
+            _, _, _, _, _, anchor, axis = self._frames[self._tree[j]]
+            if self._rig.groups[self._tree[j]].kind == "hinge":
+                jacp[:, :, j], jacr[:, :, j] = np.cross(axis, point - anchor), axis
+            else:
+                jacp[:, :, j] = axis
+        return jacp, jacr
+
     # ------------------------------------------------------------------ dynamics
-    def _joint_torque(self, ctrl: np.ndarray) -> np.ndarray:
-        """``(n, nv)`` actuator torques (gear · force) from ``ctrl`` at the current state."""
-        tau = np.zeros_like(self._qvel)
+    def _joint_torque(self, ctrl: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(tau, damping)``, each ``(n, nv)``: actuator torques (gear · force) from ``ctrl`` at the
+        current state, and the servos' velocity gains ``gear² kv`` per dof (0 where the force is
+        clamped), which the integrator treats implicitly like joint damping (as MuJoCo's implicitfast)."""
+        tau, damping = np.zeros_like(self._qvel), np.zeros_like(self._qvel)
         if not len(self._gear):
-            return tau
+            return tau, damping
         lo, hi = self.model_info.actuator_ctrl_range.T
         u = np.clip(ctrl, lo, hi)
         q, qd = self._gear * self._qpos[:, self._act_q], self._gear * self._qvel[:, self._act_d]
+        servo = self._kind != "motor"
         force = np.select([self._kind == "position", self._kind == "velocity"],
                           [self._kp * (u - q) - self._kv * qd, self._kv * (u - qd)], u)
-        force = np.clip(force, self._force_range[:, 0], self._force_range[:, 1])
-        np.add.at(tau, (slice(None), self._act_d), self._gear * force)
-        return tau
+        low, high = self._force_range[:, 0], self._force_range[:, 1]
+        free = servo & (force > low) & (force < high)
+        np.add.at(tau, (slice(None), self._act_d), self._gear * np.clip(force, low, high))
+        np.add.at(damping, (slice(None), self._act_d), np.where(free, self._gear ** 2 * self._kv, 0.0))
+        return tau, damping
 
-    def _accelerations(self, ctrl: np.ndarray, xfrc: np.ndarray) -> list:
-        """Per group ``(a_ref, p_ref, alpha, dof_acc)`` for one integrator step from the current state:
-        the world acceleration ``a_ref`` of the point ``p_ref`` (the COM of a free body, the anchor of a
-        hinge), the world angular acceleration ``alpha`` and the rate of change of the group's qvel
-        columns (implicit damping and dry friction included), each ``(n, ...)``."""
-        info, h, gravity = self.model_info, self._h, self.model_info.gravity
-        tau_act = self._joint_torque(ctrl)
-        out = []
-        for gi, g in enumerate(self._rig.groups):
-            pos, _, rot, vel, ang = self._frames[gi]
-            ids = np.flatnonzero(self._rig.body_group == gi)
+    def _accelerations(self, ctrl: np.ndarray, xfrc: np.ndarray) -> tuple[list, np.ndarray]:
+        """Accelerations for one integrator step from the current state: per group ``(a_com, com,
+        alpha)`` (world acceleration of its centre of mass, that point, world angular acceleration;
+        for the accelerometer) and ``qacc (n, nv)`` (implicit damping and dry friction included)."""
+        gravity, qacc = self.model_info.gravity, np.zeros_like(self._qvel)
+        out: list = [None] * len(self._rig.groups)
+        for gi in self._free:
+            g, (pos, _, rot, _, ang, _, _) = self._rig.groups[gi], self._frames[gi]
+            ids, com = self._members[gi], pos + rot @ g.com
             force = xfrc[:, ids, :3].sum(1)
-            com_w = pos + rot @ g.com
-            if g.kind == "free":
-                torque_c = (np.cross(self._pos[:, ids] - com_w[:, None], xfrc[:, ids, :3]) + xfrc[:, ids, 3:]).sum(1)
-                w = self._qvel[:, g.dadr + 3:g.dadr + 6]
-                torque_b = np.einsum("nji,nj->ni", rot, torque_c) - np.cross(w, w @ g.inertia.T)
-                alpha_b = np.linalg.solve(g.inertia, torque_b.T).T
-                a_com = gravity + force / g.mass
-                # origin acceleration: a_c - alpha x (R c) - w x (w x R c), world
-                rc, alpha = rot @ g.com, np.einsum("nij,nj->ni", rot, alpha_b)
-                a_origin = a_com - np.cross(alpha, rc) - np.cross(ang, np.cross(ang, rc))
-                out.append((a_com, com_w, alpha, np.concatenate((a_origin, alpha_b), axis=1)))
-                continue
-            axis_w = Q.quat_apply(g.quat0_w, g.axis)
-            d = g.dadr
-            if g.kind == "hinge":
-                anchor_w = g.pos0_w + Q.quat_apply(g.quat0_w, g.anchor)
-                moment = (np.cross(com_w - anchor_w, g.mass * gravity)
-                          + (np.cross(self._pos[:, ids] - anchor_w, xfrc[:, ids, :3]) + xfrc[:, ids, 3:]).sum(1))
-            else:
-                anchor_w, moment = pos, g.mass * gravity + force
-            tau = moment @ axis_w + tau_act[:, d]
-            inert = g.inertia_axis + h * info.dof_damping[d]
-            qd = self._qvel[:, d]
-            qd_new = (g.inertia_axis * qd + h * tau) / inert
-            slip = h * info.dof_frictionloss[d] / inert
-            qd_new = np.where(np.abs(qd_new) <= slip, 0.0, qd_new - np.sign(qd_new) * slip)
-            qdd = ((qd_new - qd) / h)[:, None]
-            if g.kind == "hinge":
-                out.append((np.zeros_like(pos), anchor_w, qdd * axis_w, qdd))
-            else:
-                out.append((qdd * axis_w, anchor_w, np.zeros_like(pos), qdd))
-        return out
+            torque = (np.cross(self._pos[:, ids] - com[:, None], xfrc[:, ids, :3]) + xfrc[:, ids, 3:]).sum(1)
+            w = self._qvel[:, g.dadr + 3:g.dadr + 6]
+            torque_b = Q.quat_apply_inverse(self._frames[gi][1], torque) - np.cross(w, w @ g.inertia.T)
+            alpha_b = np.linalg.solve(g.inertia, torque_b.T).T
+            a_com, alpha, rc = gravity + force / g.mass, Q.quat_apply(self._frames[gi][1], alpha_b), com - pos
+            # origin acceleration: a_com - alpha x rc - w x (w x rc), world
+            qacc[:, g.dadr:g.dadr + 3] = a_com - np.cross(alpha, rc) - np.cross(ang, np.cross(ang, rc))
+            qacc[:, g.dadr + 3:g.dadr + 6] = alpha_b
+            out[gi] = (a_com, com, alpha)
+        if self._tree:
+            self._tree_accelerations(ctrl, xfrc, qacc, out)
+        return out, qacc
 
-    def _integrate(self, acc: list) -> None:
-        """One semi-implicit Euler step of every group with the accelerations ``acc``."""
+    def _tree_accelerations(self, ctrl: np.ndarray, xfrc: np.ndarray, qacc: np.ndarray, out: list) -> None:
+        """Hinge/slide trees: ``(M + h D) q̈ = τ_act + τ_ext − bias − D q̇`` with the mass matrix
+        ``M = Σ m Jvᵀ Jv + Jwᵀ I Jw + armature`` and ``bias = Σ Jvᵀ m (J̇v q̇ − g) + Jwᵀ (I J̇w q̇ + ω × Iω)``
+        summed over the groups at their centres of mass; then dry friction per dof."""
+        info, h, dofs = self.model_info, self._h, self._tree_dofs
+        n, k = self.num_envs, len(dofs)
+        qd = self._qvel[:, dofs]
+        mass, bias = np.zeros((n, k, k)), np.zeros((n, k))
+        tau, servo_damping = (x[:, dofs] for x in self._joint_torque(ctrl))
+        terms = []
+        for gi in self._tree:
+            g, (pos, _, rot, vel, ang, _, _) = self._rig.groups[gi], self._frames[gi]
+            com = pos + rot @ g.com
+            v_com = vel + np.cross(ang, com - pos)
+            jacp, jacr = self._jacobian(gi, com)
+            # velocity-product accelerations J̇ q̇: d/dt of each ancestor joint's column
+            a0, alpha0 = np.zeros((n, 3)), np.zeros((n, 3))
+            for j in self._chain[gi]:
+                j_pos, _, _, j_vel, j_ang, anchor, axis = self._frames[self._tree[j]]
+                axis_dot, speed = np.cross(j_ang, axis), qd[:, j, None]
+                if self._rig.groups[self._tree[j]].kind == "hinge":
+                    anchor_vel = j_vel + np.cross(j_ang, anchor - j_pos)
+                    a0 += speed * (np.cross(axis_dot, com - anchor) + np.cross(axis, v_com - anchor_vel))
+                    alpha0 += speed * axis_dot
+                else:
+                    a0 += speed * axis_dot
+            inertia = rot @ g.inertia @ rot.transpose(0, 2, 1)
+            mass += g.mass * np.einsum("nik,nil->nkl", jacp, jacp) + np.einsum("nik,nij,njl->nkl", jacr, inertia, jacr)
+            spin = np.cross(ang, np.einsum("nij,nj->ni", inertia, ang))
+            bias += np.einsum("nik,ni->nk", jacp, g.mass * (a0 - info.gravity))
+            bias += np.einsum("nik,ni->nk", jacr, np.einsum("nij,nj->ni", inertia, alpha0) + spin)
+            for b in self._members[gi]:  # staged wrenches at body origins
+                bp, br = self._jacobian(gi, self._pos[:, b])
+                tau += np.einsum("nik,ni->nk", bp, xfrc[:, b, :3]) + np.einsum("nik,ni->nk", br, xfrc[:, b, 3:])
+            terms.append((com, jacp, jacr, a0, alpha0))
+        damping = info.dof_damping[dofs]
+        lhs = mass + np.diag(info.dof_armature[dofs] + h * damping)
+        lhs[:, np.arange(k), np.arange(k)] += h * servo_damping  # its -kv q' is already in tau
+        acc = np.linalg.solve(lhs, (tau - bias - damping * qd)[..., None])[..., 0]
+        # dry friction, dof by dof with the diagonal inertia (exact for one dof): it removes up to
+        # h f / M_kk of speed in a step and holds the dof when that stops it
+        free_speed = qd + h * acc
+        slip = h * info.dof_frictionloss[dofs] / np.diagonal(lhs, axis1=1, axis2=2)
+        acc = (np.where(np.abs(free_speed) <= slip, 0.0, free_speed - np.sign(free_speed) * slip) - qd) / h
+        qacc[:, dofs] = acc
+        for gi, (com, jacp, jacr, a0, alpha0) in zip(self._tree, terms):
+            out[gi] = (np.einsum("nik,nk->ni", jacp, acc) + a0, com, np.einsum("nik,nk->ni", jacr, acc) + alpha0)
+
+    def _integrate(self, acc: tuple[list, np.ndarray]) -> None:
+        """One semi-implicit Euler step with the accelerations ``acc`` of :meth:`_accelerations`."""
         h, qpos, qvel = self._h, self._qpos, self._qvel
-        for g, frame, (a_com, _, _, dof_acc) in zip(self._rig.groups, self._frames, acc):
+        out, qacc = acc
+        qvel += h * qacc
+        for gi in self._free:  # the COM moves with its own velocity, the origin follows the rotation
+            g, (pos, _, rot, vel, ang, _, _) = self._rig.groups[gi], self._frames[gi]
             a, d = g.qadr, g.dadr
-            if g.kind != "free":
-                qd = qvel[:, d] + h * dof_acc[:, 0]
-                q = qpos[:, a] + h * qd
-                lo, hi = g.range
-                qvel[:, d] = np.where(q < lo, np.maximum(qd, 0.0), np.where(q > hi, np.minimum(qd, 0.0), qd))
-                qpos[:, a] = np.clip(q, lo, hi)
-                continue
-            pos, _, rot, vel, ang = frame
             rc = rot @ g.com
-            v_com = vel + np.cross(ang, rc) + h * a_com
-            w = qvel[:, d + 3:d + 6] + h * dof_acc[:, 3:]
+            v_com = vel + np.cross(ang, rc) + h * out[gi][0]
+            w = qvel[:, d + 3:d + 6]
             quat = Q.quat_normalize(Q.quat_mul(qpos[:, a + 3:a + 7], _exp_body(w, h)))
             rc_new = Q.quat_apply(quat, g.com)
             qpos[:, a:a + 3] = pos + rc + h * v_com - rc_new
             qpos[:, a + 3:a + 7] = quat
             qvel[:, d:d + 3] = v_com - np.cross(Q.quat_apply(quat, w), rc_new)
-            qvel[:, d + 3:d + 6] = w
+        if self._tree:
+            cols, dofs = self._tree_qpos, self._tree_dofs
+            qd, q = qvel[:, dofs], qpos[:, cols] + h * qvel[:, dofs]
+            lo, hi = self._tree_range
+            qvel[:, dofs] = np.where(q < lo, np.maximum(qd, 0.0), np.where(q > hi, np.minimum(qd, 0.0), qd))
+            qpos[:, cols] = np.clip(q, lo, hi)
 
     # ------------------------------------------------------------------ primitives
     def _step(self, ctrl: np.ndarray, nsteps: int) -> None:
         for _ in range(nsteps * self.options.substeps):
-            acc = self._accelerations(ctrl, self._xfrc)
-            self._integrate(acc)
+            with np.errstate(all="ignore"):  # a diverging env turns non-finite; the core reports it
+                acc = self._accelerations(ctrl, self._xfrc)
+                self._integrate(acc)
+                self._kinematics()
             self._time += self._h
-            self._kinematics()
         self._acc = acc  # the accelerometer's: those of the last integrator step
         self._ctrl = np.array(ctrl, dtype=np.float64)
 
@@ -287,7 +355,7 @@ class ExampleBackend(SimBackend):
         if group < 0:
             acc = np.zeros_like(pos)
         else:
-            a_ref, p_ref, alpha, _ = self._acc[group]
+            a_ref, p_ref, alpha = self._acc[0][group]
             r = pos - p_ref
             acc = a_ref + np.cross(alpha, r) + np.cross(ang, np.cross(ang, r))
         return self._out(Q.quat_apply_inverse(quat, acc - info.gravity))
@@ -305,21 +373,14 @@ class ExampleBackend(SimBackend):
         pos, _, body = self._frame("site", site_id)
         jacp, jacr = np.zeros((n, 3, nv)), np.zeros((n, 3, nv))
         gi = self._rig.body_group[body]
-        if gi >= 0:
-            g, (origin, _, rot, _, _) = self._rig.groups[gi], self._frames[gi]
-            d = g.dadr
-            if g.kind == "free":  # v_site = v + (R w_body) x (p - x)
-                jacp[:, :, d:d + 3] = np.eye(3)
-                jacr[:, :, d + 3:d + 6] = rot
-                for i in range(3):
-                    jacp[:, :, d + 3 + i] = np.cross(rot[:, :, i], pos - origin)
-            else:
-                axis_w = Q.quat_apply(g.quat0_w, g.axis)
-                if g.kind == "hinge":
-                    anchor_w = g.pos0_w + Q.quat_apply(g.quat0_w, g.anchor)
-                    jacp[:, :, d], jacr[:, :, d] = np.cross(axis_w, pos - anchor_w), axis_w
-                else:
-                    jacp[:, :, d] = axis_w
+        if gi >= 0 and self._rig.groups[gi].kind == "free":  # v_site = v + (R w_body) x (p - x)
+            d, (origin, _, rot, _, _, _, _) = self._rig.groups[gi].dadr, self._frames[gi]
+            jacp[:, :, d:d + 3] = np.eye(3)
+            jacr[:, :, d + 3:d + 6] = rot
+            for i in range(3):
+                jacp[:, :, d + 3 + i] = np.cross(rot[:, :, i], pos - origin)
+        elif gi >= 0:
+            jacp[:, :, self._tree_dofs], jacr[:, :, self._tree_dofs] = self._jacobian(gi, pos)
         return self._out(jacp[:, :, dof_indices]), self._out(jacr[:, :, dof_indices])
 
     def _get_physics_state(self) -> np.ndarray:
