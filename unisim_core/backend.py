@@ -20,7 +20,10 @@ capabilities, stepping, state getters, sensors, forces and randomization.
 from __future__ import annotations
 
 import abc
-import math
+import inspect
+import signal
+import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -39,6 +42,7 @@ from .config import (
 )
 from .errors import (
     BackendClosedError,
+    DivergenceError,
     InvalidInputError,
     InvalidTypeError,
     UnknownNameError,
@@ -57,7 +61,7 @@ from .randomization import (
     resolve_op,
     resolved_model_values,
 )
-from .validation import check_env_ids, check_float_array, check_index_array, check_int, check_names
+from .validation import check_env_ids, check_float_array, check_index_array, check_int, check_limit, check_names
 
 __all__ = ["SimBackend", "DeviceArrays"]
 
@@ -111,6 +115,90 @@ class DeviceArrays:
     sensordata: Any
 
 
+#: Public members a closed backend still answers: they describe the model, not its state.
+READABLE_AFTER_CLOSE = frozenset({
+    "close", "closed", "name", "version", "contract_range", "options_cls", "required_runtime", "options", "scene",
+    "sim_dt", "np_dtype", "num_envs", "nq", "nv", "num_actuators", "num_dof", "num_dof_vel", "num_bodies",
+    "base_body_id", "capabilities", "model_info", "physics_state_size",
+})
+#: Seconds a long ``step`` runs between two points where a ``KeyboardInterrupt`` can land.
+INTERRUPT_LATENCY_S = 0.05
+_MIN_CHUNK = 8
+#: Tolerance on the norm of the quaternions of a ``set_physics_state`` row.
+_SNAPSHOT_QUAT_TOL = 1e-6
+_closed_classes: dict[type, type] = {}
+
+
+def _closed_member(name: str) -> Callable[..., Any]:
+    def closed(self: SimBackend, *args: Any, **kwargs: Any) -> Any:
+        raise BackendClosedError(f"backend {self._label!r} is closed: {name} is not available after close()")
+
+    closed.__name__ = closed.__qualname__ = name
+    return closed
+
+
+def _closed_variant(cls: type) -> type:
+    """The class a backend of ``cls`` becomes on ``close()``: the same, except that every public
+    member outside ``READABLE_AFTER_CLOSE`` raises ``BackendClosedError`` (no engine, worker or
+    shared memory is touched after close, and the open hot path pays nothing for the check)."""
+    variant = _closed_classes.get(cls)
+    if variant is None:
+        ns: dict[str, Any] = {"__module__": cls.__module__, "__qualname__": cls.__qualname__,
+                              "__doc__": cls.__doc__}
+        for name in dir(cls):
+            if name.startswith("_") or name.isupper() or name in READABLE_AFTER_CLOSE:
+                continue
+            attr = inspect.getattr_static(cls, name)
+            if isinstance(attr, property):
+                ns[name] = property(_closed_member(name))
+            elif callable(attr) or isinstance(attr, staticmethod | classmethod):
+                ns[name] = _closed_member(name)
+        variant = _closed_classes[cls] = type(cls)(cls.__name__, (cls,), ns)
+    return variant
+
+
+class _DeferredInterrupt:
+    """Hold a SIGINT that arrives inside the block until the caller reaches a consistent point.
+
+    Active only in the main thread while Python's default SIGINT handler is installed (a
+    custom handler is left alone). ``pending`` tells that an interrupt arrived; leaving the
+    block raises ``KeyboardInterrupt`` then (unless another exception is propagating).
+    """
+
+    __slots__ = ("pending", "_previous", "message")
+
+    def __enter__(self) -> _DeferredInterrupt:
+        self.pending = False
+        self.message = ""
+        self._previous = None
+        if (threading.current_thread() is threading.main_thread()
+                and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
+            self._previous = signal.signal(signal.SIGINT, self._hold)
+        return self
+
+    def _hold(self, signum: int, frame: object) -> None:
+        self.pending = True
+
+    def __exit__(self, exc_type: type | None, *exc: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+        if self.pending and exc_type is None:
+            raise KeyboardInterrupt(self.message)
+
+
+class _BackendMeta(abc.ABCMeta):
+    """Runs the construction-time checks once the backend's own ``__init__`` returned."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        backend = super().__call__(*args, **kwargs)
+        try:
+            backend._check_construction()
+        except BaseException:
+            backend.close()
+            raise
+        return backend
+
+
 _INDEX_ATTRS = frozenset({
     "_body_index", "_joint_index", "_actuator_index", "_sensor_index", "_site_index", "_geom_index",
     "_sensor_dims", "_base_id", "_root_joint", "_root_q", "_root_v", "_dof_qpos_cols", "_dof_qvel_cols",
@@ -118,7 +206,7 @@ _INDEX_ATTRS = frozenset({
 })
 
 
-class SimBackend(ModelQueries, Playback, abc.ABC):
+class SimBackend(ModelQueries, Playback, metaclass=_BackendMeta):
     """Unified simulation backend contract (see module docstring for conventions)."""
 
     #: Registry name (entry-point name), e.g. ``"mujoco"``.
@@ -143,6 +231,13 @@ class SimBackend(ModelQueries, Playback, abc.ABC):
     UNSUPPORTED_SCENE_FEATURES: ClassVar[Mapping[str, str]] = {}
     #: Conformance checks the backend is known to fail, ``{check id: reason}`` (strict xfail in the kit).
     KNOWN_KIT_DEVIATIONS: ClassVar[Mapping[str, str]] = {}
+    #: Largest magnitude the engine represents in a state or input value: larger inputs are
+    #: rejected, a state beyond it counts as diverged (MuJoCo: its ``mjMAXVAL`` 1e10; a
+    #: float32 engine: float32's range). Default: float64's range (only non-finite is bad).
+    MAX_ABS_VALUE: ClassVar[float] = float(np.finfo(np.float64).max)
+    #: Whether every ``step`` defers SIGINT to the end of an engine call (backends whose calls
+    #: are round trips to another process, which an interrupt would leave half-answered).
+    ATOMIC_STEP_CALLS: ClassVar[bool] = False
     #: What a physics snapshot restores (``snapshot_tier``): ``"exact"`` or ``"state"``.
     SNAPSHOT_TIER: ClassVar[str] = "exact"
 
@@ -159,10 +254,16 @@ class SimBackend(ModelQueries, Playback, abc.ABC):
         self.sim_dt = float(sim_dt)
         self.options = build_options(self.options_cls, self.name or type(self).__name__, options)
         self.np_dtype = np.dtype(self.options.np_dtype).type
+        # values the getters could not return finite are out of bounds too
+        self.MAX_ABS_VALUE = min(self.MAX_ABS_VALUE, float(np.finfo(self.np_dtype).max))
         self._rng = np.random.default_rng(self.options.seed)
         self._pre_step: Callable[[SimBackend, np.ndarray], np.ndarray] | None = None
         self._closed = False
         self._info: ModelInfo | None = None
+        self._chunk = _MIN_CHUNK  # substeps per engine call of a long step (re-estimated from every call)
+        self._final_call = True  # whether the running _step call ends the current step
+        self._last_diverged: np.ndarray | None = None
+        self._divergence_counts = np.zeros(self._num_envs, dtype=np.int64)
         self._check_declared_primitives()
 
     def _check_declared_primitives(self) -> None:
@@ -179,11 +280,35 @@ class SimBackend(ModelQueries, Playback, abc.ABC):
                     raise TypeError(f"{cls.__name__} declares {cap.value!r}, which needs {need.value!r}")
         SimBackend._checked_classes.add(cls)
 
+    def _check_construction(self) -> None:
+        """Checks run once the constructor returned: the model loads, and every name the scene
+        and options give (``base_name``, ``push_body_name``, ``scene.default_keyframe``) exists."""
+        info = self.model_info  # resolves base_name
+        if self.options.push_body_name is not None:
+            self._lookup(self._body_index, self.options.push_body_name, "body", "push_body_name")
+        key = self.scene.default_keyframe
+        if key is not None and key not in info.keyframes:
+            raise UnknownNameError(f"scene.default_keyframe: unknown keyframe {key!r}; "
+                                   f"known keyframes: {sorted(info.keyframes)}")
+
     def close(self) -> None:
-        """Release engine resources. Idempotent; further stepping raises ``BackendClosedError``."""
+        """Release engine resources. Idempotent.
+
+        Afterwards every public member raises ``BackendClosedError``, except those in
+        ``READABLE_AFTER_CLOSE`` that describe the model (``num_envs``, ``nq``, ``nv``,
+        ``num_actuators``, ``model_info``, ``capabilities``, ``options``, ...).
+        """
         if not self._closed:
             self._closed = True
-            self._close()
+            try:
+                self._close()
+            finally:
+                self.__class__ = _closed_variant(type(self))
+
+    @property
+    def closed(self) -> bool:
+        """Whether ``close()`` was called."""
+        return self._closed
 
     def _close(self) -> None:
         """Primitive (optional): release engine resources."""
@@ -497,27 +622,76 @@ class SimBackend(ModelQueries, Playback, abc.ABC):
     def step(self, ctrl: np.ndarray, nsteps: int = 1) -> dict | None:
         """Hold ``ctrl (num_envs, num_actuators)`` over ``nsteps`` substeps of ``sim_dt``.
 
-        Staged body forces act over all substeps and are cleared afterwards.
+        Staged body forces act over all substeps and are cleared afterwards. A long call runs
+        in engine calls of about ``INTERRUPT_LATENCY_S`` each: a ``KeyboardInterrupt`` lands at
+        the end of one, leaving the state a whole number of substeps on. Envs whose state
+        diverged during the step are reset to the default state at its end and reported (see
+        ``BackendOptions.divergence``). If the pre-step
+        control's output is rejected on substep k, the k - 1 substeps before it have run
+        (the error says so) and the state is theirs.
         """
-        if self._closed:
-            self._check_open()
-        # Fast path: a float C-contiguous array of the right shape whose sum is finite (any NaN/inf
-        # makes the sum non-finite); everything else gets the full check and its error message.
+        lim = self.MAX_ABS_VALUE
+        # Fast path: a float C-contiguous array of the right shape whose extremes are within the
+        # bound (a NaN makes max/min NaN, which fails the comparison); everything else gets the
+        # full check and its error message.
         if not (type(ctrl) is np.ndarray and ctrl.shape == self._ctrl_shape and ctrl.dtype.kind == "f"
-                and ctrl.flags.c_contiguous and math.isfinite(ctrl.sum())):
+                and ctrl.flags.c_contiguous
+                and (ctrl.size == 0 or (float(ctrl.max()) <= lim and -lim <= float(ctrl.min())))):
             ctrl = self._check_ctrl("ctrl", ctrl)
         if type(nsteps) is not int or nsteps < 1:
             nsteps = check_int("nsteps", nsteps, 1)
-        try:
-            if self._pre_step is None:
+        self._last_diverged = None
+        if self._pre_step is None and nsteps <= self._chunk and not self.ATOMIC_STEP_CALLS:
+            try:  # the hot path: one engine call
+                t0 = time.perf_counter()
+                self._final_call = True
                 self._step(ctrl, nsteps)
-            else:
-                for _ in range(nsteps):
-                    self._step(self._check_ctrl("pre-step control output", self._pre_step(self, ctrl)), 1)
-        finally:
-            if self._clears_forces:
-                self._clear_body_forces()
+                self._time_chunk(time.perf_counter() - t0, nsteps)
+                self._collect_divergence()
+            finally:
+                if self._clears_forces:
+                    self._clear_body_forces()
+            if self._last_diverged is not None:
+                self._settle_divergence(nsteps)
+            return None
+        with _DeferredInterrupt() as interrupt:
+            try:
+                self._step_chunked(ctrl, nsteps, interrupt)
+            finally:
+                if self._clears_forces:
+                    self._clear_body_forces()
+            if self._last_diverged is not None:
+                self._settle_divergence(nsteps)
         return None
+
+    def _step_chunked(self, ctrl: np.ndarray, nsteps: int, interrupt: _DeferredInterrupt) -> None:
+        done = 0
+        while done < nsteps:
+            if self._pre_step is None:
+                k = min(self._chunk, nsteps - done)
+                self._final_call = done + k == nsteps
+                t0 = time.perf_counter()
+                self._step(ctrl, k)
+                self._time_chunk(time.perf_counter() - t0, k)
+            else:
+                k = 1
+                try:
+                    sub_ctrl = self._check_ctrl("pre-step control output", self._pre_step(self, ctrl))
+                except (InvalidInputError, InvalidTypeError) as exc:
+                    raise type(exc)(f"{exc} (on substep {done + 1} of {nsteps}; the {done} substep(s) before "
+                                    f"it ran and the state is theirs)") from None
+                self._final_call = done + 1 == nsteps
+                self._step(sub_ctrl, 1)
+            done += k
+            self._collect_divergence()
+            if interrupt.pending:
+                interrupt.message = f"step interrupted after {done} of {nsteps} substeps (state consistent)"
+                return
+
+    def _time_chunk(self, seconds: float, substeps: int) -> None:
+        """Size the engine calls of long steps from the last call's duration (at least
+        ``_MIN_CHUNK`` substeps: a short step stays one engine call, whatever its overhead)."""
+        self._chunk = max(_MIN_CHUNK, int(INTERRUPT_LATENCY_S * substeps / max(seconds, 1e-9)))
 
     def _check_ctrl(self, name: str, ctrl: object) -> np.ndarray:
         shape = (self._num_envs, self.num_actuators)
@@ -525,8 +699,61 @@ class SimBackend(ModelQueries, Playback, abc.ABC):
                 and ctrl.flags.c_contiguous):
             if not np.isfinite(ctrl).all():
                 check_float_array(name, ctrl, shape)  # raises with the offending index
+            check_limit(name, ctrl, self.MAX_ABS_VALUE)
             return ctrl
-        return check_float_array(name, ctrl, shape)
+        return check_float_array(name, ctrl, shape, limit=self.MAX_ABS_VALUE)
+
+    # ------------------------------------------------------------------ divergence
+    def _diverged_mask(self) -> np.ndarray | None:
+        """Hook: ``(num_envs,)`` bool mask of the envs whose state diverged during the last
+        ``_step`` call (non-finite, or beyond ``MAX_ABS_VALUE``), or ``None`` when none did.
+
+        The default reads ``get_qpos``/``get_qvel``. Override where the engine detects it itself
+        (MuJoCo resets an unstable env on its own) or where the state lives elsewhere.
+        """
+        lim = self.MAX_ABS_VALUE
+        with np.errstate(over="ignore", invalid="ignore"):  # a state cast to float32 may overflow: detected
+            q, v = self.get_qpos(), self.get_qvel()
+        if ((q.size == 0 or (float(q.max()) <= lim and -lim <= float(q.min())))
+                and (v.size == 0 or (float(v.max()) <= lim and -lim <= float(v.min())))):
+            return None
+        return ~((np.abs(q) <= lim).all(axis=1) & (np.abs(v) <= lim).all(axis=1))
+
+    def _collect_divergence(self) -> None:
+        """After each engine call of a step: remember the envs that diverged in it."""
+        mask = self._diverged_mask()
+        if mask is not None and mask.any():
+            self._last_diverged = mask if self._last_diverged is None else self._last_diverged | mask
+
+    def _settle_divergence(self, nsteps: int) -> None:
+        """At the end of a step: reset the envs that diverged in it, count them, apply the policy."""
+        ids = np.flatnonzero(self._last_diverged)
+        self._reset_to_default(ids)
+        self._divergence_counts[ids] += 1
+        if self.options.divergence == "raise":
+            raise DivergenceError(
+                f"backend {self._label!r}: the simulation diverged in env(s) {ids.tolist()} during a step of "
+                f"{nsteps} substep(s): a state value became non-finite or exceeded {self.MAX_ABS_VALUE:g}. "
+                f"Those envs were reset to the default state at the end of the step; the others stepped "
+                f"normally. Reduce sim_dt or the controls/forces, or pass divergence='reset' to reset and "
+                f"carry on (see get_diverged_envs).", tuple(int(i) for i in ids))
+
+    def _reset_to_default(self, env_ids: np.ndarray) -> None:
+        """Write the default state (default keyframe or ``qpos0``, zero velocity) into ``env_ids``."""
+        info = self.model_info
+        key = self.scene.default_keyframe
+        qpos0 = np.asarray(info.keyframes[key] if key is not None else info.qpos0, dtype=np.float64)
+        self._set_state(env_ids, np.tile(qpos0, (len(env_ids), 1)), np.zeros((len(env_ids), self.nv)))
+
+    def get_diverged_envs(self) -> np.ndarray:
+        """``(num_envs,)`` bool: the envs the last ``step`` reset because their state diverged."""
+        if self._last_diverged is None:
+            return np.zeros(self._num_envs, dtype=bool)
+        return self._last_diverged.copy()
+
+    def get_divergence_counts(self) -> np.ndarray:
+        """``(num_envs,)`` int64: how many times each env was reset for divergence since construction."""
+        return self._divergence_counts.copy()
 
     def set_state(self, env_indices: np.ndarray, qpos: np.ndarray, qvel: np.ndarray,
                   randomization: ResetRandomizationPayload | None = None) -> dict | None:
@@ -536,17 +763,18 @@ class SimBackend(ModelQueries, Playback, abc.ABC):
         Quaternions off unit norm by more than 1e-6 are normalized (a zero quaternion is rejected).
         ``randomization`` applies reset terms to these envs.
         """
-        self._check_open()
         env_ids = check_env_ids("env_indices", env_indices, self._num_envs)
         # copies: normalization and velocity deltas must never write into the caller's arrays
         qpos = np.array(check_float_array("qpos", qpos, (len(env_ids), self.nq)), copy=True)
-        qvel = np.array(check_float_array("qvel", qvel, (len(env_ids), self.nv)), copy=True)
+        qvel = np.array(check_float_array("qvel", qvel, (len(env_ids), self.nv), limit=self.MAX_ABS_VALUE),
+                        copy=True)
         for c in self._quat_cols:
-            norms = np.linalg.norm(qpos[:, c:c + 4], axis=1)
-            if np.any(norms < 1e-12):
+            unit, norms = _unit_quats(qpos[:, c:c + 4])
+            if not np.all(norms >= 1e-12):
                 raise InvalidInputError(f"qpos: quaternion columns {c}:{c + 4} have zero norm")
-            off = np.abs(norms - 1.0) > 1e-6  # unit to float32 precision: written as given (exact round trips)
-            qpos[off, c:c + 4] /= norms[off, None]
+            off = ~(np.abs(norms - 1.0) <= 1e-6)  # unit to float32 precision: written as given (exact round trips)
+            qpos[off, c:c + 4] = unit[off]
+        check_limit("qpos", qpos, self.MAX_ABS_VALUE)
         resolved = []
         if randomization is not None:
             self._require(Capability.RESET_RANDOMIZATION)
@@ -755,10 +983,10 @@ class SimBackend(ModelQueries, Playback, abc.ABC):
         self._require(Capability.BODY_FORCE)
         ids = check_index_array("body_ids", body_ids, self.num_bodies, what="body", unique=True)
         shape = (self._num_envs, len(ids), 3)
-        force = check_float_array("force", force, shape)
+        force = check_float_array("force", force, shape, limit=self.MAX_ABS_VALUE)
         if torque is not None:
             self._require(Capability.BODY_TORQUE)
-            torque = check_float_array("torque", torque, shape)
+            torque = check_float_array("torque", torque, shape, limit=self.MAX_ABS_VALUE)
         self._apply_body_force(ids, force, torque)
 
     def push_robots(self, force_range: Sequence[float] | np.ndarray) -> np.ndarray:
@@ -846,10 +1074,23 @@ class SimBackend(ModelQueries, Playback, abc.ABC):
         return self._get_physics_state()
 
     def set_physics_state(self, state: np.ndarray) -> None:
-        """Restore rows from ``get_physics_state``; getters reflect them at once."""
+        """Restore rows from ``get_physics_state``; getters reflect them at once.
+
+        Every quaternion of a row (ball/free joints, mocap bodies) must be unit (within 1e-6)
+        and every value within ``MAX_ABS_VALUE``; nothing is written otherwise.
+        """
         self._require(Capability.PHYSICS_SNAPSHOT)
-        self._check_open()
-        state = check_float_array("state", state, (self._num_envs, self.physics_state_size))
+        state = check_float_array("state", state, (self._num_envs, self.physics_state_size),
+                                  limit=self.MAX_ABS_VALUE)
+        nmocap = len(self.model_info.mocap_body_names)
+        mocap_quat = 1 + self.nq + self.nv + 3 * nmocap
+        for c in [1 + c for c in self._quat_cols] + [mocap_quat + 4 * i for i in range(nmocap)]:
+            _, norms = _unit_quats(state[:, c:c + 4])
+            bad = np.flatnonzero(~(np.abs(norms - 1.0) <= _SNAPSHOT_QUAT_TOL))
+            if bad.size:
+                raise InvalidInputError(
+                    f"state: expected unit quaternions in columns {c}:{c + 4} (as get_physics_state returns), "
+                    f"got norm {norms[bad[0]]:g} in row {int(bad[0])}")
         self._set_physics_state(state)
 
     # ------------------------------------------------------------------ randomization
@@ -938,6 +1179,16 @@ class SimBackend(ModelQueries, Playback, abc.ABC):
             raise self._unsupported(Capability.INIT_RANDOMIZATION)
         return self._read_model_field(term)
 
+def _unit_quats(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(q / |q|, |q|)`` for ``(k, 4)`` rows, scaled by the largest component first so that huge
+    finite components cannot overflow (a zero row gives a zero norm and NaN unit)."""
+    scale = np.abs(q).max(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        u = q / scale[:, None]
+        n = np.linalg.norm(u, axis=1)
+        return u / n[:, None], n * scale
+
+
 def _as_slice(cols: np.ndarray) -> slice | np.ndarray:
     """A contiguous ascending column set as a slice (views instead of fancy-index copies)."""
     if len(cols) == 0:
@@ -945,3 +1196,4 @@ def _as_slice(cols: np.ndarray) -> slice | np.ndarray:
     if np.all(np.diff(cols) == 1):
         return slice(int(cols[0]), int(cols[-1]) + 1)
     return cols
+

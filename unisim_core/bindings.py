@@ -37,6 +37,7 @@ class SensorDataView:
         self.slices = {n: slice(int(starts[i]), int(starts[i + 1])) for i, n in enumerate(names)}
 
     def read(self) -> np.ndarray:
+        self._backend._check_open()  # BackendClosedError after close(), never stale data
         if not self.width:
             return np.zeros((self._backend.num_envs, 0), dtype=self._backend.np_dtype)
         return self._backend._read_sensors(self._indices)

@@ -14,8 +14,10 @@ __all__ = [
     "UnknownNameError",
     "RenderClosedError",
     "EngineError",
+    "DivergenceError",
     "BackendClosedError",
     "rebuild_error",
+    "with_context",
 ]
 
 
@@ -81,6 +83,21 @@ class EngineError(UniSimError, RuntimeError):
     """The engine failed inside a call (a wrapped engine panic or error)."""
 
 
+class DivergenceError(EngineError):
+    """The simulation of some envs diverged (non-finite state, or beyond the engine's bound).
+
+    ``env_ids``: the envs concerned (contract ids). Raised by ``step`` under the backend option
+    ``divergence="raise"``, after those envs were reset to the default state.
+    """
+
+    def __init__(self, message: str, env_ids: tuple[int, ...] = ()) -> None:
+        super().__init__(message)
+        self.env_ids = tuple(env_ids)
+
+    def __reduce__(self):  # picklable across processes (Ray, workers)
+        return (type(self), (self.args[0], self.env_ids))
+
+
 class BackendClosedError(UniSimError, RuntimeError):
     """A call was made on a backend after ``close()``."""
 
@@ -106,4 +123,14 @@ def rebuild_error(qualified_type: str, message: str, attrs: dict | None = None) 
     err = obj.__new__(obj)
     err.args = (message,)
     err.__dict__.update(attrs or {})
+    return err
+
+
+def with_context(exc: BaseException, context: str) -> BaseException:
+    """A copy of ``exc``, same class and attributes, whose message starts with ``context``
+    (e.g. ``"in shard 1, envs [4:8)"``); chained to ``exc``."""
+    err = type(exc).__new__(type(exc))
+    err.args = (f"{context}: {exc}",)
+    err.__dict__.update(vars(exc))
+    err.__cause__ = exc
     return err

@@ -11,7 +11,7 @@ import numpy as np
 from .errors import InvalidInputError
 
 __all__ = ["BackendOptions", "build_options", "describe_options", "float_dtype", "positive_int",
-           "optional_positive_int", "boolean"]
+           "optional_positive_int", "boolean", "DIVERGENCE_POLICIES"]
 
 _DTYPES = {np.dtype(np.float32): np.float32, np.dtype(np.float64): np.float64}
 
@@ -52,6 +52,15 @@ def boolean(inst, attribute, value) -> None:
         raise InvalidInputError(f"{attribute.name}: expected a bool, got {value!r}")
 
 
+#: Values of ``BackendOptions.divergence``.
+DIVERGENCE_POLICIES = ("raise", "reset")
+
+
+def _divergence(inst, attribute, value) -> None:
+    if value not in DIVERGENCE_POLICIES:
+        raise InvalidInputError(f"{attribute.name}: expected one of {list(DIVERGENCE_POLICIES)}, got {value!r}")
+
+
 def _int_seed(inst, attribute, value):
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
         raise InvalidInputError(f"{attribute.name}: expected a non-negative int, got {value!r}")
@@ -66,12 +75,18 @@ class BackendOptions:
       root joint, or the first body under the world for fixed-base models.
     - ``push_body_name``: body that ``push_robots`` pushes (default: the base).
     - ``seed``: seed of the backend's random generator (``push_robots``).
+    - ``divergence``: what ``step`` does when the state of some envs becomes non-finite or
+      leaves the engine's bound (``SimBackend.MAX_ABS_VALUE``): those envs are reset to the
+      default state (default keyframe or ``qpos0``, zero velocity) and reported by
+      ``get_diverged_envs``/``get_divergence_counts``; then ``"raise"`` (default) raises
+      ``DivergenceError`` naming them, ``"reset"`` carries on (for RL loops).
     """
 
     np_dtype: type = attrs.field(default=np.float32, converter=float_dtype)
     base_name: str | None = attrs.field(default=None, validator=_optional_str)
     push_body_name: str | None = attrs.field(default=None, validator=_optional_str)
     seed: int = attrs.field(default=0, validator=_int_seed)
+    divergence: str = attrs.field(default="raise", validator=_divergence)
 
 
 def build_options(options_cls: type[BackendOptions], backend_name: str, kwargs: dict) -> BackendOptions:

@@ -129,12 +129,14 @@ def quat_from_yaw(yaw: np.ndarray | float) -> np.ndarray:
 
 
 def quat_normalize(q: np.ndarray) -> np.ndarray:
-    """``q / |q|``. Raises ``ValueError`` for a zero-norm quaternion."""
+    """``q / |q|``, scaled by the largest component first (no overflow for huge finite
+    components, no underflow for tiny ones). Raises ``ValueError`` for a zero quaternion."""
     q = np.asarray(q)
-    n = np.linalg.norm(q, axis=-1, keepdims=True)
-    if np.any(n == 0):
+    s = np.abs(q).max(axis=-1, keepdims=True)
+    if np.any(s == 0):
         raise ValueError("cannot normalize a zero-norm quaternion")
-    return q / n
+    u = q / s
+    return u / np.linalg.norm(u, axis=-1, keepdims=True)
 
 
 def quat_wxyz_to_xyzw(q: np.ndarray) -> np.ndarray:

@@ -19,7 +19,7 @@ import attrs
 import numpy as np
 
 from .errors import InvalidInputError, UnknownNameError
-from .validation import check_env_ids, check_float_array, check_index_array
+from .validation import check_env_ids, check_float_array, check_index_array, check_limit
 
 __all__ = [
     "TermSpec",
@@ -37,8 +37,10 @@ __all__ = [
 class TermSpec:
     """``target``: id space (``body``, ``geom``, ``dof``, ``actuator``) or ``None`` (global).
 
-    ``lower``: smallest valid resulting value (strict when ``strict``), checked
-    before anything is written; ``None`` for unbounded terms.
+    ``lower``: smallest valid resulting value (strict when ``strict``); ``None`` for terms
+    without one. ``limit``: largest valid magnitude of a resulting value (of the delta for
+    state and force terms), a physical bound far beyond any robot's (the term's unit).
+    Both are checked before anything is written.
     """
 
     kind: str
@@ -46,26 +48,27 @@ class TermSpec:
     value_shape: tuple[int, ...]
     lower: float | None = None
     strict: bool = False
+    limit: float = 1e6
 
 
 TERM_SPECS: dict[str, TermSpec] = {
-    "body_mass": TermSpec("model", "body", (), 0.0, strict=True),  # kg
-    "body_inertia": TermSpec("model", "body", (3,), 0.0, strict=True),  # kg·m², principal
-    "body_com_offset": TermSpec("model", "body", (3,)),  # m, COM in body frame
-    "geom_friction": TermSpec("model", "geom", (3,), 0.0),
-    "geom_size": TermSpec("model", "geom", (3,), 0.0),
-    "geom_solref": TermSpec("model", "geom", (2,)),
-    "geom_solimp": TermSpec("model", "geom", (5,)),
-    "dof_damping": TermSpec("model", "dof", (), 0.0),  # N·m·s/rad
-    "dof_armature": TermSpec("model", "dof", (), 0.0),  # kg·m²
-    "dof_frictionloss": TermSpec("model", "dof", (), 0.0),  # N·m
-    "actuator_kp": TermSpec("model", "actuator", (), 0.0),
-    "actuator_kd": TermSpec("model", "actuator", (), 0.0),
-    "gravity": TermSpec("model", None, (3,)),  # m/s², world frame
-    "root_lin_vel_delta": TermSpec("state", None, (3,)),  # m/s, world frame, added
-    "root_ang_vel_delta": TermSpec("state", None, (3,)),  # rad/s, root body frame, added
-    "body_force": TermSpec("force", "body", (3,)),  # N, world frame
-    "body_torque": TermSpec("force", "body", (3,)),  # N·m, world frame
+    "body_mass": TermSpec("model", "body", (), 0.0, strict=True),  # kg, <= 1e6
+    "body_inertia": TermSpec("model", "body", (3,), 0.0, strict=True),  # kg·m², principal, <= 1e6
+    "body_com_offset": TermSpec("model", "body", (3,), limit=100.0),  # m, COM in body frame
+    "geom_friction": TermSpec("model", "geom", (3,), 0.0, limit=100.0),  # coefficients
+    "geom_size": TermSpec("model", "geom", (3,), 0.0, limit=1e3),  # m
+    "geom_solref": TermSpec("model", "geom", (2,)),  # s and ratio, or -stiffness and -damping
+    "geom_solimp": TermSpec("model", "geom", (5,), limit=1e3),
+    "dof_damping": TermSpec("model", "dof", (), 0.0),  # N·m·s/rad, <= 1e6
+    "dof_armature": TermSpec("model", "dof", (), 0.0),  # kg·m², <= 1e6
+    "dof_frictionloss": TermSpec("model", "dof", (), 0.0),  # N·m, <= 1e6
+    "actuator_kp": TermSpec("model", "actuator", (), 0.0),  # N·m/rad, <= 1e6
+    "actuator_kd": TermSpec("model", "actuator", (), 0.0),  # N·m·s/rad, <= 1e6
+    "gravity": TermSpec("model", None, (3,), limit=1e3),  # m/s², world frame (about 100 g)
+    "root_lin_vel_delta": TermSpec("state", None, (3,), limit=1e3),  # m/s, world frame, added
+    "root_ang_vel_delta": TermSpec("state", None, (3,), limit=1e3),  # rad/s, root body frame, added
+    "body_force": TermSpec("force", "body", (3,)),  # N, world frame, <= 1e6
+    "body_torque": TermSpec("force", "body", (3,)),  # N·m, world frame, <= 1e6
 }
 
 MODEL_TERMS = frozenset(t for t, s in TERM_SPECS.items() if s.kind == "model")
@@ -161,6 +164,8 @@ def resolve_op(
     elif op.target_ids is not None:
         raise InvalidInputError(f"{op.term}.target_ids: this term is global, expected None")
     values = check_float_array(f"{op.term}.values", op.values, shape + spec.value_shape)
+    if spec.kind != "model":
+        check_limit(f"{op.term}.values", values, spec.limit, "the term's physical bound")
     return spec, env_ids, target_ids, values
 
 
@@ -179,4 +184,5 @@ def resolved_model_values(spec: TermSpec, term: str, nominal: np.ndarray, operat
             raise InvalidInputError(
                 f"{term}: resulting values must be {rel} {spec.lower}, got {out[bad].ravel()[0]}"
             )
+    check_limit(f"{term}: resulting values", out, spec.limit, "the term's physical bound")
     return np.ascontiguousarray(out)

@@ -11,7 +11,7 @@ import numpy as np
 
 from .errors import InvalidInputError, InvalidTypeError
 
-__all__ = ["check_float_array", "check_env_ids", "check_index_array", "check_names", "check_int"]
+__all__ = ["check_float_array", "check_limit", "check_env_ids", "check_index_array", "check_names", "check_int"]
 
 _NUMERIC_KINDS = "fiu"
 
@@ -21,12 +21,14 @@ def _describe(shape: Sequence[int | None]) -> str:
 
 
 def check_float_array(
-    name: str, value: object, shape: Sequence[int | None], dtype: np.dtype | type = np.float64
+    name: str, value: object, shape: Sequence[int | None], dtype: np.dtype | type = np.float64,
+    limit: float | None = None,
 ) -> np.ndarray:
     """Return ``value`` as a C-contiguous ``dtype`` array of ``shape`` (``None`` = any size).
 
     Rejects non-numeric dtype kinds (bool, complex, object, strings) with
-    :class:`InvalidTypeError`, and wrong shapes or NaN/inf with :class:`InvalidInputError`.
+    :class:`InvalidTypeError`, and wrong shapes, NaN/inf or (with ``limit``) values of
+    magnitude above ``limit`` with :class:`InvalidInputError`.
     """
     if value is None:
         raise InvalidTypeError(f"{name}: expected a float array of shape {_describe(shape)}, got None")
@@ -42,7 +44,16 @@ def check_float_array(
     if arr.dtype.kind == "f" and not np.isfinite(arr).all():
         bad = np.argwhere(~np.isfinite(arr))[0]
         raise InvalidInputError(f"{name}: expected finite values, got {arr[tuple(bad)]} at index {tuple(bad)}")
+    check_limit(name, arr, limit)
     return np.ascontiguousarray(arr, dtype=dtype)
+
+
+def check_limit(name: str, arr: np.ndarray, limit: float | None, what: str = "the engine's bound") -> None:
+    """Reject finite values of magnitude above ``limit`` (``None``: no limit)."""
+    if limit is not None and arr.size and np.abs(arr).max() > limit:
+        bad = np.argwhere(np.abs(arr) > limit)[0]
+        raise InvalidInputError(
+            f"{name}: expected values with |x| <= {limit:g} ({what}), got {arr[tuple(bad)]:g} at index {tuple(bad)}")
 
 
 def check_int(name: str, value: object, low: int, high: int | None = None) -> int:

@@ -47,6 +47,7 @@ LAYERS = {
     "parity": "trajectories against --unisim-reference within per-scene tolerance tiers",
     "reference": "replays of MuJoCo trajectories shipped with the kit, within documented tolerance tiers",
     "coverage": "every kit scene loads or is refused for a declared feature; articulated scenes load",
+    "reliability": "lifecycle after close, divergence policy, extreme finite values, error types",
 }
 MARKERS = [f"{name}: UniSim conformance layer - {doc}" for name, doc in LAYERS.items()] + [
     "contract(version): UniSim conformance: contract version that introduced the check",

@@ -4,19 +4,22 @@ from __future__ import annotations
 
 from collections import Counter
 
-from unisim_core.errors import InvalidInputError
+from unisim_core.errors import EngineError, InvalidInputError
 from unisim_core.fake import FakeBackend
 from unisim_core.worker import hosted
 
 
 class PickyFake(FakeBackend):
-    """Rejects some states inside the engine: qvel[0, -1] == 123 is bad input, 666 breaks it."""
+    """Rejects some states inside the engine: qvel[0, -1] == 123 is bad input, 777 an engine
+    error (state unchanged), 666 breaks it (an unexpected exception)."""
 
     name = "picky"
 
     def _set_state(self, env_ids, qpos, qvel):
         if qvel[0, -1] == 123.0:
             raise InvalidInputError("engine rejects qvel[-1] == 123")
+        if qvel[0, -1] == 777.0:
+            raise EngineError("engine failed on qvel 777")
         if qvel[0, -1] == 666.0:
             raise RuntimeError("engine exploded")
         super()._set_state(env_ids, qpos, qvel)

@@ -35,10 +35,10 @@ import numpy as np
 from ..backend import SimBackend
 from ..capabilities import Capability
 from ..config import CameraCfg, SceneCfg
-from ..errors import EngineError, rebuild_error
+from ..errors import EngineError, UniSimError, rebuild_error
 from ..model import ModelInfo
 from .client import WorkerClient
-from .errors import WorkerCallError
+from .errors import WorkerCallError, WorkerStartupError
 from .hosted import info_from_plain, pack_array, scene_to_plain, unpack_array
 
 __all__ = ["WorkerBackend", "WorkerLaunch", "NOT_FORWARDED", "QUAT_ORDERS"]
@@ -83,12 +83,12 @@ def hosted_launch(target: str, scene: SceneCfg, num_envs: int, sim_dt: float, op
 
 
 def _remote_error(exc: WorkerCallError) -> BaseException:
-    """Re-raise a UniSim or builtin input error from the worker as its own class."""
+    """The error raised in the worker, rebuilt as its own class when it is a UniSim error (any
+    module's) or a builtin input error; ``exc`` itself otherwise."""
     module = exc.remote_type.rpartition(".")[0]
-    if module.startswith("unisim_core.") or not module:
-        err = rebuild_error(exc.remote_type, exc.remote_message)
-        if isinstance(err, ValueError | TypeError | KeyError | NotImplementedError):
-            return err
+    err = rebuild_error(exc.remote_type, exc.remote_message)
+    if isinstance(err, UniSimError) or (not module and isinstance(err, ValueError | TypeError | KeyError)):
+        return err
     return exc
 
 
@@ -112,6 +112,7 @@ class WorkerBackend(SimBackend):
     """A backend running in a worker process (same contract, same results)."""
 
     CAPABILITIES = frozenset(Capability) - NOT_FORWARDED
+    ATOMIC_STEP_CALLS = True  # an interrupt must not cut a request/reply pair in two
 
     def __init__(self, scene: SceneCfg, num_envs: int, sim_dt: float, *, target: str | None = None,
                  target_cls: type[SimBackend] | None = None, **options: Any) -> None:
@@ -124,10 +125,17 @@ class WorkerBackend(SimBackend):
         super().__init__(scene, num_envs, sim_dt, **options)
         self._fresh: set[str] = set()  # lazily published tables valid for the current state
         self._forces_staged = False
+        self._step_diverged: list[int] | None = None
         launch = self._worker_launch(options)
-        self._client = WorkerClient(launch.argv, env=launch.env, init_args=launch.init_args,
-                                    init_timeout=launch.init_timeout, call_timeout=launch.call_timeout,
-                                    on_progress=launch.on_progress)
+        try:
+            self._client = WorkerClient(launch.argv, env=launch.env, init_args=launch.init_args,
+                                        init_timeout=launch.init_timeout, call_timeout=launch.call_timeout,
+                                        on_progress=launch.on_progress)
+        except WorkerStartupError as exc:  # the inner backend refused: raise what it raised in-process
+            cause = exc.__cause__
+            if not isinstance(cause, WorkerCallError) or _remote_error(cause) is cause:
+                raise
+            raise _remote_error(cause) from exc
         try:
             self._setup(self._call("describe"))
         except BaseException:
@@ -154,6 +162,8 @@ class WorkerBackend(SimBackend):
         self.INTERVAL_TERMS = frozenset(desc.get("interval_terms", ()))
         self.RESET_TERMS = frozenset(desc.get("reset_terms", ()))
         self._env_row = _engine_rows(desc.get("env_rows"), self._num_envs)
+        if "max_abs_value" in desc:
+            self.MAX_ABS_VALUE = float(desc["max_abs_value"])
         quat_order = desc.get("quat_order", "wxyz")
         if quat_order not in QUAT_ORDERS:
             raise EngineError(f"worker reported quat_order {quat_order!r}; expected one of {QUAT_ORDERS}")
@@ -248,9 +258,17 @@ class WorkerBackend(SimBackend):
             frame = self._step_frames[nsteps] = self._client.prepare("step", {"nsteps": nsteps})
         self._fresh.clear()
         try:
-            self._client.request_prepared("step", frame)
+            self._step_diverged = self._client.request_prepared("step", frame)
         except WorkerCallError as exc:
             raise _remote_error(exc) from exc
+
+    def _diverged_mask(self) -> np.ndarray | None:
+        rows, self._step_diverged = self._step_diverged, None
+        if not rows:
+            return None
+        mask = np.zeros(self._num_envs, dtype=bool)
+        mask[rows] = True  # engine rows
+        return mask if self._env_row is None else mask[self._env_row]
 
     def _set_state(self, env_ids: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> None:
         k = len(env_ids)
@@ -259,14 +277,19 @@ class WorkerBackend(SimBackend):
         self._call("set_state", env_ids=self._engine_ids(env_ids))
 
     def get_qpos(self) -> np.ndarray:
+        if self._closed:  # a method bound before close() must not read released shared memory
+            self._check_open()
         if self._env_row is None and not self._xyzw:
             return self._qpos.astype(self.np_dtype)
         return self._qpos_from_wire(self._from_engine(self._qpos))
 
     def get_qvel(self) -> np.ndarray:
+        if self._closed:
+            self._check_open()
         return self._from_engine(self._qvel)
 
     def _published(self, op: str) -> None:
+        self._check_open()  # bindings reach here: never read released shared memory
         if op not in self._fresh:
             self._call(op)
             self._fresh.add(op)

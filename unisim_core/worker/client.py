@@ -191,7 +191,7 @@ class WorkerClient:
                 )
             return self._await(INIT_OP, timeout, deadline)
         except WorkerCallError as e:
-            raise self._fail(WorkerStartupError(f"INIT failed: {e}"), INIT_OP, timeout) from None
+            raise self._fail(WorkerStartupError(f"INIT failed: {e}"), INIT_OP, timeout) from e
         except BaseException as e:
             err = self._fail(e, INIT_OP, timeout)
             if err is e:

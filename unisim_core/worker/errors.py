@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from ..errors import EngineError
 
-class WorkerError(RuntimeError):
-    """Base class; the message ends with the tail of the worker's stderr when there is one."""
+
+class WorkerError(EngineError):
+    """Base class (an `EngineError`, so a `UniSimError` and a `RuntimeError`); the message ends
+    with the tail of the worker's stderr when there is one."""
 
     def __init__(self, message: str, *, stderr_tail: str = "") -> None:
         self.stderr_tail = stderr_tail

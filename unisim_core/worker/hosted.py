@@ -16,15 +16,13 @@ import attrs
 import numpy as np
 
 from ..config import SceneCfg, TerrainCfg
-from ..errors import InvalidInputError, InvalidTypeError, UnknownNameError, UnsupportedCapabilityError
+from ..errors import UniSimError
 from ..model import ModelInfo
 from .shm import SlotSet
 
-#: UniSim input errors: the inner backend rejected an input before writing anything, so the
-#: worker stays usable (``serve`` reports them with ``poisoned: False``).
-SAFE_ERRORS: tuple[type[BaseException], ...] = (
-    InvalidInputError, InvalidTypeError, UnknownNameError, UnsupportedCapabilityError,
-)
+#: UniSim errors (bad input, engine errors): the inner backend raised them on purpose and stays
+#: usable, so the worker does too (``serve`` reports them with ``poisoned: False``).
+SAFE_ERRORS: tuple[type[BaseException], ...] = (UniSimError,)
 
 
 def pack_array(arr: np.ndarray) -> dict[str, Any]:
@@ -106,7 +104,7 @@ def factory(init: dict[str, Any], progress) -> dict[str, Any]:
         return {"info": info_to_plain(info), "capabilities": sorted(c.value for c in backend.capabilities),
                 "init_terms": sorted(dr.init_terms), "interval_terms": sorted(dr.interval_terms),
                 "reset_terms": sorted(dr.reset_terms), "np_dtype": np.dtype(backend.np_dtype).str,
-                "base_id": int(backend.base_body_id)}
+                "base_id": int(backend.base_body_id), "max_abs_value": float(backend.MAX_ABS_VALUE)}
 
     def attach(descriptors: dict[str, Any]) -> None:
         nonlocal slots
@@ -114,9 +112,12 @@ def factory(init: dict[str, Any], progress) -> dict[str, Any]:
         hot.update(ctrl=slots["ctrl"], qpos=slots["qpos"], qvel=slots["qvel"])
         publish()
 
-    def step(nsteps: int) -> None:
+    def step(nsteps: int) -> list[int] | None:
+        """Returns the engine rows whose state diverged (``None``: none)."""
         backend._step(hot["ctrl"], nsteps)
+        diverged = backend._diverged_mask()
         publish()
+        return None if diverged is None or not diverged.any() else np.flatnonzero(diverged).tolist()
 
     def set_state(env_ids: list[int]) -> None:
         k = len(env_ids)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import faulthandler
 import os
+import signal
 import sys
 import traceback
 from collections.abc import Callable, Mapping
@@ -40,6 +41,9 @@ def connect() -> Channel:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     faulthandler.enable()  # a fatal signal dumps Python tracebacks into the stderr tail
+    # Ctrl-C in a terminal reaches the whole process group: the host handles it (it lets the
+    # running call finish, then raises KeyboardInterrupt), so the worker must not die of it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     chan = Channel(rfd, wfd)
     chan.write_raw(HELLO.pack(HELLO_MAGIC, protocol.PROTOCOL_VERSION))
     return chan

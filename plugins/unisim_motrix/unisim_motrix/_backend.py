@@ -77,6 +77,7 @@ class MotrixBackend(SimBackend):
     INIT_TERMS = _SUPPORTED_MODEL_TERMS
     INTERVAL_TERMS = _SUPPORTED_MODEL_TERMS | _STATE_AND_FORCE_TERMS
     RESET_TERMS = _SUPPORTED_MODEL_TERMS | _STATE_AND_FORCE_TERMS
+    MAX_ABS_VALUE = float(np.finfo(np.float32).max)  # the engine's state and inputs are float32
 
     options: MotrixOptions
 

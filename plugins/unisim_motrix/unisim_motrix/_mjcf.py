@@ -16,6 +16,8 @@ import xml.etree.ElementTree as ET
 
 import attrs
 
+from unisim_core.errors import InvalidInputError
+
 __all__ = ["MjcfFacts", "read_mjcf", "warn_ignored_options", "IGNORED_ATTRIBUTES", "MotrixModellingWarning"]
 
 #: (element, attribute) pairs MotrixSim 0.10 parses and ignores (its loader logs them as
@@ -55,7 +57,12 @@ def _walk(path: str, seen: set[str]):
     if path in seen:
         return
     seen.add(path)
-    root = ET.parse(path).getroot()
+    try:
+        root = ET.parse(path).getroot()
+    except ET.ParseError as exc:
+        raise InvalidInputError(f"{path}: not well-formed XML: {exc}") from None
+    except OSError as exc:
+        raise InvalidInputError(f"{path}: cannot read the model file: {exc.strerror}") from None
     base = os.path.dirname(path)
 
     def visit(el):

@@ -166,15 +166,18 @@ def test_instability_raises_engine_error_naming_env(make, tmp_path, monkeypatch)
     monkeypatch.chdir(tmp_path)  # MuJoCo logs the warning to ./MUJOCO_LOG.TXT
     sim = make(kit("free_body.xml"), num_envs=3)
     qvel = np.zeros((1, 6))
-    qvel[0, 0] = 1e11  # beyond mjMAXVAL: MuJoCo flags the env and resets it
+    qvel[0, 0] = 1e10  # at mjMAXVAL (accepted); the force below takes qacc beyond it
+    force = np.zeros((3, 1, 3))
+    force[1, 0, 0] = 1e10
     try:
         sim.set_state(np.array([1]), sim.get_qpos()[[1]], qvel)
+        sim.apply_body_force(np.array([1]), force)
         sim.step(np.zeros((3, 0)), 1)
     except EngineError as exc:
         assert "env(s) [1]" in str(exc)
     else:
         pytest.fail("no EngineError")
-    sim.step(np.zeros((3, 0)), 1)  # reported once; the reset env steps on
+    sim.step(np.zeros((3, 0)), 1)  # the reset env steps on
 
 
 def test_options(make):

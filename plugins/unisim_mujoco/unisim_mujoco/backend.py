@@ -64,6 +64,7 @@ class MujocoBackend(SimBackend):
     INIT_TERMS = spec.INIT_TERMS
     INTERVAL_TERMS = spec.INTERVAL_TERMS
     RESET_TERMS = spec.RESET_TERMS
+    MAX_ABS_VALUE = float(mujoco.mjMAXVAL)  # MuJoCo resets an env whose qpos/qvel/qacc exceed it
 
     options: MujocoOptions
 
@@ -86,7 +87,6 @@ class MujocoBackend(SimBackend):
         self._site_xpos = b.bind("site_xpos") if m.nsite else np.zeros((n, 0, 3))
         self._sensordata = b.bind("sensordata") if m.nsensordata else np.zeros((n, 0))
         self._unstable = b.warning[:, _UNSTABLE[0]:_UNSTABLE[-1] + 1, 1]  # live view: counters per env
-        self._unstable_seen = np.zeros((n, len(_UNSTABLE)), dtype=np.int64)
         self._stage = _STAGE_VEL
         self._acc_sensor = m.sensor_needstage == _STAGE_ACC  # (nsensor,) refreshed lazily
         self._acc_fresh = False
@@ -104,11 +104,9 @@ class MujocoBackend(SimBackend):
         self._warm_cols = self._component_cols(_S.mjSTATE_WARMSTART)
         self._snap_memory: collections.OrderedDict[bytes, np.ndarray] = collections.OrderedDict()
         self._renderer = None
-        key = -1
+        key = -1  # an unknown default_keyframe is refused by the base class once this returns
         if scene.default_keyframe is not None:
             key = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_KEY, scene.default_keyframe)
-            if key < 0:
-                raise InvalidInputError(f"scene.default_keyframe: unknown keyframe {scene.default_keyframe!r}")
         self._call(lambda: b.reset(keyframe=key, stage=self._stage))
 
     def _component_cols(self, component) -> np.ndarray:
@@ -117,7 +115,8 @@ class MujocoBackend(SimBackend):
 
     # ------------------------------------------------------------------ engine calls
     def _call(self, fn) -> None:
-        """Run a batch call; engine failures and instabilities become ``EngineError``."""
+        """Run a batch call; engine failures become ``EngineError`` (instabilities are reported
+        by ``_diverged_mask`` after the next ``_step``)."""
         self._acc_fresh = False
         try:
             fn()
@@ -125,25 +124,20 @@ class MujocoBackend(SimBackend):
             raise self._engine_error(exc) from exc
         except mujoco.FatalError as exc:
             raise EngineError(f"MuJoCo error: {exc}") from exc
-        if self._unstable.any():
-            self._check_unstable()
 
     def _engine_error(self, exc: SimulationError) -> EngineError:
         return EngineError(f"MuJoCo failed in env(s) {exc.ids.tolist()} (their state is unchanged): "
                            f"{self._batch.error(int(exc.ids[0]))}")
 
-    def _check_unstable(self) -> None:
+    def _diverged_mask(self) -> np.ndarray | None:
+        # MuJoCo checks qpos/qvel/qacc against mjMAXVAL on every substep and resets an unstable env
+        # itself (its state is finite again), counting a warning: read and clear the counters.
         w = self._unstable
-        if w.any():
-            changed = np.flatnonzero((w != self._unstable_seen).any(axis=1))
-            if changed.size:
-                self._unstable_seen[:] = w
-                names = [mujoco.mjtWarning(_UNSTABLE[k]).name for k in
-                         np.flatnonzero(w[changed[0]] != 0)]
-                raise EngineError(
-                    f"MuJoCo simulation unstable in env(s) {changed.tolist()} ({', '.join(names)}: NaN or "
-                    f"huge qpos/qvel/qacc); MuJoCo reset those envs to the model defaults. Reduce sim_dt, "
-                    f"check the model, or the controls and forces applied.")
+        if not w.any():
+            return None
+        mask = w.any(axis=1)
+        w[mask] = 0
+        return mask
 
     def _forward(self, env_ids: np.ndarray | None = None) -> None:
         self._call(lambda: self._batch.forward(env_ids, self._stage))
@@ -173,8 +167,6 @@ class MujocoBackend(SimBackend):
                 raise self._engine_error(exc) from exc
             except mujoco.FatalError as exc:
                 raise EngineError(f"MuJoCo error: {exc}") from exc
-            if self._unstable.any():
-                self._check_unstable()
             return
         ids = self._staged_ids
         f = self._stage_force[:, ids]

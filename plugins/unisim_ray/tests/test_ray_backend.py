@@ -12,12 +12,13 @@ Ray is started once for the module (``address="local"``, 4 logical CPUs so a
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import numpy as np
@@ -33,7 +34,12 @@ from unisim_core import (
     TerrainCfg,
     create_backend,
 )
-from unisim_core.errors import BackendClosedError, UnsupportedCapabilityError
+from unisim_core.errors import (
+    BackendClosedError,
+    BackendLoadError,
+    BackendNotFoundError,
+    UnsupportedCapabilityError,
+)
 
 ray = pytest.importorskip("ray")
 
@@ -53,7 +59,7 @@ QUADRUPED = SceneCfg(SCENES / "quadruped.xml")
 def _mujoco_reason() -> str | None:
     try:
         unisim_core.get_backend_class("mujoco")
-    except Exception as exc:  # noqa: BLE001 - any import failure means "not available here"
+    except (BackendNotFoundError, BackendLoadError) as exc:  # not installed, or not loadable here
         return f"unisim-mujoco plugin not importable: {type(exc).__name__}: {exc}"
     return None
 
@@ -300,10 +306,8 @@ def test_killed_shard_names_itself_and_poisons_the_backend(made):
     b.step(ctrl)
     victim = b._actors[1]
     ray.kill(victim, no_restart=True)
-    t0 = time.monotonic()
     with pytest.raises(ShardDiedError, match=r"shard 1 \(envs \[3:6\)\) died during step") as info:
         b.step(ctrl)
-    assert time.monotonic() - t0 < 20.0
     assert info.value.shards == ((1, 3, 6),)
     assert isinstance(info.value, unisim_core.EngineError)
     for call in (lambda: b.step(ctrl), b.get_qpos, lambda: b.get_body_pos_w(np.array([1])),
@@ -319,11 +323,17 @@ def test_killed_shard_names_itself_and_poisons_the_backend(made):
 def test_call_past_its_deadline_names_the_slow_shards_and_poisons(made):
     b, _ = pair(made, "mujoco", 2, 2, inner_options={"threads": 1}, call_timeout_s=0.5)
     ctrl = np.zeros((2, b.num_actuators), np.float32)
-    t0 = time.monotonic()
-    with pytest.raises(ShardTimeoutError, match=r"shard 0 \(envs \[0:1\)\), shard 1 \(envs \[1:2\)\) gave no "
-                                                r"answer to step within call_timeout_s=0.5 s"):
-        b.step(ctrl, 2_000_000)
-    assert time.monotonic() - t0 < 5.0
+    pids = [s.pid for s in b.describe_shards()]
+    for pid in pids:  # stopped, not dead: the shards cannot answer (deterministic hang)
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        with pytest.raises(ShardTimeoutError, match=r"shard 0 \(envs \[0:1\)\), shard 1 \(envs \[1:2\)\) gave "
+                                                    r"no answer to step within call_timeout_s=0.5 s"):
+            b.step(ctrl)
+    finally:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):  # killed by the fault handling already
+                os.kill(pid, signal.SIGCONT)
     with pytest.raises(ShardFaultedError):
         b.get_qvel()
 
@@ -344,9 +354,10 @@ def test_close_releases_every_actor(made):
         b.step(np.zeros((2, b.num_actuators), np.float32))
 
 
-def test_shard_that_cannot_build_its_backend_fails_startup_naming_it():
-    with pytest.raises(ShardStartupError, match=r"shard \d \(envs \[\d:\d\)\) could not build inner backend "
-                                                r"'unisim_core.nope:Missing'"):
+def test_shard_that_cannot_build_its_backend_raises_the_in_process_error_naming_the_shard():
+    # in-process, create_backend("unisim_core.nope:Missing", ...) raises BackendLoadError
+    with pytest.raises(BackendLoadError, match=r"shard \d \(envs \[\d:\d\)\): backend 'unisim_core.nope:Missing' "
+                                               r"could not be imported"):
         create_backend("ray", QUADRUPED, 2, 0.005, inner="unisim_core.nope:Missing", progress=False)
 
 
@@ -380,9 +391,7 @@ def test_backend_starts_ray_once_per_process_and_close_releases_its_actors():
 
 
 def test_shards_that_cannot_be_placed_time_out_at_startup_naming_them():
-    t0 = time.monotonic()
     with pytest.raises(ShardStartupError, match=r"shard 0 \(envs \[0:1\)\), shard 1 \(envs \[1:2\)\) did not "
                                                 r"start within init_timeout_s=1 s \(each shard asks for 64 CPU"):
         create_backend("ray", QUADRUPED, 2, 0.005, inner="fake", actor_num_cpus=64, init_timeout_s=1,
                        progress=False)
-    assert time.monotonic() - t0 < 15

@@ -146,7 +146,8 @@ def test_shard_host_packs_the_inner_state_exactly():
         res = host.start("fake", payload, 0.005, {"np_dtype": np.float32})
         ref = create_backend("fake", SceneCfg(QUADRUPED), 3, 0.005)
         ctrl = np.linspace(-1, 1, 3 * ref.num_actuators, dtype=np.float32).reshape(3, -1)
-        rows = host.step(ctrl, 3, False, True, True)
+        rows, diverged = host.step(ctrl, 3, False, True, True)
+        assert diverged is None
         ref.step(ctrl, 3)
         nq, nv = ref.nq, ref.nv
         nb = ref.num_bodies

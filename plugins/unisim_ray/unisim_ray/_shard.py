@@ -166,6 +166,7 @@ class ShardHost:
             "hostname": socket.gethostname(),
             "pid": os.getpid(),
             "startup_s": time.perf_counter() - t0,
+            "max_abs_value": float(cls.MAX_ABS_VALUE),
             "state": state,
         }
 
@@ -199,15 +200,18 @@ class ShardHost:
 
     # ------------------------------------------------------------------ hot path
     def step(self, ctrl: np.ndarray, nsteps: int, clear_before: bool, clear_after: bool,
-             sensors: bool, bodies: bool = True) -> np.ndarray:
+             sensors: bool, bodies: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
         """``_step``; staged wrenches are cleared where the in-process base would clear them
-        (after the last substep of a ``step``), before the state is read."""
+        (after the last substep of a ``step``), before the state is read. Returns the packed
+        state and the shard-local envs whose state diverged (``None``: none)."""
         self._clear(clear_before)
         try:
             self.backend._step(_w(ctrl), nsteps)
         finally:
             self._clear(clear_after)
-        return self.state(sensors, bodies)
+        diverged = self.backend._diverged_mask()
+        rows = None if diverged is None or not diverged.any() else np.flatnonzero(diverged)
+        return self.state(sensors, bodies), rows
 
     def set_state(self, env_ids: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> np.ndarray:
         self.backend._set_state(_w(env_ids), _w(qpos), _w(qvel))

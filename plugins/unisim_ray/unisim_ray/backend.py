@@ -31,14 +31,7 @@ from unisim_core.backend import SimBackend
 from unisim_core.bindings import BackendHeightScanner, BackendMocapPoseBinding
 from unisim_core.capabilities import Capability
 from unisim_core.config import BackendTerrainSpawnData, SceneCfg
-from unisim_core.errors import (
-    BackendClosedError,
-    InvalidInputError,
-    InvalidTypeError,
-    OptionalDependencyError,
-    UnknownNameError,
-    UnsupportedCapabilityError,
-)
+from unisim_core.errors import BackendClosedError, OptionalDependencyError, UniSimError, with_context
 from unisim_core.model import ModelInfo
 from unisim_core.options import build_options
 
@@ -66,10 +59,8 @@ log = logging.getLogger("unisim_ray")
 FORWARDED_CAPABILITIES: frozenset[Capability] = frozenset(Capability) - {
     Capability.RENDER, Capability.VIDEO_CAPTURE, Capability.PLAYBACK, Capability.DEVICE_ARRAYS,
 }
-#: Errors that, by contract, a backend raises before writing anything.
 #: Seconds close() waits for Ray to confirm that killed actors are gone.
 KILL_CONFIRM_S = 5.0
-_REJECTIONS = (InvalidInputError, InvalidTypeError, UnknownNameError, UnsupportedCapabilityError)
 
 
 def _version() -> str:
@@ -176,6 +167,7 @@ class RayBackend(SimBackend):
     required_runtime = "Ray (a local instance is started when no cluster address is given)"
     #: Upper bound; an instance declares the inner backend's capabilities within it.
     CAPABILITIES: ClassVar[frozenset[Capability]] = FORWARDED_CAPABILITIES
+    ATOMIC_STEP_CALLS = True  # an interrupt must not abandon the shards' replies mid-step
 
     options: RayOptions
 
@@ -201,7 +193,7 @@ class RayBackend(SimBackend):
             self._release()
             raise
         self._pending_clear = self._cleared = False
-        self._substeps_left = 0
+        self._step_diverged: np.ndarray | None = None
         self._handle_keys = itertools.count()
 
     # ------------------------------------------------------------------ construction
@@ -262,6 +254,8 @@ class RayBackend(SimBackend):
                 res = ray.get(ready[0])
             except ray.exceptions.RayTaskError as exc:
                 cause = rebuild_exception(getattr(exc, "cause", None) or exc)
+                if isinstance(cause, UniSimError | TypeError):  # what the inner backend raises in-process
+                    raise with_context(cause, f"backend 'ray', {self._labels([k])}") from None
                 raise ShardStartupError(
                     f"backend 'ray': {self._labels([k])} could not build inner backend {o.inner!r}: "
                     f"{type(cause).__name__}: {cause}", self._triples([k])) from cause
@@ -284,6 +278,7 @@ class RayBackend(SimBackend):
                                         f"capability set than shard 0", self._triples([k]))
         self._inner_info: ModelInfo = first["model_info"]
         self._inner_class = first["inner_class"]
+        self.MAX_ABS_VALUE = first["max_abs_value"]
         self._caps = frozenset(first["capabilities"]) & self.CAPABILITIES
         self.INIT_TERMS, self.INTERVAL_TERMS, self.RESET_TERMS = (
             first["init_terms"], first["interval_terms"], first["reset_terms"])
@@ -372,9 +367,13 @@ class RayBackend(SimBackend):
                     f"backend 'ray': {self._labels(dead)} died during {what} ({reason}); "
                     f"the backend is now unusable", self._triples(dead))) from exc0
             causes = [(k, rebuild_exception(getattr(e, "cause", None) or e)) for k, e in failures]
-            rejected = all(isinstance(c, _REJECTIONS) for _, c in causes)
-            if rejected and (not mutating or len(failures) == len(calls)):
-                raise causes[0][1] from None  # refused before anything was written: not a fault
+            if all(isinstance(c, UniSimError) for _, c in causes):
+                # The inner backend raised on purpose and stays usable (bad input, engine error):
+                # the same class reaches the caller, naming the shard; the live shards go on.
+                if mutating:
+                    self._resync([k for k, _ in calls])
+                k0, c0 = causes[0]
+                raise with_context(c0, f"backend 'ray', {self._labels([k0])}") from None
             shards = [k for k, _ in causes]
             k0, c0 = causes[0]
             raise self._poison(ShardCallError(
@@ -385,6 +384,16 @@ class RayBackend(SimBackend):
             self._poison(ShardCallError(f"backend 'ray': {what} was interrupted ({type(exc).__name__})",
                                         self._triples([k for k, _ in calls])))
             raise
+
+    def _resync(self, shards: list[int]) -> None:
+        """Re-read the whole state of ``shards`` into the cache (after a call that raised in some)."""
+        results = self._fanout("state refresh", "state", lambda k, a, b: (self._has_sensors,), shards=shards)
+        for k, rows in zip(shards, results):
+            a, b = self._ranges[k]
+            self._state[a:b] = rows
+        self._body_stale[shards] = False
+        if self._lazy_sensors:
+            self._sensor_stale[shards] = False
 
     def _collect_failures(self, calls: list[tuple[int, Any]]) -> list[tuple[int, BaseException]]:
         ray = self._ray
@@ -515,35 +524,36 @@ class RayBackend(SimBackend):
         cols = np.concatenate([self._sensor_cols[int(i)] for i in indices])
         return np.ascontiguousarray(self._fresh_sensors()[:, cols], dtype=self._dtypes["sensordata"])
 
-    def step(self, ctrl: np.ndarray, nsteps: int = 1) -> dict | None:
-        # The base calls _step once (no pre-step control) or once per substep (with it) and then
-        # clears staged wrenches; counting substeps lets the last _step clear them in the shard
-        # before the state is read, exactly where the in-process base would.
-        self._substeps_left = 1 if self._pre_step is None else nsteps
-        self._cleared = False
-        try:
-            return super().step(ctrl, nsteps)
-        finally:
-            self._substeps_left = 0
-
     def _step(self, ctrl: np.ndarray, nsteps: int) -> None:
+        # The base clears staged wrenches after the last _step call of a step (``_final_call``):
+        # that call clears them in the shard before the state is read, where the in-process base would.
         self._check_open()
-        self._substeps_left -= 1
-        before, after = self._pending_clear, self._substeps_left <= 0
+        before, after = self._pending_clear, self._final_call
         sensors = self._has_sensors and (self._sensor_policy is True
                                          or (self._sensor_policy == "auto" and self._sensors_read))
         bodies = self._bodies_read or sensors
         calls = [(k, act.step.remote(ctrl[a:b], nsteps, before, after, sensors, bodies))
                  for k, (act, (a, b)) in enumerate(zip(self._actors, self._ranges))]
+        self._cleared = False
         results = self._call("step", calls, mutating=True)
         self._pending_clear, self._cleared = False, after
         width = self._state.shape[1] if bodies else self._core_width
-        for (a, b), rows in zip(self._ranges, results):
+        diverged = None
+        for (a, b), (rows, bad) in zip(self._ranges, results):
             self._state[a:b, :width] = rows
+            if bad is not None:
+                if diverged is None:
+                    diverged = np.zeros(self._num_envs, dtype=bool)
+                diverged[a + bad] = True
+        self._step_diverged = diverged
         if self._lazy_sensors:
             self._sensor_stale[:] = not sensors
         self._body_stale[:] = not bodies
         self._sensors_read = self._bodies_read = False
+
+    def _diverged_mask(self) -> np.ndarray | None:
+        mask, self._step_diverged = self._step_diverged, None
+        return mask
 
     def _set_state(self, env_ids: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> None:
         self._routed("set_state", "set_state", env_ids, lambda rows, local: (local, qpos[rows], qvel[rows]))

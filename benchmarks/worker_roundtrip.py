@@ -1,4 +1,7 @@
-"""Round-trip latency of WorkerClient calls: `python tests/worker/bench_worker.py [N]`."""
+"""Round-trip latency of WorkerClient calls: `python benchmarks/worker_roundtrip.py [N]`.
+
+The worker is `tests/worker/sample_workers.py:basic` (the worker layer's test worker).
+"""
 
 from __future__ import annotations
 
@@ -12,8 +15,8 @@ import numpy as np
 
 from unisim_core.worker import WorkerClient
 
-HERE = Path(__file__).resolve().parent
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE.parents[1]), str(HERE)])}
+ROOT = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests" / "worker")])}
 
 
 def _batches(fn, n: int, repeats: int = 5) -> list[float]:

@@ -1,0 +1,125 @@
+"""Worker-hosted backends fail closed like in-process ones (issue #13): no read of released
+shared memory after close or a crash, errors keep their class, only a dead worker faults the
+backend, startup errors are the in-process ones, and Ctrl-C leaves the backend usable."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from unisim_core import SceneCfg, create_backend
+from unisim_core.errors import BackendClosedError, EngineError, UnknownNameError
+from unisim_core.scenes import scene_path
+from unisim_core.worker import WorkerCrashedError, WorkerFaultedError
+
+pytest.importorskip("unisim_mujoco", reason="the worker hosts the MuJoCo plugin here")
+
+HERE = Path(__file__).resolve().parent
+QUAD = SceneCfg(scene_path("quadruped"), default_keyframe="home")
+
+
+@pytest.fixture(autouse=True)
+def importable(monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.syspath_prepend(str(HERE))
+
+
+@pytest.fixture
+def hosted():
+    made = []
+
+    def make(scene=QUAD, n=2, target="mujoco", **options):
+        b = create_backend(target, scene, n, 0.005, isolation="subprocess", **options)
+        made.append(b)
+        return b
+
+    yield make
+    for b in made:
+        b.close()
+
+
+def test_getters_after_close_raise_instead_of_reading_released_memory(hosted):
+    """Before #13 any getter on a closed worker-hosted backend segfaulted the process."""
+    b = hosted()
+    get_qpos, view = b.get_qpos, b.bind_sensor_data(["imu_acc"])  # bound before close
+    b.close()
+    for call in (b.get_qpos, b.get_qvel, lambda: b.get_body_pos_w(np.array([1])), get_qpos, view.read,
+                 lambda: b.get_sensor_data("imu_acc")):
+        with pytest.raises(BackendClosedError):
+            call()
+
+
+def test_worker_crash_then_close_never_touches_released_memory(hosted):
+    """Before #13 a worker crash followed by close() and a getter segfaulted."""
+    b = hosted()
+    get_qvel = b.get_qvel
+    os.kill(b.worker_pid, signal.SIGKILL)
+    with pytest.raises(WorkerCrashedError, match="killed by SIGKILL") as info:
+        b.step(np.zeros((2, b.num_actuators)))
+    assert isinstance(info.value, EngineError)  # a UniSimError
+    with pytest.raises(WorkerFaultedError):
+        b.get_body_pos_w(np.array([1]))
+    b.close()
+    for call in (b.get_qpos, get_qvel, lambda: b.step(np.zeros((2, b.num_actuators)))):
+        with pytest.raises(BackendClosedError):
+            call()
+
+
+def test_engine_error_in_the_worker_keeps_its_class_and_does_not_fault(hosted):
+    """Before #13 an EngineError became WorkerCallError (not a UniSimError) and faulted the backend."""
+    b = hosted(target="sample_backends:PickyFake")
+    qpos, qvel = b.get_default_qpos()[None].astype(np.float64), np.zeros((1, b.nv))
+    qvel[0, -1] = 777.0
+    with pytest.raises(EngineError, match="engine failed on qvel 777") as info:
+        b.set_state(np.array([0]), qpos, qvel)
+    assert type(info.value) is EngineError
+    b.step(np.zeros((2, b.num_actuators)), 2)  # still usable
+    assert np.isfinite(b.get_qpos()).all()
+
+
+@pytest.mark.parametrize(("scene", "options"), [
+    (QUAD, {"base_name": "no_such_body"}),
+    (SceneCfg(scene_path("quadruped"), default_keyframe="no_such_key"), {}),
+])
+def test_startup_errors_are_the_in_process_ones(hosted, scene, options):
+    """Before #13 they arrived as WorkerStartupError."""
+    with pytest.raises(UnknownNameError) as in_process:
+        create_backend("mujoco", scene, 1, 0.005, **options)
+    with pytest.raises(UnknownNameError) as isolated:
+        hosted(scene, 1, **options)
+    assert str(isolated.value) == str(in_process.value)
+
+
+def test_malformed_model_file_is_the_in_process_error(hosted, tmp_path):
+    bad = tmp_path / "broken.xml"
+    bad.write_text("<mujoco><worldbody><body>")
+    with pytest.raises(EngineError) as in_process:
+        create_backend("mujoco", SceneCfg(bad), 1, 0.005)
+    with pytest.raises(type(in_process.value), match="broken.xml"):
+        hosted(SceneCfg(bad), 1)
+
+
+@pytest.mark.parametrize("isolated", [True, False], ids=["subprocess", "in-process"])
+def test_ctrl_c_during_a_long_step_lands_and_leaves_the_backend_usable(hosted, isolated):
+    """Before #13 Ctrl-C landed when the whole call ended (and left a worker-hosted backend
+    unusable). A real SIGINT from a timer interrupts a call of 10^8 substeps (hours); the state
+    is a whole number of substeps and the next calls work."""
+    b = hosted(n=1) if isolated else create_backend("mujoco", QUAD, 1, 0.005)
+    nsteps = 10**8
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt, match="step interrupted after"):
+            b.step(np.zeros((1, b.num_actuators)), nsteps)
+    finally:
+        timer.cancel()
+    done = b.get_physics_state()[0, 0] / b.sim_dt
+    assert 0 < done < nsteps and done == pytest.approx(round(done), abs=1e-6)
+    b.step(np.zeros((1, b.num_actuators)), 2)
+    assert b.get_physics_state()[0, 0] / b.sim_dt == pytest.approx(round(done) + 2, abs=1e-6)
+    b.close()
