@@ -19,9 +19,6 @@ import sys
 import warnings
 from pathlib import Path
 
-import numpy as np
-import torch
-
 from unisim_core import Capability, list_backends
 from unisim_gym import (
     UniSimVectorEnv,
@@ -29,6 +26,7 @@ from unisim_gym import (
     VelocityTrackingCfg,
     VelocityTrackingTask,
     evaluate_velocity_policy,
+    load_policy,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -36,18 +34,6 @@ HERE = Path(__file__).resolve().parent
 NOT_ENGINES = frozenset({"fake", "example"})
 COLUMNS = ("backend", "episodes", "mean return", "v_xy error (m/s)", "w_z error (rad/s)", "falls / 100 ep",
            "steps/s")
-
-
-def load_policy(path: Path):
-    """TorchScript policy as a numpy function ``obs (n, 48) -> actions (n, 12)``."""
-    torch.set_num_threads(1)
-    model = torch.jit.load(str(path), map_location="cpu").eval()
-
-    def policy(obs: np.ndarray) -> np.ndarray:
-        with torch.no_grad():
-            return model(torch.from_numpy(obs)).numpy()
-
-    return policy
 
 
 def installed_engines() -> list[str]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,7 +22,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 from ._vector_env import UniSimVectorEnv
 
-__all__ = ["RslRlVecEnv", "ppo_runner_cfg"]
+__all__ = ["RslRlVecEnv", "ppo_runner_cfg", "load_policy"]
 
 
 class RslRlVecEnv(VecEnv):
@@ -91,3 +93,16 @@ def ppo_runner_cfg(*, num_steps_per_env: int = 24, hidden_dims: tuple[int, ...] 
                       "entropy_coef": entropy_coef, "learning_rate": learning_rate, "max_grad_norm": 1.0,
                       "schedule": "adaptive", "desired_kl": 0.01},
     }
+
+
+def load_policy(path: str | Path) -> Callable[[np.ndarray], np.ndarray]:
+    """A TorchScript policy (as ``OnPolicyRunner.export_policy_to_jit`` writes it) as a numpy function
+    ``obs (n, obs_dim) float32 -> actions (n, num_actions)``, on the CPU, one torch thread."""
+    torch.set_num_threads(1)  # small MLPs: more threads only contend with the engine
+    model = torch.jit.load(str(path), map_location="cpu").eval()
+
+    def policy(obs: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            return model(torch.from_numpy(obs)).numpy()
+
+    return policy
