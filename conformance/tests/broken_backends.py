@@ -247,6 +247,55 @@ class DampingStoredNotApplied(FakeBackend):
 
 
 #: class name -> (layer marker to run, check id that must fail)
+class StaleAfterClose(FakeBackend):
+    """close() only sets a flag: getters keep returning the last state, writes are accepted."""
+
+    name = "broken_stale_after_close"
+
+    def close(self):
+        self._closed = True
+
+
+class SilentDivergence(FakeBackend):
+    """Never reports divergence: a state beyond the bound is returned as inf, with no error."""
+
+    name = "broken_silent_divergence"
+
+    def _diverged_mask(self):
+        return None
+
+
+class QuatNormOverflow(FakeBackend):
+    """Normalizes root quaternions as q / |q| without scaling: [1e300, 0, 0, 0] becomes zeros."""
+
+    name = "broken_quat_norm_overflow"
+
+    def set_state(self, env_indices, qpos, qvel, randomization=None):
+        qpos = np.array(qpos, dtype=np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):
+            qpos[:, 3:7] /= np.linalg.norm(qpos[:, 3:7], axis=1, keepdims=True)
+        self._set_state(np.asarray(env_indices, dtype=np.int64), np.nan_to_num(qpos), np.array(qvel, np.float64))
+
+
+class UnboundedFloat32(FakeBackend):
+    """Returns float32 but accepts values beyond float32's range (they read back as inf)."""
+
+    name = "broken_unbounded_float32"
+
+    def __init__(self, scene, num_envs, sim_dt, **options):
+        super().__init__(scene, num_envs, sim_dt, **options)
+        self.MAX_ABS_VALUE = float(np.finfo(np.float64).max)
+
+
+class LateNameChecks(FakeBackend):
+    """Skips the construction-time name checks: an unknown default keyframe is accepted."""
+
+    name = "broken_late_name_checks"
+
+    def _check_construction(self):
+        pass
+
+
 EXPECTED = {
     "QuatXyzw": ("conventions", "conventions::yaw_quat_wxyz"),
     "AngVelBodyFrame": ("conventions", "conventions::ang_vel_frames"),
@@ -269,4 +318,9 @@ EXPECTED = {
     "StaleKinematics": ("reference", "reference::trajectory[free_body]"),
     "SnapshotDropsVelocity": ("capabilities", "capabilities::declared_works[physics_snapshot]"),
     "DampingStoredNotApplied": ("dynamics", "dynamics::randomized_term_takes_effect[dof_damping]"),
+    "StaleAfterClose": ("reliability", "reliability::closed_backend_refuses_every_call"),
+    "SilentDivergence": ("reliability", "reliability::divergence_raises_every_time_and_resets"),
+    "QuatNormOverflow": ("reliability", "reliability::extreme_quaternion_is_normalized_or_rejected[huge]"),
+    "UnboundedFloat32": ("reliability", "reliability::extreme_accepted_values_read_back_finite"),
+    "LateNameChecks": ("reliability", "reliability::unknown_default_keyframe_is_refused_at_construction"),
 }

@@ -123,3 +123,14 @@ def test_example_third_party_backend_from_its_directory(run_kit):
     assert r.rc == 0, r.out[-3000:]
     assert r.outcomes()["conventions::yaw_quat_wxyz"] == "passed"
     assert r.report["capabilities"] and "push" not in r.report["capabilities"]
+
+
+def test_reliability_layer_on_a_float64_fake(run_kit):
+    """float64 getters bound values only by the float range: no finite value lies beyond it (the
+    check says so); the "reset" divergence policy is exercised through the option mode."""
+    r = run_kit("--unisim-backend=fake", "--unisim-option", "np_dtype='float64'", "-m", "reliability")
+    assert r.rc == 0, r.out[-3000:]
+    outcomes = r.outcomes()
+    assert outcomes["reliability::divergence_reset_policy_reports_without_raising"] == "passed"
+    assert outcomes["reliability::values_beyond_the_engine_bound_are_rejected"] == "skipped"
+    assert "no finite value lies beyond it" in r.reason("reliability::values_beyond_the_engine_bound_are_rejected")

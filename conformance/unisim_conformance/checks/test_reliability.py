@@ -143,7 +143,7 @@ def test_divergence_reset_policy_reports_without_raising(kit):
 
 
 # ----------------------------------------------------------------------------- extreme finite input
-@pytest.mark.parametrize("scale", [1e300, 1e-300])
+@pytest.mark.parametrize("scale", [1e300, 1e-300], ids=["huge", "tiny"])
 def test_extreme_quaternion_is_normalized_or_rejected(kit, scale):
     """A root quaternion [s, 0, 0, 0] with a huge or tiny s reads back as the identity, or is
     rejected naming qpos with the state unchanged; it is never written as zeros or NaN."""
