@@ -300,6 +300,27 @@ def test_scene_directory_travels_with_includes_and_mocap_is_forwarded(made, tmp_
 
 
 # ----------------------------------------------------------------------------- faults and teardown
+def test_engine_error_in_a_shard_keeps_its_class_and_does_not_fault(made):
+    """Before #13 an EngineError in one shard faulted the whole backend (ShardFaultedError ever
+    after). The inner test double (tests/worker/sample_backends.py) raises EngineError for
+    qvel[-1] == 777 in set_state; shard 0's write of env 0 in the same call lands."""
+    samples = Path(__file__).resolve().parents[3] / "tests" / "worker"
+    runtime_env = {"env_vars": {"PYTHONPATH": os.pathsep.join([str(samples), os.environ.get("PYTHONPATH", "")])}}
+    b = create_backend("ray", QUADRUPED, 4, 0.005, inner="sample_backends:PickyFake", shards=2, progress=False,
+                       actor_options={"runtime_env": runtime_env})
+    made.append(b)
+    qpos = np.tile(b.get_default_qpos().astype(np.float64), (2, 1))
+    qpos[:, 2] += 0.1
+    qvel = np.zeros((2, b.nv))
+    qvel[1, -1] = 777.0
+    with pytest.raises(unisim_core.EngineError, match=r"shard 1 \(envs \[2:4\)\): engine failed on qvel 777") as info:
+        b.set_state(np.array([0, 3]), qpos, qvel)
+    assert type(info.value) is unisim_core.EngineError
+    assert b.get_qpos()[0, 2] == pytest.approx(qpos[0, 2])  # the cache was re-read from the shards
+    b.step(np.zeros((4, b.num_actuators), np.float32), 2)  # still usable
+    assert np.isfinite(b.get_qpos()).all()
+
+
 def test_killed_shard_names_itself_and_poisons_the_backend(made):
     b, _ = pair(made, "fake", 6, 2, call_timeout_s=20.0)
     ctrl = np.zeros((6, b.num_actuators), np.float32)
