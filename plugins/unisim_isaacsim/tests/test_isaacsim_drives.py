@@ -7,8 +7,9 @@ import pytest
 
 from unisim_core.mjcf_lite import load_mjcf
 from unisim_isaacsim.drives import joint_drives
+from unisim_isaacsim.testing import import_or_skip_outside_ci
 
-mujoco = pytest.importorskip("mujoco", reason="the reference forces come from MuJoCo (pip install mujoco)")
+mujoco = import_or_skip_outside_ci("mujoco", "the reference forces come from MuJoCo (pip install mujoco)")
 
 MJCF = """<mujoco>
   <option gravity="0 0 0"/>

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from unisim_isaacsim.runtime import find_runtime
+from unisim_isaacsim.testing import import_or_skip_outside_ci
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "gpu_acceptance.py"
 REASON = "needs Isaac Sim 5.1 (set UNISIM_ISAACSIM_PYTHON to its python.sh) and an NVIDIA RTX GPU"
@@ -49,7 +50,7 @@ def test_script_checks_run_end_to_end_on_the_test_double_worker(monkeypatch, tmp
     from unisim_isaacsim.backend import IsaacSimBackend
     from unisim_isaacsim.runtime import HOME_ENV, PYTHON_ENV
 
-    pytest.importorskip("unisim_mujoco", reason="the parity step runs MuJoCo in process")
+    import_or_skip_outside_ci("unisim_mujoco", "the parity step runs MuJoCo (pip install -e plugins/unisim_mujoco)")
 
     class FakeIsaac(IsaacSimBackend):
         worker_module = "unisim_isaacsim.testing.fake_isaac_worker"

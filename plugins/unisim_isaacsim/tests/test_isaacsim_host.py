@@ -14,7 +14,12 @@ import numpy as np
 import pytest
 
 from unisim_core import Capability, SceneCfg
-from unisim_core.errors import InvalidInputError, InvalidTypeError, OptionalDependencyError
+from unisim_core.errors import (
+    InvalidInputError,
+    InvalidTypeError,
+    OptionalDependencyError,
+    UnsupportedCapabilityError,
+)
 from unisim_core.fake import FakeBackend
 from unisim_core.quat import quat_normalize
 from unisim_core.scenes import scene_path
@@ -163,14 +168,27 @@ def test_missing_runtime_raises_optional_dependency_error_with_the_setup_hint(mo
         IsaacSimBackend(SCENE, 1, 0.005)
 
 
-@pytest.mark.parametrize("name", ["quadruped.v2.xml", "quad-ruped.xml", "2quadruped.xml", "quadruped"])
-def test_a_model_file_name_the_mjcf_converter_cannot_use_is_rejected_before_launch(runtime, tmp_path, name):
-    import shutil
+INERTIAL = '<inertial pos="0 0 0" mass="1" diaginertia="0.01 0.01 0.01"/>'
+HINGE_ROOT = f"""<mujoco><worldbody><body name="pole"><joint name="swing" type="hinge" axis="0 1 0"/>
+{INERTIAL}</body></worldbody></mujoco>"""
+TWO_ROOTS = f"""<mujoco><worldbody><body name="a"><freejoint name="fa"/>{INERTIAL}</body>
+<body name="b"><freejoint name="fb"/>{INERTIAL}</body></worldbody></mujoco>"""
 
-    odd = tmp_path / name
-    shutil.copy(scene_path("quadruped"), odd)
-    with pytest.raises(InvalidInputError, match=f"scene.model_file: .*got '{name}'"):
-        FakeIsaac(SceneCfg(str(odd)), 1, 0.005)
+
+def test_a_root_jointed_to_the_world_is_refused_before_launch_by_scene_feature(runtime, tmp_path):
+    model = tmp_path / "pole.xml"
+    model.write_text(HINGE_ROOT)
+    with pytest.raises(UnsupportedCapabilityError, match=r"root_world_joint.*root body 'pole' is jointed to the "
+                                                         r"world by \['hinge'\]") as info:
+        FakeIsaac(SceneCfg(str(model)), 1, 0.005)
+    assert info.value.capability == "root_world_joint"
+
+
+def test_two_top_level_bodies_are_refused_before_launch(runtime, tmp_path):
+    model = tmp_path / "two.xml"
+    model.write_text(TWO_ROOTS)
+    with pytest.raises(InvalidInputError, match=r"scene.model_file: .*exactly one top-level MJCF body.*\['a', 'b'\]"):
+        FakeIsaac(SceneCfg(str(model)), 1, 0.005)
 
 
 def test_options_validate_physx_naming_field_and_bound(runtime):

@@ -100,10 +100,12 @@ def test_env_rows_come_from_the_view_prim_paths():
 
 
 def test_quaternion_order_per_isaac_lab_version_and_conversion():
+    assert L.quat_order_for("0.54.2") == "wxyz"  # Isaac Lab 2.3.2's isaaclab.__version__ (its extension's)
     assert L.quat_order_for("2.3.0") == "wxyz"
     assert L.quat_order_for("3.0.0") == "xyzw"
-    with pytest.raises(ValueError):
-        L.quat_order_for("unknown")
+    for bad in ("unknown", "4.0.0"):
+        with pytest.raises(ValueError, match=f"unsupported Isaac Lab version '{bad}'"):
+            L.quat_order_for(bad)
     np.testing.assert_array_equal(L.xyzw_to_wxyz(np.array([1, 2, 3, 4])), [4, 1, 2, 3])
 
 

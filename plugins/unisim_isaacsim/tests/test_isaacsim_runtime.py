@@ -115,3 +115,15 @@ def test_nothing_found_raises_with_setup_hint(user_home):
     assert PYTHON_ENV in message and HOME_ENV in message
     assert str(user_home / "isaacsim") in message and "/isaac-sim" in message
     assert isinstance(info.value, ImportError)
+
+
+def test_import_or_skip_outside_ci_fails_in_ci_and_skips_elsewhere(monkeypatch):
+    from unisim_isaacsim.testing import import_or_skip_outside_ci
+
+    monkeypatch.setenv("CI", "1")
+    with pytest.raises(ImportError, match="no_such_module_for_unisim"):
+        import_or_skip_outside_ci("no_such_module_for_unisim", "pip install nothing")
+    assert import_or_skip_outside_ci("json", "stdlib").dumps([1]) == "[1]"
+    monkeypatch.delenv("CI")
+    with pytest.raises(pytest.skip.Exception, match="needs no_such_module_for_unisim: pip install nothing"):
+        import_or_skip_outside_ci("no_such_module_for_unisim", "pip install nothing")

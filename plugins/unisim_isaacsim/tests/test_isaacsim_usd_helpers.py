@@ -10,10 +10,12 @@ import pytest
 
 # physx_usd_schemas registers its schema plugins on import; that must precede the first use of
 # USD's schema registry in the process, so it is imported before anything touches pxr.
-pytest.importorskip("physx_usd_schemas", reason="needs the 'usd' extra (physx-usd-schemas)")
-from pxr import Sdf, Usd, UsdGeom, UsdPhysics
+from unisim_isaacsim.testing import USD_EXTRA, import_or_skip_outside_ci
 
-from unisim_isaacsim.usd_helpers import (
+import_or_skip_outside_ci("physx_usd_schemas", USD_EXTRA)
+from pxr import Sdf, Usd, UsdGeom, UsdPhysics  # noqa: E402
+
+from unisim_isaacsim.usd_helpers import (  # noqa: E402
     apply_collision_offsets,
     apply_max_depenetration_velocity,
     read_engine_solver_values,

@@ -12,8 +12,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytest.importorskip("physx_usd_schemas", reason="needs the 'usd' extra (physx-usd-schemas)")
-import physx_usd_schemas  # noqa: F401,E402  (registers PhysxSchema before pxr's registry is used)
+from unisim_isaacsim.testing import USD_EXTRA, import_or_skip_outside_ci
+
+# registers PhysxSchema before pxr's registry is used
+import_or_skip_outside_ci("physx_usd_schemas", USD_EXTRA)
 from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics  # noqa: E402
 
 from unisim_isaacsim.usd_helpers import apply_collision_offsets, read_engine_solver_values  # noqa: E402

@@ -1,4 +1,4 @@
-"""``IsaacSimBackend``: the SDK-free host of an Isaac Sim 5.1 / Isaac Lab 2.3 worker process.
+"""``IsaacSimBackend``: the SDK-free host of an Isaac Sim worker process (5.1 / Isaac Lab 2.3, 6 / Isaac Lab 3.0).
 
 It is a configuration of the core :class:`~unisim_core.worker.backend.WorkerBackend`: the worker
 runs ``python -m unisim_isaacsim.worker`` in Isaac Sim's interpreter (found by
@@ -16,8 +16,6 @@ is raised. This module never imports the Isaac SDK.
 from __future__ import annotations
 
 import logging
-import os
-import re
 import weakref
 from collections.abc import Mapping
 from typing import Any
@@ -29,13 +27,14 @@ from unisim_core.worker.backend import WorkerBackend, WorkerLaunch
 from unisim_core.worker.hosted import scene_to_plain
 
 from .launch import WorkerPath
+from .layout import root_mount
 from .options import IsaacSimOptions
 from .physx_solver import PhysxSolverConfig
 from .readback import verify_solver_readback
 from .runtime import require_runtime
 from .spec import CAPABILITIES, REQUIRED_RUNTIME, __version__
 
-__all__ = ["IsaacSimBackend", "init_payload", "check_model_file_name"]
+__all__ = ["IsaacSimBackend", "init_payload", "check_model"]
 
 log = logging.getLogger("unisim_isaacsim")
 
@@ -51,18 +50,21 @@ def init_payload(scene, num_envs: int, sim_dt: float, options: IsaacSimOptions) 
     }
 
 
-def check_model_file_name(model_file: str) -> None:
-    """Isaac Lab 2.3's ``MjcfConverter`` splits the file name on ``.`` into exactly two parts and
-    makes the first the USD prim ``/<stem>``, so the stem must be a USD identifier."""
-    name = os.path.basename(str(model_file))
-    if name.count(".") != 1 or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name.split(".")[0]):
-        raise InvalidInputError(
-            f"scene.model_file: Isaac Lab's MJCF converter needs a file name '<stem>.<ext>' whose stem is "
-            f"letters, digits and '_', not starting with a digit (like 'robot.xml'); got {name!r}")
+def check_model(model_file: str) -> None:
+    """Refuse, before Isaac Sim starts, a model the worker cannot build (see
+    :func:`~unisim_isaacsim.layout.root_mount`: exactly one top-level body, floating or welded)."""
+    from unisim_core.mjcf_lite import load_mjcf
+
+    info = load_mjcf(model_file).model_info()
+    try:
+        root_mount(info.body_names, info.body_parent, info.joint_types, info.joint_body)
+    except ValueError as exc:
+        raise InvalidInputError(f"scene.model_file: {exc}") from exc
 
 
 class IsaacSimBackend(WorkerBackend):
-    """Isaac Sim 5.1 / Isaac Lab 2.3 (PhysX) in a worker process running Isaac Sim's python."""
+    """Isaac Sim 5.1 / Isaac Lab 2.3 or Isaac Sim 6 / Isaac Lab 3.0 (PhysX) in a worker process running Isaac
+    Sim's python."""
 
     name = "isaacsim"
     version = __version__
@@ -84,7 +86,7 @@ class IsaacSimBackend(WorkerBackend):
             raise
 
     def _worker_launch(self, options: Mapping[str, Any]) -> WorkerLaunch:
-        check_model_file_name(self.scene.model_file)
+        check_model(self.scene.model_file)
         runtime = require_runtime()  # OptionalDependencyError with the setup hint
         path = WorkerPath()
         self._path_finalizer = weakref.finalize(self, path.close)

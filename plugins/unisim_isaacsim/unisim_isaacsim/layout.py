@@ -27,7 +27,7 @@ from unisim_core import quat as Q
 __all__ = [
     "StateLayout", "build_layout", "qpos_qvel_from_isaac", "isaac_from_qpos_qvel", "body_order",
     "bodies_from_isaac", "quat_order_for", "env_rows_from_prim_paths", "xyzw_to_wxyz", "orbit_eye",
-    "mjcf_usd_name", "root_body_name",
+    "mjcf_usd_name", "root_body_name", "isaaclab_major", "root_mount", "init_joint_positions",
 ]
 
 
@@ -186,16 +186,62 @@ def bodies_from_isaac(order: np.ndarray, pos_w: np.ndarray, quat_wxyz: np.ndarra
     return pos, quat, lin, ang
 
 
-def quat_order_for(isaaclab_version: str) -> str:
-    """Quaternion order of Isaac Lab's ``ArticulationData``: wxyz before 3.0, xyzw from 3.0.
+def isaaclab_major(isaaclab_version: str) -> int:
+    """The Isaac Lab API generation of ``isaaclab.__version__``: 2 (torch data, wxyz) or 3 (warp data, xyzw).
 
-    Takes ``isaaclab.__version__``, the ``isaaclab`` extension's version: 0.x throughout the
-    Isaac Lab 1.x and 2.x releases (0.54 in 2.3.2), 3.x from Isaac Lab 3.0.
+    Isaac Lab 2.x reports its extension's version (0.x; 0.54.2 in 2.3.2), Isaac Lab 3.0 its
+    distribution's (3.x); a 1.x or 2.x string is read as the 2.x API. 4.x and unparsable
+    strings fail closed.
     """
     m = re.match(r"\s*(\d+)\.", str(isaaclab_version))
-    if m is None:
-        raise ValueError(f"cannot tell Isaac Lab's quaternion order from version {isaaclab_version!r}")
-    return "wxyz" if int(m.group(1)) < 3 else "xyzw"
+    major = None if m is None else int(m.group(1))
+    if major is None or major > 3:
+        raise ValueError(f"unsupported Isaac Lab version {isaaclab_version!r}: the worker supports Isaac Lab 2.x "
+                         f"(extension version 0.x) and 3.x")
+    return 3 if major == 3 else 2
+
+
+def quat_order_for(isaaclab_version: str) -> str:
+    """Quaternion order of Isaac Lab's ``ArticulationData``: wxyz in Isaac Lab 2, xyzw from 3.0."""
+    return "wxyz" if isaaclab_major(isaaclab_version) == 2 else "xyzw"
+
+
+def root_mount(body_names: Sequence[str], body_parent: Sequence[int], joint_types: Sequence[str],
+               joint_body: Sequence[int]) -> str:
+    """How the one top-level MJCF body meets the world: ``"free"`` (free joint) or ``"fixed"`` (no joint).
+
+    A PhysX articulation's root is floating or fixed to the world; a hinge or slide joint between
+    the world and the root body would not be an articulation degree of freedom, so that model
+    fails closed (:class:`~unisim_core.errors.UnsupportedCapabilityError`, feature ``root_world_joint``).
+    """
+    from unisim_core.errors import UnsupportedCapabilityError
+
+    root = list(body_names).index(root_body_name(body_names, body_parent))
+    kinds = [str(t) for t, b in zip(joint_types, joint_body) if int(b) == root]
+    if kinds == ["free"]:
+        return "free"
+    if not kinds:
+        return "fixed"
+    raise UnsupportedCapabilityError(
+        "isaacsim", "root_world_joint",
+        f"root body {body_names[root]!r} is jointed to the world by {kinds}: a PhysX articulation root is "
+        f"floating or fixed, so that joint would not be an articulation DOF; put the root in a jointless "
+        f"top-level body (welded to the world, a fixed-base articulation) or give it a free joint")
+
+
+def init_joint_positions(qpos: np.ndarray, joint_types: Sequence[str], joint_qposadr: Sequence[int],
+                         joint_range: np.ndarray, names: Sequence[str]) -> dict[str, float]:
+    """Default position of each hinge/slide joint in ``names`` (rad or m), clipped into its range.
+
+    Isaac Lab's ``Articulation._validate_cfg`` rejects a default joint position outside the joint
+    limits (MuJoCo's ``qpos0`` is 0, often outside a knee's range); ``qpos`` is the model's
+    default keyframe, or ``qpos0``.
+    """
+    out = {}
+    for name, kind, adr, (lo, hi) in zip(names, joint_types, joint_qposadr, np.asarray(joint_range)):
+        if kind in ("hinge", "slide"):
+            out[name] = float(np.clip(qpos[int(adr)], lo, hi))
+    return out
 
 
 _ENV_PATH = re.compile(r"/env_(\d+)(?:/|$)")

@@ -4,7 +4,8 @@ The importer (``isaacsim.asset.importer.mjcf``, Isaac Sim 5.x) writes, under the
 prim ``R`` (referenced at ``/World/envs/env_0/Robot``):
 
 - ``R/<top body>/<top body>``: the root link, with ``UsdPhysics.ArticulationRootAPI``; every other
-  link is a sibling ``R/<top body>/<body>``; joints live in ``R/joints``;
+  link is a sibling ``R/<top body>/<body>``; joints live in ``R/joints`` (a jointless top body is
+  welded to the world by a fixed joint without ``body0``);
 - ``R/worldBody``: a holder for the MJCF world geoms, *also* given ``ArticulationRootAPI``;
 - each link's ``collisions`` prim as an **instanceable** reference to a shared prototype, so its
   colliders are instance proxies that cannot be authored.
@@ -37,28 +38,69 @@ def _articulation_roots(stage: Any, path: str) -> list[Any]:
     return [p for p in Usd.PrimRange(root, Usd.TraverseInstanceProxies()) if p.HasAPI(UsdPhysics.ArticulationRootAPI)]
 
 
-def isolate_articulation_root(stage: Any, robot_path: str, root_link: str) -> str:
-    """Keep ``robot_path/<root_link>/<root_link>`` as the only articulation root; return its path.
+def _world_fixed_joint(stage: Any, robot_path: str, link_path: str) -> bool:
+    """Whether a fixed joint under ``robot_path`` welds ``link_path`` to the world (no ``body0``)."""
+    from pxr import Usd, UsdPhysics
 
-    ``ArticulationRootAPI`` (and ``PhysxArticulationAPI``) are removed from the importer's
-    ``worldBody``. Any other root (a second top-level MJCF body) fails closed: the backend drives
-    exactly one articulation per environment.
+    for prim in Usd.PrimRange(stage.GetPrimAtPath(robot_path), Usd.TraverseInstanceProxies()):
+        if prim.IsA(UsdPhysics.FixedJoint):
+            joint = UsdPhysics.Joint(prim)
+            if not joint.GetBody0Rel().GetTargets() and [str(t) for t in joint.GetBody1Rel().GetTargets()] == [
+                    link_path]:
+                return True
+    return False
+
+
+def _move_articulation_root(src: Any, dst: Any) -> None:
+    """Move ``ArticulationRootAPI`` / ``PhysxArticulationAPI`` and their authored values from ``src`` to ``dst``."""
+    from pxr import UsdPhysics
+
+    values = {a.GetName(): a.Get() for a in src.GetAttributes()
+              if a.GetName().startswith(("physxArticulation:", "physics:articulation")) and a.HasAuthoredValue()}
+    UsdPhysics.ArticulationRootAPI.Apply(dst)
+    dst.AddAppliedSchema("PhysxArticulationAPI")
+    for name, value in values.items():
+        dst.CreateAttribute(name, src.GetAttribute(name).GetTypeName()).Set(value)
+        src.RemoveProperty(name)
+    src.RemoveAPI(UsdPhysics.ArticulationRootAPI)
+    src.RemoveAPI("PhysxArticulationAPI")
+
+
+def isolate_articulation_root(stage: Any, robot_path: str, root_link: str, *, fixed_base: bool = False) -> str:
+    """Keep one articulation root for the robot at ``robot_path``; return its path.
+
+    The importer puts the root on the root link ``robot_path/<root_link>/<root_link>``. A floating
+    root keeps it there. A welded root (``fixed_base``: the MJCF root body has no joint, the
+    importer welds it to the world with a fixed joint) gets it moved to the link's parent
+    ``robot_path/<root_link>``: PhysX treats a fixed joint on a root *rigid body* as a
+    maximal-coordinate joint, not as a fixed-base articulation (Isaac Lab 2.3.2,
+    ``isaaclab/sim/schemas/schemas.py``, ``modify_articulation_root_properties``, does the same
+    move). ``ArticulationRootAPI`` (and ``PhysxArticulationAPI``) are removed from the importer's
+    ``worldBody``. Any other root (a second top-level MJCF body), or a welded root without its
+    world fixed joint, fails closed.
     """
     from pxr import UsdPhysics
 
-    keep = f"{robot_path}/{root_link}/{root_link}"
+    link = f"{robot_path}/{root_link}/{root_link}"
     roots = _articulation_roots(stage, robot_path)
     paths = [str(p.GetPath()) for p in roots]
-    if keep not in paths:
-        raise ValueError(f"expected the articulation root at {keep!r} (MJCF importer layout); found roots {paths}")
-    others = [p for p in roots if str(p.GetPath()) != keep]
+    if link not in paths:
+        raise ValueError(f"expected the articulation root at {link!r} (MJCF importer layout); found roots {paths}")
+    others = [p for p in roots if str(p.GetPath()) != link]
     unexpected = [str(p.GetPath()) for p in others if p.GetName() != WORLD_BODY]
     if unexpected:
-        raise ValueError(f"the Isaac Sim backend drives one articulation per environment; besides {keep!r} the "
+        raise ValueError(f"the Isaac Sim backend drives one articulation per environment; besides {link!r} the "
                          f"scene has articulation roots {unexpected} (one per extra top-level MJCF body)")
     for prim in others:
         prim.RemoveAPI(UsdPhysics.ArticulationRootAPI)
         prim.RemoveAPI("PhysxArticulationAPI")  # by schema identifier (USD >= 23.11)
+    if not fixed_base:
+        return link
+    if not _world_fixed_joint(stage, robot_path, link):
+        raise ValueError(f"the welded MJCF root {root_link!r} has no fixed joint to the world under {robot_path!r}; "
+                         f"expected the importer to add one to {link!r}")
+    keep = f"{robot_path}/{root_link}"
+    _move_articulation_root(stage.GetPrimAtPath(link), stage.GetPrimAtPath(keep))
     return keep
 
 

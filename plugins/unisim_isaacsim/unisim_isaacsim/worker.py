@@ -1,4 +1,10 @@
-"""The Isaac Sim worker: ``<isaac-sim>/python.sh -m unisim_isaacsim.worker`` (Isaac Sim 5.1, Isaac Lab 2.3).
+"""The Isaac Sim worker: ``<isaac-sim>/python.sh -m unisim_isaacsim.worker``.
+
+Supported: Isaac Lab 2.3 on Isaac Sim 5.1 and Isaac Lab 3.0 on Isaac Sim 6; the version is read
+from ``isaaclab.__version__`` and every API difference is converted at this module's boundary
+(:class:`_Lab2` / :class:`_Lab3`: physics config, tensor types, write/target calls, quaternion
+order). It has never run on a GPU in this project's CI; it runs there against the SDK stubs of
+:mod:`unisim_isaacsim.testing.stub_sdk`.
 
 Started by :class:`~unisim_isaacsim.backend.IsaacSimBackend`; it serves the hosted op protocol of
 ``unisim_core.worker`` (``describe``, ``attach``, ``step``, ``set_state``, ``bodies``,
@@ -9,15 +15,19 @@ INIT, in order: launch the app headless (``AppLauncher``); read the MuJoCo-layou
 from the MJCF (``unisim_core.mjcf_lite``); create the ``SimulationContext`` with the PhysX config
 (:func:`~unisim_isaacsim.physx_solver.build_isaaclab_physx_cfg`, min = max iteration counts; Isaac
 Sim's ``PhysicsContext`` authors these on the physics-scene prim); enable Isaac Sim's MJCF
-importer extension and import the MJCF through Isaac Lab's ``MjcfConverter``; spawn it as env 0
+importer extension (failing when it does not enable) and import a staged copy of the MJCF named
+``<usd-safe stem>.xml`` (Isaac Lab 2.3's ``MjcfConverter`` splits the file name on ``.`` and makes
+the stem a prim path) through Isaac Lab's ``MjcfConverter``; spawn it as env 0
 (articulation-root iteration counts authored when requested), the MJCF world geoms (the floor)
-coming with it into every environment; keep one articulation root and de-instance the colliders
+coming with it into every environment; keep one articulation root (a welded root body: moved to
+the robot prim so PhysX makes the articulation fixed-base) and de-instance the colliders
 (:mod:`unisim_isaacsim.usd_scene`); author the collision offsets and max depenetration velocity
 on every collider / rigid body (:mod:`unisim_isaacsim.usd_helpers`) **before** cloning; clone
 ``num_envs`` environments with ``GridCloner`` as Isaac Lab's ``InteractiveScene`` does
 (replicated physics; environment ids filter collisions on the GPU, collision groups on the CPU);
 build the ``Articulation`` with one implicit drive per hinge/slide joint equal to its MJCF
-actuator (:mod:`unisim_isaacsim.drives`); ``sim.reset()``; read the solver settings back (the
+actuator (:mod:`unisim_isaacsim.drives`) and default joint positions from the scene's default
+keyframe (or ``qpos0``) clipped into the joint limits; ``sim.reset()``; read the solver settings back (the
 PhysX view for the shape offsets, the only ones it has getters for; the authored USD value
 otherwise, labelled as such); take the environment row order from the articulation view's prim
 paths. MJCF names are matched as the importer writes them
@@ -69,10 +79,141 @@ def _import_isaaclab_app():
         from isaaclab.app import AppLauncher
     except ImportError as exc:
         raise ImportError(
-            f"Isaac Lab is not importable in {sys.executable} ({exc}); the worker must run in Isaac Sim 5.1's "
-            f"python.sh with Isaac Lab 2.3 installed (set UNISIM_ISAACSIM_PYTHON)"
+            f"Isaac Lab is not importable in {sys.executable} ({exc}); the worker must run in Isaac Sim's "
+            f"python.sh with Isaac Lab installed (5.1 with 2.3, or 6 with 3.0; set UNISIM_ISAACSIM_PYTHON)"
         ) from exc
     return AppLauncher
+
+
+MJCF_IMPORTER = "isaacsim.asset.importer.mjcf"
+
+
+def _enable_extension(app, name: str) -> None:
+    """Enable a Kit extension now; fail closed when it does not end up enabled.
+
+    Isaac Sim 5.1's ``isaacsim.core.utils.extensions.enable_extension`` returns the manager's
+    boolean and Isaac Lab 3.0's ``isaaclab.sim.utils.enable_extension`` nothing: this asks the
+    extension manager itself (``omni.kit.app.IApp.get_extension_manager()``), the same in both.
+    """
+    manager = app.get_extension_manager()
+    manager.set_extension_enabled_immediate(name, True)
+    if not manager.is_extension_enabled(name):
+        raise RuntimeError(f"the Isaac Sim extension {name!r} did not enable (is it installed in this Isaac Sim? "
+                           f"see the Kit log); the worker needs it to import the MJCF")
+
+
+def _stage_model(model_file: str, workdir: str) -> str:
+    """A copy of ``model_file`` in ``workdir`` named ``<usd-safe stem>.xml``, for the converter.
+
+    Isaac Lab 2.3's ``MjcfConverter`` splits the file name on ``.`` into exactly two parts and
+    makes the first the prim path ``/<stem>``, so ``a.v2.xml``, ``go2-v1.xml`` and ``2dof.xml``
+    fail there. Every other entry of the model's directory is symlinked beside the copy, so the
+    model's relative asset paths (meshes, includes) still resolve.
+    """
+    from .layout import mjcf_usd_name
+
+    src = os.path.abspath(model_file)
+    folder, name = os.path.split(src)
+    staged = f"{mjcf_usd_name(name.split('.')[0])}.xml"
+    for entry in os.listdir(folder):
+        if entry != staged:
+            os.symlink(os.path.join(folder, entry), os.path.join(workdir, entry))
+    import shutil
+
+    shutil.copyfile(src, os.path.join(workdir, staged))
+    return os.path.join(workdir, staged)
+
+
+class _Lab2:
+    """Isaac Lab 2.3 (Isaac Sim 5.1): torch tensors, positional writes, wxyz quaternions."""
+
+    quat_order = "wxyz"
+
+    def physics_cfg(self, sim_utils, cfg) -> dict[str, Any]:
+        from .physx_solver import build_isaaclab_physx_cfg
+
+        return {"physx": build_isaaclab_physx_cfg(sim_utils, cfg)}
+
+    def physics_prim_path(self, sim) -> str:
+        return sim.get_physics_context().prim_path
+
+    def view(self, robot):
+        return robot.root_physx_view
+
+    def tensor(self, buf):
+        return buf
+
+    def view_numpy(self, array):
+        """A PhysX tensor-view result as numpy (torch views in Isaac Lab 2.3)."""
+        return array.cpu().numpy()
+
+    def write_root(self, robot, pose, velocity, ids) -> None:
+        robot.write_root_link_pose_to_sim(pose, env_ids=ids)
+        robot.write_root_link_velocity_to_sim(velocity, env_ids=ids)
+
+    def write_joints(self, robot, pos, vel, ids) -> None:
+        robot.write_joint_state_to_sim(pos, vel, env_ids=ids)
+
+    def set_targets(self, robot, position, position_ids, effort, effort_ids) -> None:
+        if position_ids:
+            robot.set_joint_position_target(position, joint_ids=position_ids)
+        if effort_ids:
+            robot.set_joint_effort_target(effort, joint_ids=effort_ids)
+
+    def refresh(self, sim, robot) -> None:
+        """After a write: ``sim.forward()`` updates the link kinematics, then only the derived
+        body buffers are dropped (Isaac Lab 2.3's writers already hold the written root and joint
+        state in their buffers; re-reading those from the PhysX view before a step may return
+        the pre-write state on the GPU pipeline)."""
+        sim.forward()
+        data = robot.data
+        for name in ("_body_link_pose_w", "_body_link_vel_w"):
+            getattr(data, name).timestamp = -1.0
+
+
+class _Lab3(_Lab2):
+    """Isaac Lab 3.0 (Isaac Sim 6): warp-backed ``ProxyArray`` data read through ``.torch``,
+    keyword-only ``*_index`` writers, targets through ``robot.actuators.target_command``, xyzw
+    quaternions, ``isaaclab_physx.physics.PhysxCfg`` under ``SimulationCfg.physics``."""
+
+    quat_order = "xyzw"
+
+    def physics_cfg(self, sim_utils, cfg) -> dict[str, Any]:
+        import isaaclab_physx.physics as physics
+
+        from .physx_solver import build_isaaclab_physx_cfg
+
+        return {"physics": build_isaaclab_physx_cfg(physics, cfg)}
+
+    def physics_prim_path(self, sim) -> str:
+        return sim.cfg.physics_prim_path
+
+    def view(self, robot):
+        return robot.root_view
+
+    def tensor(self, buf):
+        return buf.torch
+
+    def view_numpy(self, array):
+        """Isaac Lab 3.0 opens the PhysX views with the warp frontend: ``wp.array.numpy()``."""
+        return array.numpy()
+
+    def write_root(self, robot, pose, velocity, ids) -> None:
+        robot.write_root_link_pose_to_sim_index(root_pose=pose, env_ids=ids)
+        robot.write_root_link_velocity_to_sim_index(root_velocity=velocity, env_ids=ids)
+
+    def write_joints(self, robot, pos, vel, ids) -> None:
+        robot.write_joint_state_to_sim_index(position=pos, velocity=vel, env_ids=ids)
+
+    def set_targets(self, robot, position, position_ids, effort, effort_ids) -> None:
+        command = robot.actuators.target_command
+        if position_ids:
+            command.set_position_index(value=position, joint_ids=position_ids)
+        if effort_ids:
+            command.set_effort_index(value=effort, joint_ids=effort_ids)
+
+    def refresh(self, sim, robot) -> None:
+        """Nothing: Isaac Lab 3.0's writers recompute forward kinematics on the next body read."""
 
 
 class _IsaacSession:
@@ -94,6 +235,7 @@ class _IsaacSession:
         from unisim_core.worker.hosted import scene_from_plain
 
         from .drives import joint_drives
+        from .layout import root_mount
         from .physx_solver import PhysxSolverConfig
 
         self.np = np
@@ -107,8 +249,11 @@ class _IsaacSession:
         self.cameras = bool(init["enable_cameras"])
         self.spacing = float(init["env_spacing"])
         lite = load_mjcf(self.scene.model_file)
-        self.info = lite.model_info()
+        self.info = info = lite.model_info()
         self.drives = joint_drives(lite.joints, lite.actuators)
+        self.mount = root_mount(info.body_names, info.body_parent, info.joint_types, info.joint_body)
+        key = self.scene.default_keyframe
+        self.init_qpos = lite.keyframes[key] if key is not None else info.qpos0
         AppLauncher = _import_isaaclab_app()
         progress("launching Isaac Sim (headless)" if init["headless"] else "launching Isaac Sim")
         self.launcher = AppLauncher(headless=bool(init["headless"]), device=self.device,
@@ -129,32 +274,33 @@ class _IsaacSession:
         from pxr import UsdGeom
 
         from . import layout as L
-        from .physx_solver import build_isaaclab_physx_cfg
         from .usd_helpers import apply_collision_offsets, apply_max_depenetration_velocity
         from .usd_scene import isolate_articulation_root, make_physics_prims_authorable
 
         np, info, cfg = self.np, self.info, self.physx
         self.torch = torch
         self.sim_utils = sim_utils
-        self.isaaclab_version = str(isaaclab.__version__)  # the extension's version: 0.x in Isaac Lab 2.x
-        self.native_quat = L.quat_order_for(self.isaaclab_version)
+        self.isaaclab_version = str(isaaclab.__version__)  # 0.x (the extension's) in Isaac Lab 2.x, 3.x in 3.0
+        self.lab = _Lab2() if L.isaaclab_major(self.isaaclab_version) == 2 else _Lab3()
+        self.native_quat = self.lab.quat_order
         self.sim = sim_utils.SimulationContext(sim_utils.SimulationCfg(
             dt=self.dt, device=self.device, gravity=tuple(float(g) for g in info.gravity),
-            physx=build_isaaclab_physx_cfg(sim_utils, cfg)))
+            **self.lab.physics_cfg(sim_utils, cfg)))
         stage = omni.usd.get_context().get_stage()
         self.stage = stage
 
         self.progress("importing the MJCF through Isaac Lab's MjcfConverter")
         from isaaclab.sim.converters import MjcfConverter, MjcfConverterCfg
-        from isaacsim.core.utils.extensions import enable_extension
 
-        enable_extension("isaacsim.asset.importer.mjcf")  # not in Isaac Lab's kit files; the converter needs it
+        _enable_extension(self.app, MJCF_IMPORTER)  # not in Isaac Lab 2.3's kit files; its converter needs it
         self.app.update()
-        # fix_base=False keeps MuJoCo's meaning: a free root floats, a hinge/slide root is jointed to the
-        # world, a jointless root is welded (the importer adds that fixed joint itself); fix_base=True
-        # would weld every root and drop a root's own joints.
+        self.workdir = tempfile.mkdtemp(prefix="unisim-isaacsim-")
+        model = os.path.join(self.workdir, "model")
+        os.mkdir(model)
+        # fix_base=False keeps MuJoCo's meaning: a free root floats, a jointless root is welded (the
+        # importer adds that fixed joint itself; a hinge/slide root was refused by root_mount).
         usd_path = MjcfConverter(MjcfConverterCfg(
-            asset_path=os.path.abspath(self.scene.model_file), usd_dir=tempfile.mkdtemp(prefix="unisim-mjcf-"),
+            asset_path=_stage_model(self.scene.model_file, model), usd_dir=os.path.join(self.workdir, "usd"),
             fix_base=False, make_instanceable=False, force_usd_conversion=True, self_collision=False,
         )).usd_path
 
@@ -168,7 +314,7 @@ class _IsaacSession:
         robot0 = f"{self.ENV_NS}/env_0/{self.ROBOT}"
         spawn.func(robot0, spawn)
         self.root_link = L.mjcf_usd_name(L.root_body_name(info.body_names, info.body_parent))
-        self.root_path = isolate_articulation_root(stage, robot0, self.root_link)
+        self.root_path = isolate_articulation_root(stage, robot0, self.root_link, fixed_base=self.mount == "fixed")
 
         # Author the per-shape / per-body values on env 0 BEFORE cloning.
         if any(v is not None for v in (cfg.contact_offset, cfg.rest_offset, cfg.max_depenetration_velocity)):
@@ -188,17 +334,20 @@ class _IsaacSession:
         origins = cloner.clone(source_prim_path=env_paths[0], prim_paths=env_paths, replicate_physics=True,
                                copy_from_source=False, enable_env_ids=gpu)
         if not gpu:
-            cloner.filter_collisions(self.sim.get_physics_context().prim_path, "/World/collisions", env_paths)
+            cloner.filter_collisions(self.lab.physics_prim_path(self.sim), "/World/collisions", env_paths)
         self.env_origins = np.asarray(origins, dtype=np.float64).reshape(self.n, 3)
 
         self.robot = self._articulation()
         self.progress("sim.reset()")
         self.sim.reset()
         robot = self.robot
+        if bool(robot.is_fixed_base) != (self.mount == "fixed"):
+            raise RuntimeError(f"PhysX built a {'fixed' if robot.is_fixed_base else 'floating'}-base articulation "
+                               f"for a {self.mount} MJCF root {self.root_link!r}")
         self.layout = L.build_layout(info.joint_names, info.joint_types, info.joint_qposadr, info.joint_dofadr,
                                      info.nq, info.nv, list(robot.joint_names))
         self.body_ids = L.body_order(info.body_names, list(robot.body_names))
-        self.env_rows = L.env_rows_from_prim_paths(list(robot.root_physx_view.prim_paths), self.n)
+        self.env_rows = L.env_rows_from_prim_paths(list(self.lab.view(robot).prim_paths), self.n)
         self.row_origins = self.env_origins[self.env_rows]  # origin of the env each engine row holds
         self._actuator_maps()
         self.readback = self._solver_readback()
@@ -211,7 +360,7 @@ class _IsaacSession:
         from isaaclab.actuators import ImplicitActuatorCfg
         from isaaclab.assets import Articulation, ArticulationCfg
 
-        from .layout import mjcf_usd_name
+        from .layout import init_joint_positions, mjcf_usd_name
 
         np, info, d = self.np, self.info, self.drives
         expr = {n: re.escape(mjcf_usd_name(n)) for n in info.joint_names}  # Isaac's joint names are prim names
@@ -221,17 +370,18 @@ class _IsaacSession:
                 joint_names_expr=[expr[name]], stiffness=float(d.stiffness[c]), damping=float(d.damping[c]),
                 armature=float(d.armature[c]), effort_limit_sim=float(limits[c]))
             for c, name in enumerate(d.joints)}
-        q0 = info.qpos0
+        q0 = self.init_qpos
         root = next((int(info.joint_qposadr[j]) for j, t in enumerate(info.joint_types) if t == "free"), None)
-        qadr = dict(zip(info.joint_names, info.joint_qposadr))
+        quat = q0[root + 3:root + 7] if root is not None else np.array([1.0, 0.0, 0.0, 0.0])
+        joint_pos = init_joint_positions(q0, info.joint_types, info.joint_qposadr, info.joint_range, info.joint_names)
         init_state = ArticulationCfg.InitialStateCfg(
             pos=tuple(float(x) for x in q0[root:root + 3]) if root is not None else (0.0, 0.0, 0.0),
-            rot=tuple(float(x) for x in q0[root + 3:root + 7]) if root is not None else (1.0, 0.0, 0.0, 0.0),
-            joint_pos={expr[name]: float(q0[int(qadr[name])]) for name in d.joints},
+            rot=tuple(float(x) for x in self._native_quat(quat)),
+            joint_pos={expr[name]: joint_pos[name] for name in d.joints},
         )
         return Articulation(ArticulationCfg(
             prim_path=f"{self.ENV_NS}/env_.*/{self.ROBOT}", spawn=None, init_state=init_state, actuators=groups,
-            articulation_root_prim_path=f"/{self.root_link}/{self.root_link}"))
+            articulation_root_prim_path=self.root_path[len(f"{self.ENV_NS}/env_0/{self.ROBOT}"):]))
 
     def _actuator_maps(self) -> None:
         """Isaac joint index of each position / motor actuator's joint, in actuator order."""
@@ -255,11 +405,11 @@ class _IsaacSession:
         """
         from .usd_helpers import read_engine_solver_values
 
-        np, cfg, view = self.np, self.physx, self.robot.root_physx_view
+        np, cfg, view = self.np, self.physx, self.lab.view(self.robot)
         out: dict[str, Any] = {}
 
         def from_view(field: str, getter: str) -> None:
-            raw = np.asarray(getattr(view, getter)().cpu().numpy())
+            raw = np.asarray(self.lab.view_numpy(getattr(view, getter)()))
             if raw.ndim != 2 or raw.shape[0] != self.n:
                 raise ValueError(f"{field}: expected ({self.n}, max_shapes) from {getter}, got {raw.shape}")
             if raw.size == 0:
@@ -277,7 +427,7 @@ class _IsaacSession:
             out[field] = {"value": int(value) if isinstance(value, int) else float(value), "source": "usd_stage",
                           "prims": 1}
 
-        scene_path = self.sim.get_physics_context().prim_path
+        scene_path = self.lab.physics_prim_path(self.sim)
         for field, path, attr in (
             ("solver_position_iteration_count", self.root_path, "physxArticulation:solverPositionIterationCount"),
             ("solver_velocity_iteration_count", self.root_path, "physxArticulation:solverVelocityIterationCount"),
@@ -298,8 +448,9 @@ class _IsaacSession:
         return out
 
     # -- state -----------------------------------------------------------------------------
-    def _np(self, t) -> Any:
-        return t.detach().cpu().numpy().astype(self.np.float64)
+    def _np(self, buf) -> Any:
+        """An ``ArticulationData`` buffer as float64 numpy."""
+        return self.lab.tensor(buf).detach().cpu().numpy().astype(self.np.float64)
 
     def _wxyz(self, q):
         from .layout import xyzw_to_wxyz
@@ -308,16 +459,6 @@ class _IsaacSession:
 
     def _native_quat(self, q):
         return self.np.ascontiguousarray(q[..., [1, 2, 3, 0]]) if self.native_quat == "xyzw" else q
-
-    def _refresh(self) -> None:
-        """After a write: update kinematics and drop Isaac Lab's cached derived buffers."""
-        forward = getattr(self.sim, "forward", None)
-        if forward is not None:
-            forward()
-        for buf in vars(self.robot.data).values():
-            if hasattr(buf, "timestamp") and hasattr(buf, "data"):
-                buf.timestamp = -1.0
-        self.robot.update(0.0)
 
     def _write_state(self, rows, qpos, qvel) -> None:
         from .layout import isaac_from_qpos_qvel
@@ -329,10 +470,9 @@ class _IsaacSession:
         if w["root_pose"] is not None:
             pose = w["root_pose"].copy()
             pose[:, 3:7] = self._native_quat(pose[:, 3:7])
-            self.robot.write_root_link_pose_to_sim(t(pose), env_ids=ids)
-            self.robot.write_root_link_velocity_to_sim(t(w["root_velocity"]), env_ids=ids)
-        self.robot.write_joint_state_to_sim(t(w["joint_pos"]), t(w["joint_vel"]), env_ids=ids)
-        self._refresh()
+            self.lab.write_root(self.robot, t(pose), t(w["root_velocity"]), ids)
+        self.lab.write_joints(self.robot, t(w["joint_pos"]), t(w["joint_vel"]), ids)
+        self.lab.refresh(self.sim, self.robot)
 
     def _publish(self) -> None:
         from .layout import qpos_qvel_from_isaac
@@ -359,7 +499,7 @@ class _IsaacSession:
                     "reset_terms": [], "np_dtype": self.np_dtype.str, "env_rows": self.env_rows,
                     "quat_order": "wxyz", "solver_readback": self.readback,
                     "engine": {"name": "isaacsim", "isaaclab_extension": self.isaaclab_version, "device": self.device,
-                               "native_quat_order": self.native_quat}}
+                               "native_quat_order": self.native_quat, "fixed_base": bool(self.robot.is_fixed_base)}}
 
         def attach(descriptors: dict[str, Any]) -> None:
             self.slots = SlotSet.attach(descriptors)
@@ -369,12 +509,8 @@ class _IsaacSession:
             robot, dev = self.robot, self.robot.device
             ctrl = np.clip(np.asarray(self.slots["ctrl"], dtype=np.float64), self.ctrl_lo, self.ctrl_hi)
             targets, efforts = self.drives.targets(ctrl)
-            if self.pos_joint_ids:
-                robot.set_joint_position_target(torch.as_tensor(targets, dtype=torch.float32, device=dev),
-                                                joint_ids=self.pos_joint_ids)
-            if self.motor_joint_ids:
-                robot.set_joint_effort_target(torch.as_tensor(efforts, dtype=torch.float32, device=dev),
-                                              joint_ids=self.motor_joint_ids)
+            self.lab.set_targets(robot, torch.as_tensor(targets, dtype=torch.float32, device=dev), self.pos_joint_ids,
+                                 torch.as_tensor(efforts, dtype=torch.float32, device=dev), self.motor_joint_ids)
             for _ in range(nsteps):
                 robot.write_data_to_sim()
                 self.sim.step(render=False)
@@ -450,9 +586,12 @@ class _IsaacSession:
             return pack_array(np.ascontiguousarray(frame[..., :3], dtype=np.uint8))
 
         def close() -> None:
+            import shutil
+
             if self.slots is not None:
                 self.slots.close()
                 self.slots = None
+            shutil.rmtree(self.workdir, ignore_errors=True)
 
         ops = (describe, attach, step, set_state, bodies, init_renderer, capture_frame, close)
         return {f.__name__: f for f in ops}

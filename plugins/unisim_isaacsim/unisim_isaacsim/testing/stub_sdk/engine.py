@@ -1,0 +1,328 @@
+"""STUB engine behind the fake SDK packages: an importer that writes the MJCF importer's USD layout,
+a PhysX-articulation-view stand-in and a kinematic integrator. Not physics: see the package doc.
+
+Rules mirrored (each cited where it is enforced):
+
+- the importer layout of Isaac Sim 5.1's ``isaacsim.asset.importer.mjcf`` as the worker expects
+  it (:mod:`unisim_isaacsim.usd_scene`): ``R/<top>/<body>`` links, ``R/joints``, ``R/worldBody``,
+  instanceable ``collisions``; a jointless top body welded by a world ``FixedJoint``;
+- PhysX's parser: an ``ArticulationRootAPI`` on a rigid body makes a floating-base articulation
+  whose world joints are maximal-coordinate joints, not DOFs (Isaac Lab 2.3.2
+  ``isaaclab/sim/schemas/schemas.py``, ``modify_articulation_root_properties``: "Having a fixed
+  joint on a rigid body is not treated as fixed base articulation"); on an ancestor prim, a world
+  ``FixedJoint`` makes it fixed-base;
+- PhysX tensor API: quaternions xyzw, revolute limits in radians (USD authors degrees); on a GPU
+  device (``cuda*``) state writes are staged until the next ``simulate`` and only
+  ``update_articulations_kinematic`` (``sim.forward()``) refreshes link poses before it (a STUB
+  model of the GPU pipeline's ordering, to be confirmed on a GPU).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+STUB = "UniSim SDK stub (not Isaac Sim)"
+
+
+# -- quaternions (wxyz here) -------------------------------------------------------------------
+def _qmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    w1, x1, y1, z1 = np.moveaxis(a, -1, 0)
+    w2, x2, y2, z2 = np.moveaxis(b, -1, 0)
+    return np.stack([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2, w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+                     w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2], axis=-1)
+
+
+def _qrot(q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    p = np.concatenate([np.zeros(v.shape[:-1] + (1,)), v], axis=-1)
+    conj = q * np.array([1.0, -1.0, -1.0, -1.0])
+    return _qmul(_qmul(q, p), conj)[..., 1:]
+
+
+# -- importer --------------------------------------------------------------------------------
+def _axis_token(axis: np.ndarray) -> str:
+    """USD joints take a principal axis; the stub keeps the MJCF axis's dominant component."""
+    return "XYZ"[int(np.argmax(np.abs(axis)))]
+
+
+def write_importer_usd(mjcf_path: str, usd_path: str, root_name: str) -> None:
+    """Write ``mjcf_path`` as the MJCF importer's layout under the default prim ``/<root_name>``."""
+    from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
+
+    from unisim_core.mjcf_lite import load_mjcf
+
+    if not Sdf.Path.IsValidIdentifier(root_name):
+        raise ValueError(f"{STUB}: '/{root_name}' is not a valid prim path")
+    m = load_mjcf(mjcf_path)
+    names = [n or f"body{b}" for b, n in enumerate(m.body_names)]
+    stage = Usd.Stage.CreateNew(usd_path)
+    R = f"/{root_name}"
+    stage.SetDefaultPrim(UsdGeom.Xform.Define(stage, R).GetPrim())
+    # world rest pose of every body
+    pos = [np.zeros(3)] * len(names)
+    quat = [np.array([1.0, 0, 0, 0])] * len(names)
+    for b in range(1, len(names)):
+        p = m.body_parent[b]
+        pos[b] = pos[p] + _qrot(quat[p], np.asarray(m.body_pos[b], dtype=float))
+        quat[b] = _qmul(quat[p], np.asarray(m.body_quat[b], dtype=float))
+    tops = [b for b in range(1, len(names)) if m.body_parent[b] == 0]
+    top = {}
+    for b in range(1, len(names)):
+        t = b
+        while m.body_parent[t] != 0:
+            t = m.body_parent[t]
+        top[b] = t
+
+    def link_path(b: int) -> str:
+        return f"{R}/{names[top[b]]}/{names[b]}" if b else f"{R}/worldBody"
+
+    UsdGeom.Xform.Define(stage, f"{R}/worldBody")
+    UsdPhysics.ArticulationRootAPI.Apply(stage.GetPrimAtPath(f"{R}/worldBody"))  # as the 5.1 importer does
+    for t in tops:
+        UsdGeom.Xform.Define(stage, f"{R}/{names[t]}")
+    for b in range(1, len(names)):
+        xf = UsdGeom.Xform.Define(stage, link_path(b))
+        xf.AddTranslateOp().Set(Gf.Vec3d(*map(float, pos[b])))
+        xf.AddOrientOp(UsdGeom.XformOp.PrecisionDouble).Set(Gf.Quatd(*map(float, quat[b])))
+        prim = xf.GetPrim()
+        UsdPhysics.RigidBodyAPI.Apply(prim)
+        UsdPhysics.MassAPI.Apply(prim).CreateMassAttr(float(m.body_mass[b]))
+        if b in tops:
+            UsdPhysics.ArticulationRootAPI.Apply(prim)
+    # colliders: an instanceable reference to a prototype per body
+    for b in range(len(names)):
+        geoms = [g for g in m.geoms if g["body"] == b]
+        if not geoms:
+            continue
+        proto = f"/colliders/{names[b]}"
+        for k, g in enumerate(geoms):
+            shape = UsdGeom.Cube.Define(stage, f"{proto}/{g['name'] or f'geom{k}'}")
+            UsdPhysics.CollisionAPI.Apply(shape.GetPrim())
+        holder = stage.DefinePrim(f"{link_path(b)}/collisions")
+        holder.GetReferences().AddInternalReference(proto)
+        holder.SetInstanceable(True)
+    UsdGeom.Scope.Define(stage, f"{R}/joints")
+    for j in m.joints:
+        b = j["body"]
+        parent = m.body_parent[b]
+        if j["type"] == "free":
+            continue
+        cls = UsdPhysics.RevoluteJoint if j["type"] == "hinge" else UsdPhysics.PrismaticJoint
+        joint = cls.Define(stage, f"{R}/joints/{j['name']}")
+        if parent:
+            joint.CreateBody0Rel().SetTargets([link_path(parent)])
+        joint.CreateBody1Rel().SetTargets([link_path(b)])
+        joint.CreateAxisAttr(_axis_token(j["axis"]))
+        lo, hi = (float(x) for x in j["range"])
+        scale = 180.0 / math.pi if j["type"] == "hinge" else 1.0  # USD revolute limits are degrees
+        joint.CreateLowerLimitAttr(lo * scale if math.isfinite(lo) else -math.inf)
+        joint.CreateUpperLimitAttr(hi * scale if math.isfinite(hi) else math.inf)
+    for t in tops:
+        if m.body_joint[t] < 0:  # a jointless top body is welded to the world
+            weld = UsdPhysics.FixedJoint.Define(stage, f"{R}/joints/{names[t]}_world")
+            weld.CreateBody1Rel().SetTargets([link_path(t)])
+    stage.GetRootLayer().Save()
+
+
+# -- articulation view -----------------------------------------------------------------------
+class ArticulationModel:
+    """What PhysX's parser makes of one environment's robot prim (env 0 is parsed; the clones match)."""
+
+    def __init__(self, stage: Any, root_path: str) -> None:
+        from pxr import Usd, UsdGeom, UsdPhysics
+
+        root = stage.GetPrimAtPath(root_path)
+        if not root or not root.HasAPI(UsdPhysics.ArticulationRootAPI):
+            raise RuntimeError(f"{STUB}: no ArticulationRootAPI at {root_path!r}")
+        robot = root.GetParent()
+        while robot and not str(robot.GetPath()).rsplit("/", 1)[-1].startswith("Robot"):
+            robot = robot.GetParent()
+        joints = [UsdPhysics.Joint(p) for p in Usd.PrimRange(robot) if p.IsA(UsdPhysics.Joint)]
+        on_body = root.HasAPI(UsdPhysics.RigidBodyAPI)
+        if on_body:
+            seeds = [str(root.GetPath())]
+        else:
+            seeds = [str(p.GetPath()) for p in Usd.PrimRange(root, Usd.TraverseInstanceProxies())
+                     if p.HasAPI(UsdPhysics.RigidBodyAPI)][:1]
+        world = [j for j in joints if not j.GetBody0Rel().GetTargets()]
+        self.fixed_base = False
+        for j in world:
+            body = str(j.GetBody1Rel().GetTargets()[0])
+            if on_body or body not in seeds:
+                continue  # schemas.py: a world joint on a root *body* is a maximal-coordinate joint
+            if not j.GetPrim().IsA(UsdPhysics.FixedJoint):
+                raise NotImplementedError(f"{STUB}: a non-fixed world joint on an articulation is not modelled")
+            self.fixed_base = True
+        links, dofs, seen = list(seeds), [], set(seeds)
+        frontier = list(seeds)
+        while frontier:  # breadth first over the joints: PhysX's link order, not MuJoCo's
+            nxt = []
+            for j in joints:
+                b0 = [str(t) for t in j.GetBody0Rel().GetTargets()]
+                b1 = str(j.GetBody1Rel().GetTargets()[0])
+                if b0 and b0[0] in frontier and b1 not in seen:
+                    seen.add(b1)
+                    links.append(b1)
+                    nxt.append(b1)
+                    if not j.GetPrim().IsA(UsdPhysics.FixedJoint):
+                        dofs.append(j)
+            frontier = nxt
+        self.link_paths = links
+        self.root_link_rel = links[0][len(root_path):]  # the root link below the articulation-root prim
+        self.body_names = [p.rsplit("/", 1)[-1] for p in links]
+        self.joint_names = [j.GetPrim().GetName() for j in dofs]
+        lim = []
+        for j in dofs:
+            lo, hi = j.GetPrim().GetAttribute("physics:lowerLimit").Get(), j.GetPrim().GetAttribute(
+                "physics:upperLimit").Get()
+            scale = math.pi / 180.0 if j.GetPrim().IsA(UsdPhysics.RevoluteJoint) else 1.0
+            lim.append((lo * scale, hi * scale))
+        self.limits = np.array(lim, dtype=np.float32).reshape(-1, 2)
+        rest = []
+        cache = UsdGeom.XformCache()
+        base = cache.GetLocalToWorldTransform(stage.GetPrimAtPath(links[0]))
+        for p in links:
+            rel = cache.GetLocalToWorldTransform(stage.GetPrimAtPath(p)) * base.GetInverse()
+            rest.append(np.array(rel.ExtractTranslation(), dtype=np.float64))
+        self.rest_offsets = np.array(rest)  # link origin in the root-link frame at the rest pose
+        self.colliders = [p for p in Usd.PrimRange(robot, Usd.TraverseInstanceProxies())
+                          if p.HasAPI(UsdPhysics.CollisionAPI)]
+
+
+class ArticulationView:
+    """STUB of ``omni.physics.tensors`` ``ArticulationView`` over ``n`` environments (PhysX conventions)."""
+
+    def __init__(self, stage: Any, model: ArticulationModel, prim_paths: list[str], device: str,
+                 frontend: Any) -> None:
+        """``frontend`` wraps what the offset getters return: a torch tensor (Isaac Lab 2.3's torch
+        views) or a warp array (Isaac Lab 3.0's ``create_simulation_view("warp")``); the state
+        getters return numpy to the stub ``ArticulationData``."""
+        self.model, self.prim_paths, self.device, self.frontend = model, prim_paths, device, frontend
+        self.gpu = device.startswith("cuda")
+        n, J = len(prim_paths), len(model.joint_names)
+        self.count = n
+        from pxr import UsdGeom
+
+        self.root_pose = np.zeros((n, 7))  # [pos, quat xyzw]
+        cache = UsdGeom.XformCache()
+        for i, path in enumerate(prim_paths):
+            tf = cache.GetLocalToWorldTransform(stage.GetPrimAtPath(path + model.root_link_rel))
+            q = tf.ExtractRotationQuat()
+            self.root_pose[i] = [*tf.ExtractTranslation(), *q.GetImaginary(), q.GetReal()]
+        self.root_vel = np.zeros((n, 6))
+        self.dof_pos, self.dof_vel = np.zeros((n, J)), np.zeros((n, J))
+        self.pos_target, self.vel_target, self.effort = np.zeros((n, J)), np.zeros((n, J)), np.zeros((n, J))
+        self.stiffness, self.damping = np.zeros((n, J)), np.zeros((n, J))
+        self.staged: dict[str, Any] = {}
+        self.link_pose = self._links(self.root_pose)
+        self.shared_metatype = type("Metatype", (), {"fixed_base": model.fixed_base,
+                                                     "dof_names": list(model.joint_names),
+                                                     "link_names": list(model.body_names)})()
+        self.stage = stage
+
+    # state writes (PhysX: immediately on the CPU, at the next simulate on the GPU)
+    def _set(self, name: str, values: np.ndarray, indices: np.ndarray) -> None:
+        if self.gpu:
+            self.staged.setdefault(name, []).append((np.array(values), np.array(indices)))
+        else:
+            getattr(self, name)[indices] = values
+
+    def _commit(self) -> None:
+        for name, writes in self.staged.items():
+            for values, idx in writes:
+                getattr(self, name)[idx] = values
+        self.staged.clear()
+
+    def _pending(self, name: str) -> np.ndarray:
+        out = getattr(self, name).copy()
+        for values, idx in self.staged.get(name, []):
+            out[idx] = values
+        return out
+
+    def set_root_transforms(self, data, indices) -> None:
+        self._set("root_pose", data, indices)
+
+    def set_root_velocities(self, data, indices) -> None:
+        self._set("root_vel", data, indices)
+
+    def set_dof_positions(self, data, indices) -> None:
+        self._set("dof_pos", data, indices)
+
+    def set_dof_velocities(self, data, indices) -> None:
+        self._set("dof_vel", data, indices)
+
+    def get_root_transforms(self) -> np.ndarray:
+        return self.root_pose.copy()
+
+    def get_root_velocities(self) -> np.ndarray:
+        return self.root_vel.copy()
+
+    def get_dof_positions(self) -> np.ndarray:
+        return self.dof_pos.copy()
+
+    def get_dof_velocities(self) -> np.ndarray:
+        return self.dof_vel.copy()
+
+    def get_dof_limits(self) -> np.ndarray:
+        return np.tile(self.model.limits, (self.count, 1, 1))
+
+    def get_link_transforms(self) -> np.ndarray:
+        return self.link_pose.copy()
+
+    def get_link_velocities(self) -> np.ndarray:
+        out = np.zeros((self.count, len(self.model.link_paths), 6))
+        out[:] = self.root_vel[:, None, :]
+        return out
+
+    def _offsets(self, attr: str) -> np.ndarray:
+        vals = [p.GetAttribute(attr).Get() if p.GetAttribute(attr).HasAuthoredValue() else 0.0
+                for p in self.model.colliders]
+        return np.tile(np.array(vals, dtype=np.float32), (self.count, 1))
+
+    def get_contact_offsets(self) -> Any:
+        return self.frontend(self._offsets("physxCollision:contactOffset"))
+
+    def get_rest_offsets(self) -> Any:
+        return self.frontend(self._offsets("physxCollision:restOffset"))
+
+    def _links(self, root_pose: np.ndarray) -> np.ndarray:
+        """STUB kinematics: every link keeps its rest offset in the root frame (joint angles ignored)."""
+        wxyz = root_pose[:, [6, 3, 4, 5]]
+        n, L = root_pose.shape[0], len(self.model.rest_offsets)
+        out = np.zeros((n, L, 7))
+        out[:, :, :3] = root_pose[:, None, :3] + _qrot(np.repeat(wxyz[:, None], L, 1), np.broadcast_to(
+            self.model.rest_offsets, (n, L, 3)))
+        out[:, :, 3:] = root_pose[:, None, 3:]
+        return out
+
+    def update_articulations_kinematic(self) -> None:
+        """``sim.forward()``: link poses from the current (staged) root state."""
+        self.link_pose = self._links(self._pending("root_pose"))
+
+    def simulate(self, dt: float) -> None:
+        """STUB integrator: position-driven joints close 20 % of the gap to their target per step,
+        effort-driven joints accelerate at effort / (1 kg m²); limits clamp; the root drifts at its
+        velocity (no gravity, no contacts)."""
+        self._commit()
+        drive = self.stiffness > 0
+        new = np.where(drive, self.dof_pos + 0.2 * (self.pos_target - self.dof_pos),
+                       self.dof_pos + (self.dof_vel + self.effort * dt) * dt)
+        lo, hi = self.model.limits[:, 0], self.model.limits[:, 1]
+        new = np.clip(new, lo, hi)
+        self.dof_vel = (new - self.dof_pos) / dt
+        self.dof_pos = new
+        if not self.model.fixed_base:
+            self.root_pose[:, :3] += self.root_vel[:, :3] * dt
+            w = self.root_vel[:, 3:]
+            angle = np.linalg.norm(w, axis=1) * dt
+            axis = np.divide(w, np.linalg.norm(w, axis=1, keepdims=True), out=np.zeros_like(w),
+                             where=np.linalg.norm(w, axis=1, keepdims=True) > 0)
+            dq = np.concatenate([np.cos(angle / 2)[:, None], axis * np.sin(angle / 2)[:, None]], axis=1)
+            q = _qmul(dq, self.root_pose[:, [6, 3, 4, 5]])
+            q /= np.linalg.norm(q, axis=1, keepdims=True)
+            self.root_pose[:, 3:] = q[:, [1, 2, 3, 0]]
+        else:
+            self.root_vel[:] = 0.0
+        self.link_pose = self._links(self.root_pose)
