@@ -1,6 +1,6 @@
 """SDK STUBS that let the real Isaac Sim worker (:mod:`unisim_isaacsim.worker`) execute without Isaac Sim.
 
-``site/`` holds fake ``isaaclab``, ``isaaclab_physx``, ``isaacsim``, ``omni`` and ``torch``
+``packages/`` holds fake ``isaaclab``, ``isaaclab_physx``, ``isaacsim``, ``omni`` and ``torch``
 packages; :func:`install` puts it first on ``sys.path`` (only the harness calls it, in the worker
 process: :mod:`unisim_isaacsim.testing.stub_sdk_worker`). ``pxr`` is the real OpenUSD
 (``usd-core`` + ``physx-usd-schemas``). The stubs mirror the signatures the worker calls and
@@ -20,11 +20,11 @@ import os
 import sys
 from pathlib import Path
 
-__all__ = ["LAB_ENV", "FAIL_EXT_ENV", "SITE", "install", "lab_major"]
+__all__ = ["LAB_ENV", "FAIL_EXT_ENV", "PACKAGES", "install", "lab_major"]
 
 LAB_ENV = "UNISIM_STUB_ISAACLAB"
 FAIL_EXT_ENV = "UNISIM_STUB_FAIL_EXTENSIONS"
-SITE = Path(__file__).resolve().parent / "site"
+PACKAGES = Path(__file__).resolve().parent / "packages"
 
 
 def lab_major() -> int:
@@ -41,4 +41,4 @@ def install() -> None:
     if clash:
         raise RuntimeError(f"install the SDK stubs before importing {clash}")
     lab_major()
-    sys.path.insert(0, str(SITE))
+    sys.path.insert(0, str(PACKAGES))

@@ -1,0 +1,1 @@
+"""STUB ``isaacsim`` namespace (see ``unisim_isaacsim.testing.stub_sdk``)."""

@@ -1,0 +1,1 @@
+"""STUB ``isaacsim.core`` namespace."""

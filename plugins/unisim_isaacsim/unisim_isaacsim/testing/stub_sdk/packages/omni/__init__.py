@@ -1,0 +1,1 @@
+"""STUB ``omni`` namespace (see ``unisim_isaacsim.testing.stub_sdk``)."""
