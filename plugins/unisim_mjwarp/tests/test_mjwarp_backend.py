@@ -22,6 +22,7 @@ from unisim_core import (
     create_backend,
     list_backends,
 )
+from unisim_core.errors import DivergenceError
 
 G = 9.81
 
@@ -82,12 +83,18 @@ def test_constraint_overflow_names_the_option(make):
         b.step(np.zeros((2, 0)), int(0.3 / b.sim_dt))
 
 
-def test_non_finite_state_raises_naming_the_env(make):
+def test_non_finite_world_is_reset_and_reported(make):
+    """A NaN in one world is divergence: the core's policy resets that world to the default
+    state and raises DivergenceError naming it; the other worlds step on."""
     b = make("free_body", num_envs=3)
+    q0 = b.get_qpos()
     qvel = b.warp_data.qvel.numpy()  # CPU: a view of the engine's buffer
     qvel[1, 0] = np.nan
-    with pytest.raises(EngineError, match=r"not finite in env\(s\) \[1\]"):
-        b.step(np.zeros((3, 0)), 1)
+    with pytest.raises(DivergenceError, match=r"diverged in env\(s\) \[1\]"):
+        b.step(np.zeros((3, 0)), 2)
+    assert b.get_diverged_envs().tolist() == [False, True, False]
+    np.testing.assert_array_equal(b.get_qpos()[1], q0[1])
+    assert b.get_qpos()[0, 2] < q0[0, 2]  # env 0 fell for two steps
 
 
 def test_free_fall_matches_closed_form(make):

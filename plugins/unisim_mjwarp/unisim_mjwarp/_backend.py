@@ -27,12 +27,12 @@ import warp as wp
 from mujoco_warp._src import types as mjw_types
 
 from unisim_core.backend import DeviceArrays, SimBackend
-from unisim_core.bindings import BackendMocapPoseBinding
 from unisim_core.config import SceneCfg
 from unisim_core.errors import EngineError, InvalidInputError, UnsupportedCapabilityError
 from unisim_core.model import ModelInfo
+from unisim_mujoco.mocap import MujocoMocapPoseBinding
 from unisim_mujoco.model_info import actuator_gains, build_model_info, load_model
-from unisim_mujoco.randomization import SETCONST_TERMS, SIZED_GEOMS, TERM_FIELDS
+from unisim_mujoco.randomization import SETCONST_TERMS, TERM_FIELDS, check_term_targets
 
 from . import _spec
 from ._kernels import NONFINITE, scatter_rows, stage_wrench, world_health
@@ -81,6 +81,7 @@ class MjwarpBackend(SimBackend):
     INIT_TERMS = _spec.INIT_TERMS
     INTERVAL_TERMS = _spec.INTERVAL_TERMS
     RESET_TERMS = _spec.RESET_TERMS
+    MAX_ABS_VALUE = float(np.finfo(np.float32).max)  # the engine's state and inputs are float32
 
     options: MjwarpOptions
 
@@ -125,6 +126,7 @@ class MjwarpBackend(SimBackend):
         self._stage_torque = np.zeros((n, m.nbody, 3))
         self._staged = np.zeros(m.nbody, dtype=bool)
         self._staged_any = False
+        self._nonfinite = np.zeros(n, dtype=bool)
         self._snap_memory: collections.OrderedDict[bytes, tuple[np.ndarray, np.ndarray]] = collections.OrderedDict()
         self._announce_and_refresh()
 
@@ -172,14 +174,14 @@ class MjwarpBackend(SimBackend):
                 self._substep()
 
     def _check_health(self) -> None:
+        """After a step: remember non-finite worlds (the core's divergence policy resets them);
+        a buffer overflow in a finite world is an ``EngineError`` naming the option to raise."""
         flags = world_health(self._data, _FATAL, self._flags)
+        self._nonfinite = (flags & NONFINITE) != 0
+        flags = np.where(self._nonfinite, 0, flags)
         if not flags.any():
             return
         bad = np.flatnonzero(flags)
-        if (flags & NONFINITE).any():
-            envs = np.flatnonzero(flags & NONFINITE).tolist()
-            raise EngineError(f"MuJoCo Warp state is not finite in env(s) {envs} (NaN or inf qpos/qvel); reset "
-                              f"them with set_state. Reduce sim_dt, check the model, controls and forces.")
         bits = int(np.bitwise_or.reduce(flags[bad]))
         self._data.overflow.zero_()  # reported once; the next overflow raises again
         fixes = sorted({fix for bit, fix in _OVERFLOW_FIX.items() if bits & int(bit)})
@@ -232,6 +234,11 @@ class MjwarpBackend(SimBackend):
             self._advance(nsteps)
         self._acc_fresh = False
         self._check_health()
+
+    def _diverged_mask(self) -> np.ndarray | None:
+        # float32 state: beyond MAX_ABS_VALUE (float32's range) means non-finite, flagged by one
+        # kernel per step without copying the state to the host
+        return self._nonfinite if self._nonfinite.any() else None
 
     def _set_state(self, env_ids: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> None:
         self._check_open()
@@ -367,18 +374,7 @@ class MjwarpBackend(SimBackend):
 
     def _check_model_values(self, term: str, env_ids: np.ndarray, target_ids: np.ndarray | None,
                             values: np.ndarray) -> None:
-        m = self._m
-        if term in ("actuator_kp", "actuator_kd"):
-            bad = [self.model_info.actuator_names[a] for a in target_ids
-                   if m.actuator_biastype[a] != int(mujoco.mjtBias.mjBIAS_AFFINE)]
-            if bad:
-                raise InvalidInputError(f"{term}.target_ids: actuators {bad} have no PD bias "
-                                        "(only position/velocity-type actuators have kp/kd)")
-        if term == "geom_size":
-            bad = [int(g) for g in target_ids if int(m.geom_type[g]) not in SIZED_GEOMS]
-            if bad:
-                raise InvalidInputError(f"geom_size.target_ids: geoms {bad} are not primitives "
-                                        "(sphere, capsule, ellipsoid, cylinder, box); their size cannot change")
+        check_term_targets(self._m, term, target_ids, self.model_info.actuator_names)
 
     def _write_model_field(self, term: str, env_ids: np.ndarray, target_ids: np.ndarray | None,
                            values: np.ndarray) -> None:
@@ -422,14 +418,8 @@ def _feature(message: str) -> str:
     return message.split(" not ")[0].strip().lower().replace(" ", "_") or "unsupported_model_feature"
 
 
-class MjwarpMocapPoseBinding(BackendMocapPoseBinding):
-    """Pose of one mocap body in every world (``mocap_pos``/``mocap_quat`` rows of the data)."""
-
-    def __init__(self, backend: MjwarpBackend, body_name: str, mocap_id: int) -> None:
-        self._backend = backend
-        self._id = mocap_id
-        self.body_name = body_name
-        self.num_envs = backend.num_envs
+class MjwarpMocapPoseBinding(MujocoMocapPoseBinding):
+    """Pose of one mocap body in every world (``mocap_pos``/``mocap_quat`` rows of the warp data)."""
 
     def _write(self, env_ids: np.ndarray, pos: np.ndarray, quat: np.ndarray) -> None:
         be = self._backend

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from unisim_core.capabilities import Capability
 from unisim_core.hooks import hookimpl
-from unisim_core.randomization import MODEL_TERMS
 from unisim_core.registry import BackendSpec
+from unisim_mujoco.spec import INIT_TERMS, INTERVAL_TERMS, RESET_TERMS  # every model term, as MuJoCo
 
 from ._options import MjwarpOptions
 
@@ -17,10 +17,7 @@ CAPABILITIES = frozenset({
     Capability.PHYSICS_SNAPSHOT, Capability.INIT_RANDOMIZATION, Capability.INTERVAL_RANDOMIZATION,
     Capability.RESET_RANDOMIZATION, Capability.DEVICE_ARRAYS,
 })
-STATE_TERMS = frozenset({"root_lin_vel_delta", "root_ang_vel_delta", "body_force", "body_torque"})
-INIT_TERMS = frozenset(MODEL_TERMS)
-INTERVAL_TERMS = frozenset(MODEL_TERMS | STATE_TERMS)
-RESET_TERMS = frozenset(MODEL_TERMS | STATE_TERMS)
+__all__ = ["CAPABILITIES", "INIT_TERMS", "INTERVAL_TERMS", "RESET_TERMS", "unisim_backend_spec", "unisim_diagnostics"]
 
 
 @hookimpl

@@ -10,7 +10,9 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-__all__ = ["TERM_FIELDS", "SETCONST_TERMS", "primitive_aabb"]
+from unisim_core.errors import InvalidInputError
+
+__all__ = ["TERM_FIELDS", "SETCONST_TERMS", "primitive_aabb", "check_term_targets"]
 
 #: term -> MjModel field (``opt.gravity`` for the global term)
 TERM_FIELDS = {
@@ -37,3 +39,18 @@ def primitive_aabb(gtype: np.ndarray, size: np.ndarray) -> np.ndarray:
     out = np.where(np.isin(gtype, [int(_G.mjGEOM_BOX), int(_G.mjGEOM_ELLIPSOID)])[..., None],
                    np.stack([s0, s1, s2], -1), out)
     return out
+
+
+def check_term_targets(m: mujoco.MjModel, term: str, target_ids: np.ndarray | None, actuator_names) -> None:
+    """Reject targets a term cannot change on this model (``InvalidInputError``): kp/kd of
+    actuators without a PD (affine) bias, sizes of non-primitive geoms."""
+    if term in ("actuator_kp", "actuator_kd"):
+        bad = [actuator_names[a] for a in target_ids if m.actuator_biastype[a] != int(mujoco.mjtBias.mjBIAS_AFFINE)]
+        if bad:
+            raise InvalidInputError(f"{term}.target_ids: actuators {bad} have no PD bias "
+                                    "(only position/velocity-type actuators have kp/kd)")
+    if term == "geom_size":
+        bad = [int(g) for g in target_ids if int(m.geom_type[g]) not in SIZED_GEOMS]
+        if bad:
+            raise InvalidInputError(f"geom_size.target_ids: geoms {bad} are not primitives "
+                                    "(sphere, capsule, ellipsoid, cylinder, box); their size cannot change")
