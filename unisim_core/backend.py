@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import abc
 import inspect
+import math
 import signal
 import threading
 import time
@@ -630,13 +631,11 @@ class SimBackend(ModelQueries, Playback, metaclass=_BackendMeta):
         control's output is rejected on substep k, the k - 1 substeps before it have run
         (the error says so) and the state is theirs.
         """
-        lim = self.MAX_ABS_VALUE
-        # Fast path: a float C-contiguous array of the right shape whose extremes are within the
-        # bound (a NaN makes max/min NaN, which fails the comparison); everything else gets the
-        # full check and its error message.
+        # Fast path: a float C-contiguous array of the right shape whose sum of squares is finite
+        # and within the squared bound (then every |value| is; NaN/inf make it fail); everything
+        # else gets the full check and its error message.
         if not (type(ctrl) is np.ndarray and ctrl.shape == self._ctrl_shape and ctrl.dtype.kind == "f"
-                and ctrl.flags.c_contiguous
-                and (ctrl.size == 0 or (float(ctrl.max()) <= lim and -lim <= float(ctrl.min())))):
+                and ctrl.flags.c_contiguous and _within(ctrl, self.MAX_ABS_VALUE)):
             ctrl = self._check_ctrl("ctrl", ctrl)
         if type(nsteps) is not int or nsteps < 1:
             nsteps = check_int("nsteps", nsteps, 1)
@@ -714,10 +713,9 @@ class SimBackend(ModelQueries, Playback, metaclass=_BackendMeta):
         lim = self.MAX_ABS_VALUE
         with np.errstate(over="ignore", invalid="ignore"):  # a state cast to float32 may overflow: detected
             q, v = self.get_qpos(), self.get_qvel()
-        if ((q.size == 0 or (float(q.max()) <= lim and -lim <= float(q.min())))
-                and (v.size == 0 or (float(v.max()) <= lim and -lim <= float(v.min())))):
-            return None
-        return ~((np.abs(q) <= lim).all(axis=1) & (np.abs(v) <= lim).all(axis=1))
+            if _within(q, lim) and _within(v, lim):
+                return None
+            return ~((np.abs(q) <= lim).all(axis=1) & (np.abs(v) <= lim).all(axis=1))
 
     def _collect_divergence(self) -> None:
         """After each engine call of a step: remember the envs that diverged in it."""
@@ -1178,6 +1176,14 @@ class SimBackend(ModelQueries, Playback, metaclass=_BackendMeta):
         if Capability.INIT_RANDOMIZATION not in caps and Capability.RESET_RANDOMIZATION not in caps:
             raise self._unsupported(Capability.INIT_RANDOMIZATION)
         return self._read_model_field(term)
+
+def _within(arr: np.ndarray, limit: float) -> bool:
+    """Sufficient test that every ``|value| <= limit`` (one BLAS reduction, no temporary): the
+    sum of squares is finite and at most ``limit**2``. ``False`` (NaN, inf, overflow of the sum,
+    or many values near the limit) sends the caller to the exact check."""
+    ss = float(np.vdot(arr, arr))  # a BLAS call: no floating-point warnings
+    return math.isfinite(ss) and ss <= limit * limit
+
 
 def _unit_quats(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(q / |q|, |q|)`` for ``(k, 4)`` rows, scaled by the largest component first so that huge
