@@ -1,12 +1,22 @@
-"""GPU acceptance of the Isaac Sim backend: run on a machine with Isaac Sim 5.1 and an RTX GPU.
+"""GPU acceptance of the Isaac Sim backend: run on a machine with Isaac Sim and an RTX GPU.
 
     UNISIM_ISAACSIM_PYTHON=~/isaacsim/python.sh python plugins/unisim_isaacsim/scripts/gpu_acceptance.py report.json
 
-Runs in the host interpreter (no SDK import here); the worker runs in Isaac Sim's python. Checks,
-under a 5-minute budget: INIT with every PhysX solver field set and the readback verified (each
-field's provenance is reported), one step, a partial reset, 1 s of the PD-held quadruped next to
-in-process MuJoCo (it must keep standing like MuJoCo: base within 5 cm, joints within 0.1 rad; the
-deviations and the ``contact`` tier verdict of ``unisim compare`` are reported), a captured frame.
+Runs in the host interpreter (no SDK import here); the worker runs in Isaac Sim's python. One
+installation is one Isaac Lab generation: run it once per installation (Isaac Sim 5.1 + Isaac Lab
+2.3, Isaac Sim 6 + Isaac Lab 3.0); ``--expect-isaaclab 2|3`` fails the run when the worker detects
+another one. Checks, under a 5-minute budget:
+
+- the quadruped (floating base): INIT with every PhysX solver field set and the readback verified
+  (each field's provenance is reported), one step, a partial reset, a turned root quaternion
+  surviving ``set_state`` (the worker's quaternion-order conversion), 1 s of the PD-held quadruped
+  next to in-process MuJoCo (it must keep standing like MuJoCo: base within 5 cm, joints within
+  0.1 rad; the deviations and the ``contact`` tier verdict of ``unisim compare`` are reported), a
+  captured frame;
+- the welded arm (``unisim_isaacsim/testing/models/welded_arm.xml``): a fixed-base articulation,
+  default joint positions clipped into range (its elbow excludes 0), 0.5 s held at "home" next to
+  MuJoCo (joints within 0.1 rad, the welded mount still).
+
 Writes a JSON report and exits 0 only when every check passed (2 when the runtime is missing, 1 on
 a failed check).
 """
@@ -18,27 +28,31 @@ import json
 import sys
 import time
 import traceback
+from pathlib import Path
 
 import numpy as np
 
 BUDGET_S = 300.0
 DT = 0.005
 PARITY_STEPS = 200  # 1 s
+ARM_STEPS = 100  # 0.5 s
+ARM = Path(__file__).resolve().parents[1] / "unisim_isaacsim" / "testing" / "models" / "welded_arm.xml"
 #: Loose bounds for "stands like MuJoCo" (different contact models; the tight figures are reported).
 STANDING = {"base_pos": 0.05, "dof_pos": 0.1}
+TURNED = np.array([0.9, 0.1, -0.2, 0.3]) / np.linalg.norm([0.9, 0.1, -0.2, 0.3])  # wxyz
 PHYSX = dict(solver_position_iteration_count=8, solver_velocity_iteration_count=2, bounce_threshold_velocity=0.3,
              contact_offset=0.02, rest_offset=0.001, max_depenetration_velocity=5.0,
              gpu_max_rigid_contact_count=2**21, gpu_max_rigid_patch_count=2**19)
 
 
-def parity_with_mujoco(b, scene) -> dict:
-    """Max deviations of ``b`` from in-process MuJoCo over 1 s of the PD-held default pose."""
+def parity_with_mujoco(b, scene, steps: int = PARITY_STEPS) -> dict:
+    """Max deviations of ``b`` from in-process MuJoCo over ``steps`` of the PD-held default pose."""
     from unisim_core.compare import TIERS, deviation_series, record_trajectory, verdict
     from unisim_core.registry import create_backend
 
-    mine = record_trajectory(b, "isaacsim", PARITY_STEPS)
+    mine = record_trajectory(b, "isaacsim", steps)
     with create_backend("mujoco", scene, b.num_envs, DT) as ref:
-        theirs = record_trajectory(ref, "mujoco", PARITY_STEPS)
+        theirs = record_trajectory(ref, "mujoco", steps)
     dev = {k: float(np.max(v)) for k, v in deviation_series(theirs, mine).items()}
     status, failed = verdict(dev, TIERS["contact"])
     return {"max_dev": dev, "contact_tier": {"verdict": status, "failed": failed},
@@ -46,8 +60,8 @@ def parity_with_mujoco(b, scene) -> dict:
                                   "mujoco": float(theirs.base_pos[-1, 0, 2])}}
 
 
-def run(num_envs: int, device: str, backend_cls=None) -> dict:
-    """All checks on one backend instance (``backend_cls``: ``IsaacSimBackend`` unless a test double)."""
+def run(num_envs: int, device: str, backend_cls=None, expect_isaaclab: int | None = None) -> dict:
+    """All checks (``backend_cls``: ``IsaacSimBackend`` unless a test double)."""
     from unisim_core import SceneCfg
     from unisim_core.scenes import scene_path
     from unisim_isaacsim.backend import IsaacSimBackend
@@ -62,6 +76,9 @@ def run(num_envs: int, device: str, backend_cls=None) -> dict:
         timings["init"] = time.perf_counter() - t0
         report["engine"] = b.engine_info
         report["env_rows"] = list(b.env_rows)
+        if expect_isaaclab is not None:
+            order = {2: "wxyz", 3: "xyzw"}[expect_isaaclab]
+            checks["isaaclab_generation"] = b.engine_info.get("native_quat_order") == order
         report["solver_readback"] = b.solver_readback  # verified strictly during construction
         checks["readback_verified"] = sorted(b.solver_readback) == sorted(PHYSX)
         checks["readback_sources"] = {f: e["source"] for f, e in b.solver_readback.items()}
@@ -82,6 +99,11 @@ def run(num_envs: int, device: str, backend_cls=None) -> dict:
         others = [i for i in range(num_envs) if i != 1]
         checks["partial_reset_env1"] = bool(np.allclose(q2[1], default[0], atol=1e-4))
         checks["partial_reset_others_untouched"] = bool(np.array_equal(q2[others], q1[others]))
+        turned = default.copy()
+        turned[0, 3:7] = TURNED
+        b.set_state(np.array([0]), turned, np.zeros((1, b.nv)))
+        checks["turned_root_quat_roundtrip"] = bool(np.allclose(b.get_qpos()[0, 3:7], TURNED, atol=1e-4))
+        b.set_state(np.array([0]), default, np.zeros((1, b.nv)))
 
         t = time.perf_counter()
         report["parity_vs_mujoco"] = parity = parity_with_mujoco(b, scene)
@@ -96,10 +118,35 @@ def run(num_envs: int, device: str, backend_cls=None) -> dict:
         checks["frame_nonblank"] = bool(frame.shape == (240, 320, 3) and frame.std() > 0)
     finally:
         b.close()
+    t = time.perf_counter()
+    report["fixed_base"] = fixed_base_checks(num_envs, device, backend_cls or IsaacSimBackend, checks)
+    timings["fixed_base"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - t0
     checks["under_budget"] = timings["total"] < BUDGET_S
     report["ok"] = all(v is True for k, v in checks.items() if isinstance(v, bool))
     return report
+
+
+def fixed_base_checks(num_envs: int, device: str, backend_cls, checks: dict) -> dict:
+    """The welded arm: a fixed-base articulation holding "home" like MuJoCo, its mount still."""
+    from unisim_core import SceneCfg
+
+    scene = SceneCfg(ARM, default_keyframe="home")
+    b = backend_cls(scene, num_envs, DT, device=device, headless=True, init_timeout_s=BUDGET_S)
+    try:
+        checks["arm_fixed_base"] = b.engine_info.get("fixed_base") is True
+        mount = b.model_info.body_names.index("mount")
+        before = b.get_body_pos_w(np.array([mount]))
+        home = np.tile(b.get_default_qpos(), (num_envs, 1))
+        b.set_state(np.arange(num_envs), home, np.zeros((num_envs, b.nv)))
+        checks["arm_home_set"] = bool(np.allclose(b.get_qpos(), home, atol=1e-4))
+        parity = parity_with_mujoco(b, scene, ARM_STEPS)
+        moved = float(np.max(np.abs(b.get_body_pos_w(np.array([mount])) - before)))
+        checks["arm_holds_like_mujoco"] = parity["max_dev"]["dof_pos"] <= STANDING["dof_pos"]
+        checks["arm_mount_still"] = moved < 1e-4
+    finally:
+        b.close()
+    return {"max_dev": parity["max_dev"], "mount_moved_m": moved, "engine": b.engine_info}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -107,6 +154,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("report", help="where to write the JSON report")
     p.add_argument("--num-envs", type=int, default=4)
     p.add_argument("--device", default="cuda:0")
+    p.add_argument("--expect-isaaclab", type=int, choices=(2, 3), default=None,
+                   help="fail unless the worker detects this Isaac Lab generation")
     args = p.parse_args(argv)
     from unisim_isaacsim.runtime import find_runtime
 
@@ -115,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
         rc = 2
     else:
         try:
-            report = run(args.num_envs, args.device)
+            report = run(args.num_envs, args.device, expect_isaaclab=args.expect_isaaclab)
         except Exception as exc:  # the report carries the failure
             report = {"ok": False, "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
         rc = 0 if report["ok"] else 1

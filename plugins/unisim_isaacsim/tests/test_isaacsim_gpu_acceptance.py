@@ -63,7 +63,8 @@ def test_script_checks_run_end_to_end_on_the_test_double_worker(monkeypatch, tmp
     spec.loader.exec_module(script)
     report = script.run(4, "cpu", backend_cls=FakeIsaac)
     checks = report["checks"]
-    machinery = {k: v for k, v in checks.items() if isinstance(v, bool) and k != "stands_like_mujoco"}
+    dynamics = {"stands_like_mujoco", "arm_holds_like_mujoco"}  # FakeBackend is not PhysX
+    machinery = {k: v for k, v in checks.items() if isinstance(v, bool) and k not in dynamics}
     assert machinery and all(machinery.values()), checks
     assert checks["frame_shape"] == [240, 320, 3]
     assert set(checks["readback_sources"]) == set(script.PHYSX)
@@ -73,4 +74,34 @@ def test_script_checks_run_end_to_end_on_the_test_double_worker(monkeypatch, tmp
     # FakeBackend has no contacts: the stand-in falls through the floor, and the check says so
     assert parity["base_height_end_m"]["isaacsim"] < 0.0 and checks["stands_like_mujoco"] is False
     assert report["ok"] is False
+    assert checks["arm_fixed_base"] and checks["arm_mount_still"] and checks["turned_root_quat_roundtrip"]
+    assert set(report["fixed_base"]["max_dev"]) >= {"dof_pos", "qpos"}
     json.dumps(report)  # the report is plain JSON
+
+
+@pytest.mark.parametrize("lab", [2, 3])
+def test_script_runs_on_the_real_worker_over_the_sdk_stubs(monkeypatch, tmp_path, lab):
+    """The whole acceptance run with the real worker.py on the SDK stubs (kinematic stub physics: the
+    dynamics checks and the frame's content are not judged; the generation check is)."""
+    import importlib.util
+
+    from unisim_isaacsim.runtime import HOME_ENV, PYTHON_ENV
+    from unisim_isaacsim.testing import USD_EXTRA
+    from unisim_isaacsim.testing.stub_sdk import LAB_ENV
+    from unisim_isaacsim.testing.stub_sdk_run import StubSdkIsaacSim
+
+    import_or_skip_outside_ci("unisim_mujoco", "the parity step runs MuJoCo (pip install -e plugins/unisim_mujoco)")
+    import_or_skip_outside_ci("physx_usd_schemas", USD_EXTRA)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv(HOME_ENV, raising=False)
+    monkeypatch.setenv(PYTHON_ENV, sys.executable)
+    monkeypatch.setenv(LAB_ENV, str(lab))
+    spec = importlib.util.spec_from_file_location("gpu_acceptance", SCRIPT)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    report = script.run(2, "cuda:0", backend_cls=StubSdkIsaacSim, expect_isaaclab=lab)
+    checks = report["checks"]
+    judged = {k: v for k, v in checks.items() if isinstance(v, bool)
+              and k not in {"stands_like_mujoco", "arm_holds_like_mujoco", "frame_nonblank", "step_finite_and_moves"}}
+    assert judged and all(judged.values()), checks
+    assert checks["isaaclab_generation"] and checks["arm_fixed_base"]

@@ -113,7 +113,8 @@ def factory(init: dict[str, Any], progress) -> dict[str, Any]:
         return {**desc, "capabilities": ["pre_step_control"] + (["video_capture"] if cameras else []),
                 "init_terms": [], "interval_terms": [], "reset_terms": [], "env_rows": env_rows,
                 "quat_order": "xyzw" if xyzw else "wxyz", "solver_readback": readback,
-                "engine": {"name": "fake-isaac (test double, unisim_core FakeBackend)", "device": init["device"]}}
+                "engine": {"name": "fake-isaac (test double, unisim_core FakeBackend)", "device": init["device"],
+                           "fixed_base": "free" not in info.joint_types}}
 
     def attach(descriptors: dict[str, Any]) -> None:
         inner["attach"](descriptors)
