@@ -631,6 +631,8 @@ class SimBackend(ModelQueries, Playback, metaclass=_BackendMeta):
         control's output is rejected on substep k, the k - 1 substeps before it have run
         (the error says so) and the state is theirs.
         """
+        if self._closed:  # a step method looked up before close()
+            self._check_open()
         # Fast path: a float C-contiguous array of the right shape whose sum of squares is finite
         # and within the squared bound (then every |value| is; NaN/inf make it fail); everything
         # else gets the full check and its error message.
@@ -761,6 +763,7 @@ class SimBackend(ModelQueries, Playback, metaclass=_BackendMeta):
         Quaternions off unit norm by more than 1e-6 are normalized (a zero quaternion is rejected).
         ``randomization`` applies reset terms to these envs.
         """
+        self._check_open()
         env_ids = check_env_ids("env_indices", env_indices, self._num_envs)
         # copies: normalization and velocity deltas must never write into the caller's arrays
         qpos = np.array(check_float_array("qpos", qpos, (len(env_ids), self.nq)), copy=True)
