@@ -184,11 +184,13 @@ def test_a_root_jointed_to_the_world_is_refused_before_launch_by_scene_feature(r
     assert info.value.capability == "root_world_joint"
 
 
-def test_two_top_level_bodies_are_refused_before_launch(runtime, tmp_path):
+def test_two_top_level_bodies_are_refused_before_launch_by_scene_feature(runtime, tmp_path):
     model = tmp_path / "two.xml"
     model.write_text(TWO_ROOTS)
-    with pytest.raises(InvalidInputError, match=r"scene.model_file: .*exactly one top-level MJCF body.*\['a', 'b'\]"):
+    with pytest.raises(UnsupportedCapabilityError, match=r"2 top-level bodies \['a', 'b'\]") as info:
         FakeIsaac(SceneCfg(str(model)), 1, 0.005)
+    assert info.value.capability == "multiple_articulations"
+    assert set(IsaacSimBackend.UNSUPPORTED_SCENE_FEATURES) == {"multiple_articulations", "root_world_joint"}
 
 
 def test_options_validate_physx_naming_field_and_bound(runtime):

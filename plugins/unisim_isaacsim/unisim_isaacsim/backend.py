@@ -27,7 +27,7 @@ from unisim_core.worker.backend import WorkerBackend, WorkerLaunch
 from unisim_core.worker.hosted import scene_to_plain
 
 from .launch import WorkerPath
-from .layout import root_mount
+from .layout import REFUSED_ROOTS, root_mount
 from .options import IsaacSimOptions
 from .physx_solver import PhysxSolverConfig
 from .readback import verify_solver_readback
@@ -52,7 +52,8 @@ def init_payload(scene, num_envs: int, sim_dt: float, options: IsaacSimOptions) 
 
 def check_model(model_file: str) -> None:
     """Refuse, before Isaac Sim starts, a model the worker cannot build (see
-    :func:`~unisim_isaacsim.layout.root_mount`: exactly one top-level body, floating or welded)."""
+    :func:`~unisim_isaacsim.layout.root_mount`: exactly one top-level body, floating or welded;
+    ``UnsupportedCapabilityError`` naming the scene feature, ``InvalidInputError`` for no body)."""
     from unisim_core.mjcf_lite import load_mjcf
 
     info = load_mjcf(model_file).model_info()
@@ -71,6 +72,7 @@ class IsaacSimBackend(WorkerBackend):
     options_cls = IsaacSimOptions
     required_runtime = REQUIRED_RUNTIME
     CAPABILITIES = CAPABILITIES
+    UNSUPPORTED_SCENE_FEATURES = REFUSED_ROOTS
     #: Module the worker interpreter runs with ``-m``.
     worker_module = "unisim_isaacsim.worker"
 

@@ -27,7 +27,7 @@ from unisim_core import quat as Q
 __all__ = [
     "StateLayout", "build_layout", "qpos_qvel_from_isaac", "isaac_from_qpos_qvel", "body_order",
     "bodies_from_isaac", "quat_order_for", "env_rows_from_prim_paths", "xyzw_to_wxyz", "orbit_eye",
-    "mjcf_usd_name", "root_body_name", "isaaclab_major", "root_mount", "init_joint_positions",
+    "mjcf_usd_name", "root_body_name", "isaaclab_major", "root_mount", "REFUSED_ROOTS", "init_joint_positions",
 ]
 
 
@@ -206,16 +206,32 @@ def quat_order_for(isaaclab_version: str) -> str:
     return "wxyz" if isaaclab_major(isaaclab_version) == 2 else "xyzw"
 
 
+#: Scene features :func:`root_mount` refuses, with the reason (the backend's ``UNSUPPORTED_SCENE_FEATURES``).
+REFUSED_ROOTS = {
+    "root_world_joint": "a hinge/slide joint between the world and the root body: a PhysX articulation root is "
+                        "floating or fixed, so that joint would not be an articulation DOF (weld the root in a "
+                        "jointless top-level body instead)",
+    "multiple_articulations": "several top-level bodies: the backend drives one articulation per environment",
+}
+
+
 def root_mount(body_names: Sequence[str], body_parent: Sequence[int], joint_types: Sequence[str],
                joint_body: Sequence[int]) -> str:
     """How the one top-level MJCF body meets the world: ``"free"`` (free joint) or ``"fixed"`` (no joint).
 
     A PhysX articulation's root is floating or fixed to the world; a hinge or slide joint between
-    the world and the root body would not be an articulation degree of freedom, so that model
-    fails closed (:class:`~unisim_core.errors.UnsupportedCapabilityError`, feature ``root_world_joint``).
+    the world and the root body would not be an articulation degree of freedom. That model, and
+    one with several top-level bodies, fail closed with
+    :class:`~unisim_core.errors.UnsupportedCapabilityError` naming the scene feature
+    (:data:`REFUSED_ROOTS`); a model without bodies is a ``ValueError``.
     """
     from unisim_core.errors import UnsupportedCapabilityError
 
+    tops = [str(body_names[b]) for b in range(1, len(body_names)) if int(body_parent[b]) == 0]
+    if len(tops) > 1:
+        raise UnsupportedCapabilityError("isaacsim", "multiple_articulations",
+                                         f"the model has {len(tops)} top-level bodies {tops}; "
+                                         f"{REFUSED_ROOTS['multiple_articulations']}")
     root = list(body_names).index(root_body_name(body_names, body_parent))
     kinds = [str(t) for t, b in zip(joint_types, joint_body) if int(b) == root]
     if kinds == ["free"]:
