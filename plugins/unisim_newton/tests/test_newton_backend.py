@@ -1,0 +1,100 @@
+"""unisim-newton on the real engine (Newton 1.8 on warp's CPU device): options, refusals that
+name the scene feature, the free-root conventions, and agreement with CPU MuJoCo."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from newton_testutil import QUADRUPED
+
+from unisim_core import InvalidInputError, SceneCfg, UnsupportedCapabilityError, create_backend, list_backends
+from unisim_core import quat as Q
+
+
+def test_listed_without_importing_the_engine():
+    """The registry lists the plugin from its entry point; importing the package imports no engine."""
+    record = next(r for r in list_backends() if r.name == "newton")
+    assert record.status == "ok", record.reason
+    code = "import sys, unisim_newton; bad = {'warp', 'newton', 'mujoco_warp'} & set(sys.modules); assert not bad, bad"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize(("options", "needle"), [
+    ({"device": "gpu"}, "device: expected None, 'cpu', 'cuda' or 'cuda:N', got 'gpu'"),
+    ({"device": "cuda:7"}, "device: 'cuda:7' is not available"),
+    ({"solver": "xpbd"}, "solver: expected one of ['mujoco'], got 'xpbd'"),
+])
+def test_bad_options_name_the_option(make, options, needle):
+    with pytest.raises(InvalidInputError) as info:
+        make("pendulum", **options)
+    assert needle in str(info.value)
+
+
+def test_edge_inertia_scene_is_refused_by_feature(make):
+    """free_body's inertia diag(0.1, 0.2, 0.3) is on the triangle edge; float32 breaks it for MuJoCo's compiler."""
+    with pytest.raises(UnsupportedCapabilityError) as info:
+        make("free_body")
+    assert info.value.capability == "edge_inertia" and "A + B >= C" in str(info.value)
+
+
+def test_feature_outside_the_reader_is_refused_by_name(make, tmp_path):
+    """A tendon (outside mjcf_lite's subset, and not simulated by this adapter) is refused naming it."""
+    path = tmp_path / "tendon.xml"
+    path.write_text('<mujoco><worldbody><body name="a"><joint name="j" type="hinge"/><geom size="0.1" mass="1"/>'
+                    '</body></worldbody><tendon><fixed name="t"><joint joint="j" coef="1"/></fixed></tendon>'
+                    '</mujoco>')
+    with pytest.raises(UnsupportedCapabilityError) as info:
+        make(path)
+    assert info.value.capability == "tendon"
+
+
+def test_free_root_state_round_trips_in_mujoco_conventions(quadruped):
+    """A yawed, spinning base: qpos (wxyz) and qvel (origin velocity world, angular body frame) read back
+    as written (float32), and the base's world angular velocity is the body-frame one rotated."""
+    b = quadruped
+    qpos = np.tile(b.model_info.keyframes["home"], (2, 1))
+    qpos[:, 3:7] = Q.quat_from_axis_angle(np.array([0.0, 0.0, 1.0]), np.array([0.5, -1.0]))
+    qvel = np.zeros((2, b.nv))
+    qvel[:, 0:6] = [[0.3, -0.2, 0.1, 0.5, -1.0, 2.0], [0.0, 0.4, 0.0, -2.0, 0.0, 1.0]]
+    b.set_state(np.arange(2), qpos, qvel)
+    np.testing.assert_allclose(b.get_qpos(), qpos, atol=1e-6)
+    np.testing.assert_allclose(b.get_qvel(), qvel, atol=1e-5)
+    np.testing.assert_allclose(b.get_base_ang_vel(), Q.quat_apply(qpos[:, 3:7], qvel[:, 3:6]), atol=1e-5)
+    np.testing.assert_allclose(b.get_base_lin_vel(), qvel[:, 0:3], atol=1e-5)
+
+
+def test_body_velocities_match_mujoco_for_one_state(quadruped):
+    """Every body's world velocity (at its origin) equals MuJoCo's for the same spinning state."""
+    b = quadruped
+    qpos = np.tile(b.model_info.keyframes["home"], (2, 1))
+    qpos[:, 3:7] = Q.quat_from_axis_angle(np.array([1.0, 0.0, 0.0]), np.array([0.3, 0.0]))
+    qvel = np.random.default_rng(0).uniform(-1.0, 1.0, (2, b.nv))
+    b.set_state(np.arange(2), qpos, qvel)
+    with create_backend("mujoco", SceneCfg(str(QUADRUPED)), 2, 0.002, np_dtype=np.float64) as mj:
+        mj.set_state(np.arange(2), qpos, qvel)
+        ids = np.arange(b.num_bodies)
+        np.testing.assert_allclose(b.get_body_lin_vel_w(ids), mj.get_body_lin_vel_w(ids), atol=2e-5)
+        np.testing.assert_allclose(b.get_body_ang_vel_w(ids), mj.get_body_ang_vel_w(ids), atol=2e-5)
+        np.testing.assert_allclose(b.get_body_pos_w(ids), mj.get_body_pos_w(ids), atol=1e-6)
+
+
+def test_pd_hold_stands_like_mujoco(quadruped):
+    """1 s of PD hold at the home pose from z = 0.2848: the base settles near MuJoCo's height
+    (contact tier: 5 mm) and stays level."""
+    b = quadruped
+    q0 = np.asarray(b.get_keyframe_qpos("home"), dtype=np.float64)
+    b.set_state(np.arange(2), np.tile(q0, (2, 1)), np.zeros((2, b.nv)))
+    ctrl = np.tile(q0[7:], (2, 1))
+    b.step(ctrl, 500)
+    with create_backend("mujoco", SceneCfg(str(QUADRUPED), default_keyframe="home"), 1, 0.002) as mj:
+        mj.step(ctrl[:1], 500)
+        z_mj = float(mj.get_base_pos()[0, 2])
+    z = b.get_base_pos()[:, 2]
+    np.testing.assert_allclose(z, z_mj, atol=5e-3)
+    acc = b.get_sensor_data("imu_acc")
+    np.testing.assert_allclose(np.linalg.norm(acc, axis=1), 9.81, atol=0.2)  # standing: the accelerometer reads g
+    tilt = np.degrees(2 * np.arccos(np.clip(np.abs(b.get_base_quat()[:, 0]), 0, 1)))
+    assert (tilt < 3.0).all(), tilt

@@ -1,0 +1,351 @@
+"""``NewtonBackend``: the SimBackend contract on Newton (``newton``, warp-based).
+
+One Newton ``Model`` holds the ``num_envs`` worlds (``ModelBuilder.replicate`` of the scene that
+Newton's MJCF importer built), on one warp device (CUDA, or warp's CPU device); one solver steps
+them all. The scene is also read by ``unisim_core.mjcf_lite`` for the contract's tables; values
+Newton's importer would drop are refused by name (``_scene``).
+
+Conventions converted here: Newton's free-joint coordinates are ``[p, q_xyzw]`` and its free-joint
+velocities ``[v_com, w]`` (centre-of-mass velocity and angular velocity, both world frame), its body
+twists ``[v_com, w]`` in the world frame; the contract's are MuJoCo's ``[p, q_wxyz]`` and ``[v_origin
+(world), w (body frame)]``, body linear velocities at the body origin. Engine state is float32.
+
+Sensors (Newton's importer reads none) are evaluated from the body kinematics by the definitions
+of ``mjcf_lite``'s sensor subset; the accelerometer uses the velocity change over the last substep
+(zero acceleration right after ``set_state``: it reads ``-g`` in the sensor frame until the next step).
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import io
+import sys
+import time
+
+import numpy as np
+
+from unisim_core import InvalidInputError, MjcfLiteError, SimBackend, UnsupportedCapabilityError, load_mjcf
+from unisim_core import quat as Q
+from unisim_core.errors import EngineError
+from unisim_core.model import ModelInfo
+
+with contextlib.redirect_stdout(io.StringIO()):  # warp's banner on import
+    import warp as wp
+
+    wp.config.quiet = True
+    import newton
+
+from . import _spec
+from ._options import NewtonOptions
+from ._scene import UNSUPPORTED_SCENE_FEATURES, build_model, build_solver
+
+__all__ = ["NewtonBackend", "resolve_device"]
+
+#: Devices whose kernels this process has loaded (the compile notice is printed once per device).
+_LOADED_DEVICES: set[str] = set()
+#: Snapshots whose float32 engine rows are remembered for exact restores (per env row).
+_SNAPSHOT_MEMORY = 8
+
+
+def resolve_device(name: str | None) -> str:
+    """The warp device for the ``device`` option (``None``: CUDA when warp sees one, else CPU)."""
+    if name is None:
+        return "cuda:0" if wp.get_cuda_device_count() > 0 else "cpu"
+    try:
+        return str(wp.get_device(name))
+    except (RuntimeError, ValueError) as exc:
+        seen = ["cpu"] + [f"cuda:{i}" for i in range(wp.get_cuda_device_count())]
+        raise InvalidInputError(f"device: {name!r} is not available ({exc}); warp sees {seen}") from None
+
+
+class NewtonBackend(SimBackend):
+    """Newton behind the UniSim contract (``num_envs`` worlds on a CUDA or CPU warp device)."""
+
+    name = "newton"
+    version = _spec.__version__
+    contract_range = ">=1.0,<2"
+    options_cls = NewtonOptions
+    CAPABILITIES = _spec.CAPABILITIES
+    UNSUPPORTED_SCENE_FEATURES = UNSUPPORTED_SCENE_FEATURES
+    SNAPSHOT_TIER = "state"  # the solver's warm start is not part of a snapshot
+    MAX_ABS_VALUE = float(np.finfo(np.float32).max)  # the engine's state and inputs are float32
+
+    options: NewtonOptions
+
+    def __init__(self, scene, num_envs, sim_dt, **options) -> None:
+        super().__init__(scene, num_envs, sim_dt, **options)
+        path = str(self.scene.model_file)
+        try:
+            self._lite = load_mjcf(path, accept={"frictionloss"})
+        except MjcfLiteError as exc:
+            if exc.feature is None:
+                raise
+            raise UnsupportedCapabilityError(self.name, exc.feature, str(exc)) from None
+        _ = self.model_info  # names given by the options (base_name, ...) are checked before the engine loads
+        self._device = resolve_device(self.options.device)
+        n = self._num_envs
+        self._cache: tuple[np.ndarray, ...] | None = None
+        with _CompileNotice(self._device):
+            self._model, self._layout = build_model(path, self._lite, n, self._device)
+            self._solver = build_solver(self._model, path)
+            self._state, self._prev, self._probe = self._model.state(), self._model.state(), self._model.state()
+            self._control = self._model.control()
+            lay = self._layout
+            self._com = self._model.body_com.numpy().reshape(n, lay.bodies, 3)[:, lay.body_src[1:]].astype(np.float64)
+            self._time = np.zeros(n)
+            self._fresh = np.ones(n, dtype=bool)  # envs whose last substep is unknown (accelerometer)
+            self._wrench = np.zeros((n, len(lay.body_src), 6))  # staged [force, torque] at body origins
+            self._staged = False
+            self._snapshots: collections.OrderedDict[bytes, tuple[np.ndarray, ...]] = collections.OrderedDict()
+            self._reset_to_default(np.arange(n))
+            self._solver.step(self._state, self._prev, self._control, None, self.sim_dt)  # loads every kernel
+            wp.synchronize_device(self._device)
+        self._reset_to_default(np.arange(n))
+
+    # ------------------------------------------------------------------ engine access
+    @property
+    def device(self) -> str:
+        """The warp device the worlds live on (``"cpu"``, ``"cuda:0"``, ...)."""
+        return self._device
+
+    @property
+    def newton_model(self) -> newton.Model:
+        """The Newton ``Model`` of all worlds (advanced use; writes bypass validation)."""
+        return self._model
+
+    @property
+    def newton_state(self) -> newton.State:
+        """The current Newton ``State`` (advanced use; writes bypass validation)."""
+        return self._state
+
+    def _load_model_info(self) -> ModelInfo:
+        return self._lite.model_info()
+
+    def _world_rows(self, array: wp.array, width: int) -> np.ndarray:
+        return array.numpy().reshape(self._num_envs, width)
+
+    def _kinematics(self, state: newton.State) -> tuple[np.ndarray, ...]:
+        """``(pos, quat_wxyz, lin_vel, ang_vel)`` of every contract body in ``state``, each
+        ``(n, nbody, 3|4)`` float64, world frame, linear velocity at the body origin; row 0 the world."""
+        n, lay = self._num_envs, self._layout
+        body_q = state.body_q.numpy().reshape(n, lay.bodies, 7)[:, lay.body_src[1:]].astype(np.float64)
+        body_qd = state.body_qd.numpy().reshape(n, lay.bodies, 6)[:, lay.body_src[1:]].astype(np.float64)
+        quat = Q.quat_xyzw_to_wxyz(body_q[..., 3:])
+        ang = body_qd[..., 3:]
+        lin = body_qd[..., :3] - np.cross(ang, Q.quat_apply(quat, self._com))
+        world = lambda row: np.broadcast_to(np.asarray(row, dtype=np.float64), (n, 1, len(row)))
+        return (np.concatenate((world([0, 0, 0]), body_q[..., :3]), axis=1),
+                np.concatenate((world([1, 0, 0, 0]), quat), axis=1),
+                np.concatenate((world([0, 0, 0]), lin), axis=1), np.concatenate((world([0, 0, 0]), ang), axis=1))
+
+    def _now(self) -> tuple[np.ndarray, ...]:
+        if self._cache is None:
+            self._cache = self._kinematics(self._state)
+        return self._cache
+
+    # ------------------------------------------------------------------ primitives
+    def _step(self, ctrl: np.ndarray, nsteps: int) -> None:
+        if self._layout.actuators:
+            self._control.mujoco.ctrl.assign(ctrl.astype(np.float32).reshape(-1))
+        for _ in range(nsteps):
+            if self._staged:
+                self._write_wrench()
+            self._solver.step(self._state, self._prev, self._control, None, self.sim_dt)
+            self._state, self._prev = self._prev, self._state
+            self._cache = None
+        self._time += nsteps * self.sim_dt
+        self._fresh[:] = False
+        if not np.isfinite(self._state.joint_q.numpy()).all():
+            bad = np.flatnonzero(~np.isfinite(self._world_rows(self._state.joint_q, self._layout.coords)).all(axis=1))
+            raise EngineError(f"Newton state is not finite in env(s) {bad.tolist()}; reset them with set_state. "
+                              "Reduce sim_dt, check the model, controls and forces.")
+
+    def _set_state(self, env_ids: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> None:
+        self._check_open()
+        n, lay, st = self._num_envs, self._layout, self._state
+        jq, jqd = self._world_rows(st.joint_q, lay.coords).copy(), self._world_rows(st.joint_qd, lay.dofs).copy()
+        jq[np.ix_(env_ids, lay.q_src)] = qpos
+        vel = qvel.copy()
+        for qa, da, body in lay.free:  # MuJoCo [v_origin, w_body] -> Newton [v_com, w_world]
+            q = Q.quat_normalize(qpos[:, qa + 3:qa + 7])
+            w = Q.quat_apply(q, qvel[:, da + 3:da + 6])
+            vel[:, da:da + 3] = qvel[:, da:da + 3] + np.cross(w, Q.quat_apply(q, self._com[env_ids, body - 1]))
+            vel[:, da + 3:da + 6] = w
+        jqd[np.ix_(env_ids, lay.qd_src)] = vel
+        keep_q = st.body_q.numpy().reshape(n, lay.bodies, 7).copy()
+        keep_qd = st.body_qd.numpy().reshape(n, lay.bodies, 6).copy()
+        st.joint_q.assign(jq.reshape(-1).astype(np.float32))
+        st.joint_qd.assign(jqd.reshape(-1).astype(np.float32))
+        newton.eval_fk(self._model, st.joint_q, st.joint_qd, st)
+        others = np.setdiff1d(np.arange(n), env_ids)
+        if others.size:  # other envs keep their body state bit for bit
+            body_q, body_qd = st.body_q.numpy().reshape(n, lay.bodies, 7), st.body_qd.numpy().reshape(n, lay.bodies, 6)
+            body_q[others], body_qd[others] = keep_q[others], keep_qd[others]
+            st.body_q.assign(body_q.reshape(-1, 7))
+            st.body_qd.assign(body_qd.reshape(-1, 6))
+        warm = getattr(self._solver.mjw_data, "qacc_warmstart", None)
+        if warm is not None:  # a new state starts the constraint solver cold, independent of history
+            rows = warm.numpy()
+            rows[env_ids] = 0.0
+            warm.assign(rows)
+        self._fresh[env_ids] = True
+        self._cache = None
+
+    def get_qpos(self) -> np.ndarray:
+        return self._world_rows(self._state.joint_q, self._layout.coords)[:, self._layout.q_src].astype(self.np_dtype)
+
+    def get_qvel(self) -> np.ndarray:
+        lay = self._layout
+        qvel = self._world_rows(self._state.joint_qd, lay.dofs)[:, lay.qd_src].astype(np.float64)
+        pos, quat, lin, ang = self._now()
+        for _, da, body in lay.free:  # Newton [v_com, w_world] -> MuJoCo [v_origin, w_body]
+            qvel[:, da:da + 3] = lin[:, body]
+            qvel[:, da + 3:da + 6] = Q.quat_apply_inverse(quat[:, body], ang[:, body])
+        return qvel.astype(self.np_dtype)
+
+    def _body_pos_w(self, body_ids):
+        return np.ascontiguousarray(self._now()[0][:, body_ids], dtype=self.np_dtype)
+
+    def _body_quat_w(self, body_ids):
+        return np.ascontiguousarray(self._now()[1][:, body_ids], dtype=self.np_dtype)
+
+    def _body_lin_vel_w(self, body_ids):
+        return np.ascontiguousarray(self._now()[2][:, body_ids], dtype=self.np_dtype)
+
+    def _body_ang_vel_w(self, body_ids):
+        return np.ascontiguousarray(self._now()[3][:, body_ids], dtype=self.np_dtype)
+
+    # ------------------------------------------------------------------ sensors
+    def _frame(self, kin: tuple[np.ndarray, ...], objtype: str, obj: int) -> tuple[np.ndarray, ...]:
+        """World ``(pos, quat, lin_vel, ang_vel)`` of a site, a body's inertial frame (``body``) or
+        its frame (``xbody``), from the body kinematics ``kin``."""
+        lite = self._lite
+        if objtype == "site":
+            s = lite.sites[obj]
+            body, off_pos, off_quat = s["body"], s["pos"], s["quat"]
+        elif objtype == "body":
+            body, off_pos, off_quat = obj, lite.body_ipos[obj], lite.body_iquat[obj]
+        else:
+            body, off_pos, off_quat = obj, np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])
+        pos_b, quat_b, lin_b, ang_b = (k[:, body] for k in kin)
+        arm = Q.quat_apply(quat_b, np.broadcast_to(off_pos, pos_b.shape))
+        quat = Q.quat_mul(quat_b, np.broadcast_to(off_quat, quat_b.shape))
+        return pos_b + arm, quat, lin_b + np.cross(ang_b, arm), ang_b
+
+    def _read_sensor(self, index: int) -> np.ndarray:
+        s = self._lite.sensors[index]
+        kind, obj, info = s["type"], s["obj"], self.model_info
+        if kind == "jointpos":
+            return self.get_qpos()[:, info.joint_qposadr[obj], None]
+        if kind == "jointvel":
+            return self.get_qvel()[:, info.joint_dofadr[obj], None]
+        pos, quat, vel, ang = self._frame(self._now(), s["objtype"], obj)
+        if kind == "accelerometer":
+            before = self._frame(self._kinematics(self._prev), s["objtype"], obj)[2]
+            acc = (vel - before) / self.sim_dt
+            if self._fresh.any():  # no substep since set_state: the velocity change over a probe substep
+                after = self._frame(self._probe_step(), s["objtype"], obj)[2]
+                acc[self._fresh] = ((after - vel) / self.sim_dt)[self._fresh]
+            value = Q.quat_apply_inverse(quat, acc - info.gravity)
+        elif kind == "gyro":
+            value = Q.quat_apply_inverse(quat, ang)
+        elif kind == "velocimeter":
+            value = Q.quat_apply_inverse(quat, vel)
+        else:
+            value = {"framepos": pos, "framequat": quat, "framelinvel": vel, "frameangvel": ang}[kind]
+        return np.ascontiguousarray(value, dtype=self.np_dtype)
+
+    def _probe_step(self) -> tuple[np.ndarray, ...]:
+        """Body kinematics one substep ahead (held ctrl, no staged wrench) into a scratch state; the
+        solver's warm start is restored, so the trajectory does not depend on the probe."""
+        warm = getattr(self._solver.mjw_data, "qacc_warmstart", None)
+        saved = None if warm is None else wp.clone(warm)
+        self._solver.step(self._state, self._probe, self._control, None, self.sim_dt)
+        if saved is not None:
+            wp.copy(warm, saved)
+        return self._kinematics(self._probe)
+
+    # ------------------------------------------------------------------ forces
+    def _apply_body_force(self, body_ids, force, torque) -> None:
+        self._wrench[:, body_ids, :3] = force
+        self._wrench[:, body_ids, 3:] = 0.0 if torque is None else torque
+        self._staged = True
+
+    def _clear_body_forces(self) -> None:
+        if self._staged:
+            self._wrench[:] = 0.0
+            self._state.body_f.zero_()
+            self._prev.body_f.zero_()
+            self._staged = False
+
+    def _write_wrench(self) -> None:
+        """Staged wrenches at body origins -> Newton's ``body_f`` (world wrench about the COM), this substep."""
+        n, lay = self._num_envs, self._layout
+        pos, quat, _, _ = self._now()
+        force, torque = self._wrench[:, 1:, :3], self._wrench[:, 1:, 3:]
+        arm = Q.quat_apply(quat[:, 1:], self._com)  # body origin -> COM
+        body_f = np.zeros((n, lay.bodies, 6))
+        body_f[:, lay.body_src[1:], :3] = force
+        body_f[:, lay.body_src[1:], 3:] = torque - np.cross(arm, force)
+        self._state.body_f.assign(body_f.reshape(-1, 6).astype(np.float32))
+
+    # ------------------------------------------------------------------ snapshots
+    def _engine_rows(self) -> tuple[np.ndarray, ...]:
+        """Per-env copies of the engine state arrays (joint_q, joint_qd, body_q, body_qd)."""
+        lay, st = self._layout, self._state
+        return (self._world_rows(st.joint_q, lay.coords).copy(), self._world_rows(st.joint_qd, lay.dofs).copy(),
+                self._world_rows(st.body_q, lay.bodies * 7).copy(), self._world_rows(st.body_qd, lay.bodies * 6).copy())
+
+    def _get_physics_state(self) -> np.ndarray:
+        rows = np.concatenate((self._time[:, None], self.get_qpos().astype(np.float64),
+                               self.get_qvel().astype(np.float64)), axis=1)
+        # Remember each row's float32 engine state: a restore writes it back bit for bit (the
+        # contract's row converts the free-root velocities, which float32 cannot round-trip exactly).
+        engine = self._engine_rows()
+        for i in range(self._num_envs):
+            key = rows[i].tobytes()
+            self._snapshots[key] = tuple(a[i] for a in engine)
+            self._snapshots.move_to_end(key)
+        while len(self._snapshots) > _SNAPSHOT_MEMORY * self._num_envs:
+            self._snapshots.popitem(last=False)
+        return rows
+
+    def _set_physics_state(self, state: np.ndarray) -> None:
+        nq, st = self.nq, self._state
+        self._set_state(np.arange(self._num_envs), state[:, 1:1 + nq], state[:, 1 + nq:])
+        engine = self._engine_rows()
+        for i in range(self._num_envs):
+            known = self._snapshots.get(state[i].tobytes())
+            if known is not None:
+                for table, row in zip(engine, known):
+                    table[i] = row
+        for array, table in zip((st.joint_q, st.joint_qd, st.body_q, st.body_qd), engine):
+            array.assign(table.reshape(array.numpy().shape))
+        self._time = state[:, 0].copy()
+        self._cache = None
+
+    # ------------------------------------------------------------------ lifecycle
+    def _close(self) -> None:
+        self._solver = self._model = self._state = self._prev = self._probe = self._control = None  # type: ignore[assignment]
+
+
+class _CompileNotice:
+    """First model on a device in this process: say that warp may compile Newton's kernels (cached)."""
+
+    def __init__(self, device: str) -> None:
+        self._device = device
+        self._first = device not in _LOADED_DEVICES
+
+    def __enter__(self) -> None:
+        if self._first:
+            print(f"unisim-newton: loading Newton and MuJoCo Warp kernels on {self._device!r}; on first use on this "
+                  f"machine warp compiles them (minutes on a CPU), then caches them in {wp.config.kernel_cache_dir}",
+                  file=sys.stderr, flush=True)
+            self._start = time.perf_counter()
+
+    def __exit__(self, exc_type, *exc) -> None:
+        if self._first and exc_type is None:
+            _LOADED_DEVICES.add(self._device)
+            print(f"unisim-newton: kernels ready on {self._device!r} after {time.perf_counter() - self._start:.1f} s",
+                  file=sys.stderr, flush=True)

@@ -1,0 +1,42 @@
+"""``NewtonOptions``: the Newton backend's typed options (importable without warp or newton)."""
+
+from __future__ import annotations
+
+import re
+
+import attrs
+
+from unisim_core.errors import InvalidInputError
+from unisim_core.options import BackendOptions
+
+__all__ = ["NewtonOptions", "SOLVERS"]
+
+#: ``solver`` values offered -> what they run (docs/newton.md says why the others are not offered).
+SOLVERS = {"mujoco": "newton.solvers.SolverMuJoCo (MuJoCo Warp, generalized coordinates)"}
+_DEVICE = re.compile(r"cpu|cuda(:\d+)?")
+
+
+def _device(inst, attribute, value):
+    if value is not None and not (isinstance(value, str) and _DEVICE.fullmatch(value)):
+        raise InvalidInputError(f"{attribute.name}: expected None, 'cpu', 'cuda' or 'cuda:N', got {value!r}")
+
+
+def _solver(inst, attribute, value):
+    if value not in SOLVERS:
+        raise InvalidInputError(f"{attribute.name}: expected one of {sorted(SOLVERS)}, got {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class NewtonOptions(BackendOptions):
+    """Options of the Newton backend (on top of :class:`BackendOptions`).
+
+    - ``device``: warp device, ``"cpu"``, ``"cuda"`` or ``"cuda:N"``; ``None`` picks ``"cuda"``
+      when warp sees a CUDA device, else ``"cpu"``.
+    - ``solver``: Newton solver, ``"mujoco"`` (``SolverMuJoCo`` on MuJoCo Warp). Newton's
+      maximal-coordinate solvers are not offered (docs/newton.md: measured reasons).
+
+    The time step always comes from ``sim_dt``.
+    """
+
+    device: str | None = attrs.field(default=None, validator=_device)
+    solver: str = attrs.field(default="mujoco", validator=_solver)

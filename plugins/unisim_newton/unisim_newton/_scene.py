@@ -1,0 +1,159 @@
+"""From an MJCF file to a replicated Newton model, refusing what Newton's importer would lose.
+
+The scene is read twice: by ``unisim_core.mjcf_lite`` (the contract's ``ModelInfo``, sensors and
+keyframes, and the scene features outside its subset, refused by name) and by Newton's own MJCF
+importer (``ModelBuilder.add_mjcf``, what the engine simulates). Every value UniSim relies on is
+then compared between the two; a difference means the importer dropped or changed it, and the
+scene is refused naming the feature rather than simulated as something else.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import newton
+import numpy as np
+from newton.solvers import SolverMuJoCo
+
+from unisim_core import LiteModel, UnsupportedCapabilityError
+
+__all__ = ["UNSUPPORTED_SCENE_FEATURES", "Layout", "build_model", "build_solver"]
+
+#: Scene features the Newton backend refuses, with the reason (``SimBackend.UNSUPPORTED_SCENE_FEATURES``).
+UNSUPPORTED_SCENE_FEATURES = {
+    "edge_inertia": "a body whose principal inertias sit on the triangle inequality's edge (A + B = C, e.g. "
+                    "free_body's diag(0.1, 0.2, 0.3)): Newton holds inertia in float32, and SolverMuJoCo's "
+                    "MuJoCo compiler rejects the rounded values (A + B < C by 1e-8)",
+}
+
+_JOINT_TYPES = {"free": newton.JointType.FREE, "hinge": newton.JointType.REVOLUTE,
+                "slide": newton.JointType.PRISMATIC}
+_RTOL = 1e-6  # float32 round trip of the importer
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where the contract's quantities live in one Newton world (index arrays into its per-world blocks).
+
+    ``q_src (nq,)``: Newton coordinate of each MuJoCo qpos column (free joints reordered xyzw -> wxyz);
+    ``qd_src (nv,)``: Newton dof of each qvel column; ``body_src (nbody,)``: Newton body of each
+    contract body (-1 for the world); ``free``: ``(qpos column, qvel column, contract body)`` of each free joint;
+    ``coords``, ``dofs``, ``bodies``, ``actuators``: per-world counts.
+    """
+
+    q_src: np.ndarray
+    qd_src: np.ndarray
+    body_src: np.ndarray
+    free: tuple[tuple[int, int], ...]
+    coords: int
+    dofs: int
+    bodies: int
+    actuators: int
+
+
+def _leaf(label: str) -> str:
+    return label.rsplit("/", 1)[-1]
+
+
+def _refuse(feature: str, path: str, detail: str) -> UnsupportedCapabilityError:
+    return UnsupportedCapabilityError("newton", feature, f"{path}: Newton's MJCF importer {detail}; the scene is "
+                                      "refused rather than simulated without it")
+
+
+def _check_close(feature: str, path: str, what: str, got, want) -> None:
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    if got.shape != want.shape or not np.allclose(got, want, rtol=_RTOL, atol=1e-7):
+        raise _refuse(feature, path, f"gives {what} {got.tolist()}, the file says {want.tolist()}")
+
+
+def _template(path: str, lite: LiteModel) -> tuple[newton.ModelBuilder, Layout]:
+    b = newton.ModelBuilder()
+    SolverMuJoCo.register_custom_attributes(b)
+    # ctrl_direct: every actuator keeps MuJoCo's own law (gain, bias, gear, clamps) in SolverMuJoCo
+    b.add_mjcf(path, ctrl_direct=True, parse_visuals=False)
+    body_of = {_leaf(lbl): i for i, lbl in enumerate(b.body_label)}
+    names = lite.body_names
+    missing = [n for n in names[1:] if n not in body_of]
+    if missing or b.body_count != len(names) - 1:
+        raise _refuse("body", path, f"gives bodies {sorted(body_of)}, the file has {names[1:]}")
+    body_src = np.array([-1] + [body_of[n] for n in names[1:]], dtype=np.int64)
+    _check_close("body_mass", path, "body masses", [b.body_mass[i] for i in body_src[1:]], lite.body_mass[1:])
+    joint_of = {_leaf(lbl): i for i, lbl in enumerate(b.joint_label)}
+    q_src, qd_src, free = np.zeros(lite.nq, np.int64), np.zeros(lite.nv, np.int64), []
+    for j in lite.joints:
+        name, kind = j["name"], j["type"]
+        nj = joint_of.get(name)
+        if nj is None or b.joint_type[nj] != _JOINT_TYPES[kind]:
+            raise _refuse(f"{kind}_joint", path, f"does not give joint {name!r} as a {kind} joint")
+        qs, ds, qa, da = b.joint_q_start[nj], b.joint_qd_start[nj], j["qposadr"], j["dofadr"]
+        if kind == "free":
+            xform = np.asarray(b.joint_X_p[nj], dtype=np.float64)
+            if not np.allclose(xform, [0, 0, 0, 0, 0, 0, 1]):
+                raise _refuse("free_joint", path, f"anchors free joint {name!r} at {xform.tolist()} (not the world)")
+            q_src[qa:qa + 7] = [qs, qs + 1, qs + 2, qs + 6, qs + 3, qs + 4, qs + 5]
+            qd_src[da:da + 6] = np.arange(ds, ds + 6)
+            free.append((qa, da, j["body"]))
+            continue
+        q_src[qa], qd_src[da] = qs, ds
+        _check_close("joint_axis", path, f"joint {name!r} axis", b.joint_axis[ds], j["axis"])
+        lo, hi = (np.clip(j["range"], -1e10, 1e10))
+        _check_close("joint_range", path, f"joint {name!r} range", [b.joint_limit_lower[ds], b.joint_limit_upper[ds]],
+                     [lo, hi])
+        for feature, table in (("damping", b.joint_damping), ("armature", b.joint_armature),
+                               ("frictionloss", b.joint_friction)):
+            _check_close(feature, path, f"joint {name!r} {feature}", table[ds], j[feature])
+    layout = Layout(q_src=q_src, qd_src=qd_src, body_src=body_src, free=tuple(free), coords=b.joint_coord_count,
+                    dofs=b.joint_dof_count, bodies=b.body_count, actuators=len(lite.actuators))
+    return b, layout
+
+
+def _check_actuators(model: newton.Model, lite: LiteModel, path: str) -> None:
+    """Gear, ranges and PD gains of the importer's actuators (world 0's rows) against the file."""
+    mj, A = model.mujoco, lite.actuators
+    nu = len(A)
+    if not nu:
+        return
+    gear = mj.actuator_gear.numpy()[:nu, 0]
+    _check_close("actuator_gear", path, "actuator gears", gear, [a["gear"] for a in A])
+    for key, table, flag in (("ctrlrange", mj.actuator_ctrlrange, mj.actuator_ctrllimited),
+                             ("forcerange", mj.actuator_forcerange, mj.actuator_forcelimited)):
+        want = np.array([a[key] for a in A], dtype=np.float64)
+        limited = np.isfinite(want).all(axis=1)
+        has = (mj.actuator_has_ctrlrange if key == "ctrlrange" else mj.actuator_has_forcerange).numpy()[:nu]
+        flags = flag.numpy()[:nu]  # 0 false, 1 true, 2 auto (limited when a range is given)
+        got_limited = (flags == 1) | ((flags == 2) & (has != 0))
+        if (got_limited != limited).any():
+            raise _refuse(f"actuator_{key}", path, f"limits actuators {got_limited.tolist()} by {key}, "
+                          f"the file {limited.tolist()}")
+        _check_close(f"actuator_{key}", path, f"actuator {key}s", table.numpy()[:nu][limited], want[limited])
+    gain, bias = mj.actuator_gainprm.numpy()[:nu], mj.actuator_biasprm.numpy()[:nu]
+    kind = np.array([a["kind"] for a in A])
+    kp = np.where(kind == "velocity", 0.0, np.where(kind == "position", gain[:, 0], 0.0))
+    kv = np.where(kind == "motor", 0.0, -bias[:, 2])
+    _check_close("actuator_gains", path, "actuator kp", kp, [a["kp"] if a["kind"] == "position" else 0.0 for a in A])
+    _check_close("actuator_gains", path, "actuator kv", kv, [a["kv"] if a["kind"] != "motor" else 0.0 for a in A])
+
+
+def build_model(path: str, lite: LiteModel, num_envs: int, device: str) -> tuple[newton.Model, Layout]:
+    """``num_envs`` copies of the scene in separate worlds on ``device``, and their layout."""
+    template, layout = _template(path, lite)
+    scene = newton.ModelBuilder()
+    scene.replicate(template, num_envs)
+    model = scene.finalize(device=device)
+    _check_close("gravity", path, "gravity", model.gravity.numpy()[0], lite.gravity)
+    _check_actuators(model, lite, path)
+    return model, layout
+
+
+def build_solver(model: newton.Model, path: str) -> SolverMuJoCo:
+    """``SolverMuJoCo`` over all worlds; a model MuJoCo's compiler rejects is refused by feature."""
+    try:
+        with warnings.catch_warnings():  # newton[sim] pins mujoco(-warp) 3.17; UniSim runs 4.x (docs/newton.md)
+            warnings.filterwarnings("ignore", message="MuJoCo dependency version mismatch")
+            warnings.filterwarnings("ignore", message="set_const", category=DeprecationWarning)
+            return SolverMuJoCo(model, separate_worlds=True)
+    except ValueError as exc:
+        if "inertia must satisfy" in str(exc):
+            raise UnsupportedCapabilityError("newton", "edge_inertia", f"{path}: {exc}".replace("\n", " ")) from None
+        raise

@@ -1,0 +1,38 @@
+"""Static facts about the Newton backend, importable without importing warp or newton."""
+
+from __future__ import annotations
+
+from unisim_core.capabilities import Capability
+from unisim_core.hooks import hookimpl
+from unisim_core.registry import BackendSpec
+
+from ._options import NewtonOptions
+
+__version__ = "0.1.0"
+
+CAPABILITIES = frozenset({
+    Capability.CONTACTS, Capability.SENSORS, Capability.BODY_FORCE, Capability.BODY_TORQUE, Capability.PUSH,
+    Capability.PRE_STEP_CONTROL, Capability.PHYSICS_SNAPSHOT,
+})
+
+
+@hookimpl
+def unisim_backend_spec() -> BackendSpec:
+    return BackendSpec(
+        name="newton", backend="unisim_newton._backend:NewtonBackend", version=__version__,
+        options_cls=NewtonOptions, capabilities=CAPABILITIES, required_modules=("newton", "warp", "mujoco_warp"),
+        description="Newton (newton 1.8, SolverMuJoCo) on a warp device: CUDA, or the CPU",
+    )
+
+
+@hookimpl
+def unisim_diagnostics() -> dict[str, str]:
+    import importlib.metadata as md
+
+    out = {}
+    for dist in ("newton", "warp-lang", "mujoco-warp", "mujoco"):
+        try:
+            out[dist] = md.version(dist)
+        except md.PackageNotFoundError:
+            out[dist] = "not installed"
+    return out
