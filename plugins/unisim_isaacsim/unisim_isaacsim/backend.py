@@ -50,13 +50,25 @@ def init_payload(scene, num_envs: int, sim_dt: float, options: IsaacSimOptions) 
     }
 
 
-def check_model(model_file: str) -> None:
-    """Refuse, before Isaac Sim starts, a model the worker cannot build (see
-    :func:`~unisim_isaacsim.layout.root_mount`: exactly one top-level body, floating or welded;
-    ``UnsupportedCapabilityError`` naming the scene feature, ``InvalidInputError`` for no body)."""
-    from unisim_core.mjcf_lite import load_mjcf
+def check_model(scene) -> None:
+    """Refuse, before Isaac Sim starts, a scene the worker cannot build: a model the worker's MJCF
+    reader rejects (``UnsupportedCapabilityError`` naming the scene feature when it has one), an
+    unknown ``default_keyframe``, or a root :func:`~unisim_isaacsim.layout.root_mount` refuses
+    (exactly one top-level body, floating or welded)."""
+    from unisim_core.errors import UnknownNameError, UnsupportedCapabilityError
+    from unisim_core.mjcf_lite import MjcfLiteError, load_mjcf
 
-    info = load_mjcf(model_file).model_info()
+    try:
+        lite = load_mjcf(scene.model_file)
+    except MjcfLiteError as exc:
+        if exc.feature is None:
+            raise
+        raise UnsupportedCapabilityError(IsaacSimBackend.name, exc.feature, str(exc)) from exc
+    key = scene.default_keyframe
+    if key is not None and key not in lite.keyframes:
+        raise UnknownNameError(f"scene.default_keyframe: unknown keyframe {key!r}; known keyframes: "
+                               f"{sorted(lite.keyframes)}")
+    info = lite.model_info()
     try:
         root_mount(info.body_names, info.body_parent, info.joint_types, info.joint_body)
     except ValueError as exc:
@@ -72,7 +84,10 @@ class IsaacSimBackend(WorkerBackend):
     options_cls = IsaacSimOptions
     required_runtime = REQUIRED_RUNTIME
     CAPABILITIES = CAPABILITIES
-    UNSUPPORTED_SCENE_FEATURES = REFUSED_ROOTS
+    UNSUPPORTED_SCENE_FEATURES = {
+        **REFUSED_ROOTS,
+        "frictionloss": "PhysX joint friction is not MuJoCo's frictionloss law; the worker's MJCF reader rejects it",
+    }
     #: Module the worker interpreter runs with ``-m``.
     worker_module = "unisim_isaacsim.worker"
 
@@ -88,7 +103,7 @@ class IsaacSimBackend(WorkerBackend):
             raise
 
     def _worker_launch(self, options: Mapping[str, Any]) -> WorkerLaunch:
-        check_model(self.scene.model_file)
+        check_model(self.scene)
         runtime = require_runtime()  # OptionalDependencyError with the setup hint
         path = WorkerPath()
         self._path_finalizer = weakref.finalize(self, path.close)
