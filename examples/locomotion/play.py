@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     which.add_argument("--all", action="store_true", help="every installed engine (the sim2sim table)")
     p.add_argument("--policy", type=Path, default=HERE / "policy.pt")
     p.add_argument("--num-envs", type=int, default=32)
-    p.add_argument("--episodes-per-env", type=int, default=2)
+    p.add_argument("--episodes-per-env", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--video", type=Path, help="write a clip (.mp4 or .gif) of one robot")
     p.add_argument("--video-seconds", type=float, default=8.0)
