@@ -12,7 +12,9 @@ Rules mirrored (each cited where it is enforced):
   joint on a rigid body is not treated as fixed base articulation"); on an ancestor prim, a world
   ``FixedJoint`` makes it fixed-base;
 - PhysX tensor API: quaternions xyzw, revolute limits in radians (USD authors degrees); on a GPU
-  device (``cuda*``) state writes are staged until the next ``simulate`` and only
+  device (``cuda*``) state writes are staged until the next ``simulate`` ("tensors are not set
+  into simulation until step": Isaac Lab 2.3.2 ``isaaclab/assets/articulation/articulation.py``
+  L425, the reason its writers keep the written state in their own buffers) and only
   ``update_articulations_kinematic`` (``sim.forward()``) refreshes link poses before it (a STUB
   model of the GPU pipeline's ordering, to be confirmed on a GPU).
 """
