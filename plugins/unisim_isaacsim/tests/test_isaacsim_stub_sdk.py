@@ -114,3 +114,12 @@ def test_pre_fix_refresh_rereads_pre_write_joint_state_on_the_gpu_pipeline():
     cpu = _scenario("refresh", ARM, 2, STUB_DEVICE="cpu")
     assert cpu["prefix"] < 1e-6 and cpu["fixed"] < 1e-6  # on the CPU pipeline writes apply at once
 
+
+
+def test_an_unactuated_joint_outside_its_range_at_qpos0_is_clipped_too(tmp_path):
+    text = Path(ARM).read_text()
+    text = text.replace('<position name="elbow_pos" joint="elbow" ctrlrange="0.2 2.5"/>', "")
+    text = text[:text.index("<keyframe>")] + text[text.index("</keyframe>") + len("</keyframe>"):]
+    model = tmp_path / "arm_no_elbow_actuator.xml"
+    model.write_text(text)  # no keyframe: qpos0, elbow 0 outside [0.2, 2.5], no actuator on the elbow
+    _check(run(str(model), 2, num_envs=1), 2, fixed_base=True)

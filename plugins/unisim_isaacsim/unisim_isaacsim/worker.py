@@ -377,7 +377,7 @@ class _IsaacSession:
         init_state = ArticulationCfg.InitialStateCfg(
             pos=tuple(float(x) for x in q0[root:root + 3]) if root is not None else (0.0, 0.0, 0.0),
             rot=tuple(float(x) for x in self._native_quat(quat)),
-            joint_pos={expr[name]: joint_pos[name] for name in d.joints},
+            joint_pos={expr[name]: value for name, value in joint_pos.items()},
         )
         return Articulation(ArticulationCfg(
             prim_path=f"{self.ENV_NS}/env_.*/{self.ROBOT}", spawn=None, init_state=init_state, actuators=groups,
