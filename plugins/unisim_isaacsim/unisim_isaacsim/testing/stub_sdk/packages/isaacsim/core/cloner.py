@@ -1,6 +1,11 @@
-"""STUB ``isaacsim.core.cloner.GridCloner`` (Isaac Sim 5.1 ``isaacsim.core.cloner``, ``grid_cloner.py`` /
-``cloner.py``): the signatures the worker calls; clones are copies of the source prim's specs placed on
-a square grid centred on the origin."""
+"""STUB ``isaacsim.core.cloner.GridCloner``: the calls and keywords Isaac Lab 2.3.2's
+``isaaclab/scene/interactive_scene.py`` makes (``GridCloner(spacing=...)``, ``define_base_env``,
+``generate_paths``, ``clone(source_prim_path=, prim_paths=, replicate_physics=, copy_from_source=,
+enable_env_ids=)`` returning the env origins, ``filter_collisions(scene, "/World/collisions",
+paths)``); the source must exist and the physics scene must be a ``UsdPhysics.Scene``. Clones are
+copies of the source prim's specs on a square grid centred on the origin (Isaac Sim's own cloner
+source was not available to read).
+"""
 
 from __future__ import annotations
 
