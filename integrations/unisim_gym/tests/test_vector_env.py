@@ -10,6 +10,7 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.wrappers.vector import RecordEpisodeStatistics
 
 from unisim_core import InvalidInputError
+from unisim_core.errors import DivergenceError
 from unisim_gym import UniSimVectorEnv, VelocityTrackingCfg, VelocityTrackingTask
 from unisim_mujoco import MujocoBackend
 
@@ -163,30 +164,38 @@ def test_randomization_through_the_contract(env):
     assert np.all((added >= cfg.base_mass_add[0] - 1e-5) & (added <= cfg.base_mass_add[1] + 1e-5))
 
 
-class _DivergingTask(VelocityTrackingTask):
-    """Test double of a diverged engine: env 1's state reads NaN after the 2nd step (no real engine
-    returns NaN without raising here; issue #13's ``divergence="reset"`` is the real source)."""
-
-    def observe(self):
-        obs = super().observe()
-        if getattr(self, "_poison", False):
-            obs[1] = np.nan
-            self._poison = False
-        return obs
+def _diverge(env, i: int) -> None:
+    """Give env ``i`` a root speed at the engine's bound: MuJoCo's next step diverges."""
+    b = env.backend
+    qpos, qvel = b.get_qpos()[[i]].astype(np.float64), b.get_qvel()[[i]].astype(np.float64)
+    qvel[0, 0] = b.MAX_ABS_VALUE
+    b.set_state(np.array([i]), qpos, qvel)
 
 
-def test_diverged_env_ends_its_episode_not_the_run():
-    e = UniSimVectorEnv(_DivergingTask(), "mujoco", N, seed=0)
+def test_diverged_env_ends_its_episode_not_the_run(env):
+    """The env asks for divergence="reset": the diverged env is terminated with a zero reward,
+    flagged in final_info and restarted; the others and the run go on."""
+    assert env.backend.options.divergence == "reset"
+    env.reset(seed=0)
+    zero = np.zeros((N, 12), np.float32)
+    env.step(zero)
+    _diverge(env, 1)
+    obs, reward, terminated, _, info = env.step(zero)
+    np.testing.assert_array_equal(terminated, [False, True, False, False])
+    assert info["final_info"]["diverged"].tolist() == [False, True, False, False] and reward[1] == 0.0
+    np.testing.assert_array_equal(info["final_obs"][1], 0.0)
+    assert np.isfinite(obs).all() and env.episode_length.tolist() == [2, 0, 2, 2]
+    env.step(zero)  # the run goes on
+    assert env.backend.get_divergence_counts().tolist() == [0, 1, 0, 0]
+
+
+def test_divergence_raise_policy_stops_the_run():
+    e = UniSimVectorEnv(VelocityTrackingTask(), "mujoco", N, backend_options={"divergence": "raise"})
     try:
         e.reset(seed=0)
-        zero = np.zeros((N, 12), np.float32)
-        e.step(zero)
-        e.task._poison = True
-        obs, reward, terminated, _, info = e.step(zero)
-        np.testing.assert_array_equal(terminated, [False, True, False, False])
-        assert info["final_info"]["diverged"][1] and reward[1] == 0.0
-        np.testing.assert_array_equal(info["final_obs"][1], 0.0)
-        assert np.isfinite(obs).all() and e.episode_length[1] == 0
-        e.step(zero)  # the run goes on
+        _diverge(e, 2)
+        with pytest.raises(DivergenceError) as info:
+            e.step(np.zeros((N, 12), np.float32))
+        assert info.value.env_ids == (2,)
     finally:
         e.close()

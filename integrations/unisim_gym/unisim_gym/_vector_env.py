@@ -35,9 +35,12 @@ class UniSimVectorEnv(VectorEnv):
       Every step carries ``info["reward_terms"]`` (``{name: (num_envs,)}``, already weighted).
     - Episodes end with ``terminated`` (the task's termination, or a diverged env) or
       ``truncated`` (``episode_length_s`` reached, ``max_episode_steps`` control steps).
-    - **Divergence**: an env whose state turns non-finite is terminated (``final_info["diverged"]``,
-      its final observation zeroed) and reset, so the run goes on. An ``EngineError`` from the
-      backend (its divergence policy ``"raise"``) propagates: the run stops with the engine's message.
+    - **Divergence**: the backend is created with ``divergence="reset"`` unless ``backend_options``
+      names a policy. An env the backend reports diverged (``get_diverged_envs``: its state became
+      non-finite or left the engine's bound, and the backend reset it) is terminated with
+      ``final_info["diverged"]``, a zero reward and a zeroed final observation, then reset by the
+      task: the run goes on. Under ``divergence="raise"`` the backend's ``DivergenceError`` (an
+      ``EngineError``) propagates, as does any other ``EngineError``: the run stops with its message.
     """
 
     metadata: dict[str, Any] = {"autoreset_mode": AutoresetMode.SAME_STEP, "render_modes": []}
@@ -50,6 +53,7 @@ class UniSimVectorEnv(VectorEnv):
             raise InvalidInputError(f"seed: expected a non-negative int, got {seed!r}")
         options = dict(backend_options or {})
         options.setdefault("seed", int(seed))
+        options.setdefault("divergence", "reset")
         self.task = task
         self.backend = create_backend(backend, task.scene, num_envs, task.sim_dt, **options)
         try:
@@ -95,11 +99,11 @@ class UniSimVectorEnv(VectorEnv):
         action = np.clip(action, self.single_action_space.low, self.single_action_space.high)
         self.task.before_step(self._steps)
         self.backend.step(self.task.ctrl_from_action(action), self.task.decimation)
+        diverged = self.backend.get_diverged_envs()  # already reset to the default state by the backend
         self._steps += 1
         self.episode_length += 1
         reward, terminated, terms = self.task.evaluate(action)
         obs = self.task.observe()
-        diverged = ~np.isfinite(obs).all(axis=1) | ~np.isfinite(reward)
         reward = np.where(diverged, 0.0, reward).astype(np.float32)
         terminated = terminated | diverged
         truncated = (self.episode_length >= self.max_episode_steps) & ~terminated
