@@ -981,12 +981,13 @@ class SimBackend(ModelQueries, Playback, metaclass=_BackendMeta):
         The wrench acts at the body frame origin over every substep of that step,
         then is cleared. It replaces any wrench staged earlier on the same bodies.
         """
+        if torque is not None:  # a torque call names the torque capability when it is the one missing
+            self._require(Capability.BODY_TORQUE)
         self._require(Capability.BODY_FORCE)
         ids = check_index_array("body_ids", body_ids, self.num_bodies, what="body", unique=True)
         shape = (self._num_envs, len(ids), 3)
         force = check_float_array("force", force, shape, limit=self.MAX_ABS_VALUE)
         if torque is not None:
-            self._require(Capability.BODY_TORQUE)
             torque = check_float_array("torque", torque, shape, limit=self.MAX_ABS_VALUE)
         self._apply_body_force(ids, force, torque)
 
@@ -1205,4 +1206,3 @@ def _as_slice(cols: np.ndarray) -> slice | np.ndarray:
     if np.all(np.diff(cols) == 1):
         return slice(int(cols[0]), int(cols[-1]) + 1)
     return cols
-
