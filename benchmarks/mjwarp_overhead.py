@@ -73,7 +73,7 @@ def _raw(scene: str, num_envs: int, device: str, q0: np.ndarray, ctrl: np.ndarra
     return raw
 
 
-def bench(scene: str, num_envs: int, device: str, seconds: float, with_mujoco: bool = True) -> dict:
+def bench(scene: str, num_envs: int, device: str, seconds: float, with_mujoco: bool = True, rounds: int = 2) -> dict:
     import warp as wp
 
     from unisim_core import SceneCfg, create_backend
@@ -97,10 +97,10 @@ def bench(scene: str, num_envs: int, device: str, seconds: float, with_mujoco: b
 
     row = {"num_envs": num_envs, "device": backend.device, "construct_s": construct_s}
     t_raw, t_con, t_dev = [], [], []
-    for _ in range(2):  # interleaved: the variants share thermal and load conditions
-        t_raw.append(_time(raw, seconds / 6))
-        t_con.append(_time(contract, seconds / 6))
-        t_dev.append(_time(on_device, seconds / 6))
+    for _ in range(rounds):  # interleaved: the variants share thermal and load conditions
+        t_raw.append(_time(raw, seconds / (3 * rounds)))
+        t_con.append(_time(contract, seconds / (3 * rounds)))
+        t_dev.append(_time(on_device, seconds / (3 * rounds)))
     backend.close()
     row.update(raw_ms=min(t_raw) * 1e3, contract_ms=min(t_con) * 1e3, views_ms=min(t_dev) * 1e3)
     row["ratio"] = row["raw_ms"] / row["contract_ms"]
@@ -130,13 +130,14 @@ def main(argv=None) -> list[dict]:
     p.add_argument("--device", default=None, help="warp device (default: cuda when present, else cpu)")
     p.add_argument("--envs", type=int, nargs="+", default=[64, 256, 1024, 4096])
     p.add_argument("--seconds", type=float, default=2.0, help="measuring time per N (all variants together)")
+    p.add_argument("--rounds", type=int, default=2, help="interleaved rounds of the three variants (min is kept)")
     p.add_argument("--no-mujoco", action="store_true", help="skip the unisim-mujoco column")
     p.add_argument("--json", help="write the rows to this JSON file")
     a = p.parse_args(argv)
     scene = os.path.abspath(a.scene)
     rows = []
     for n in a.envs:
-        rows.append(bench(scene, n, a.device, a.seconds, with_mujoco=not a.no_mujoco))
+        rows.append(bench(scene, n, a.device, a.seconds, with_mujoco=not a.no_mujoco, rounds=a.rounds))
         print(format_rows(rows[-1:]).splitlines()[-1] if len(rows) > 1 else format_rows(rows), flush=True)
     if a.json:
         with open(a.json, "w") as f:

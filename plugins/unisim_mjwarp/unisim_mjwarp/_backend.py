@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import re
 import sys
 import time
 
@@ -62,7 +63,7 @@ _LOADED_DEVICES: set[str] = set()
 def resolve_device(name: str | None) -> str:
     """The warp device for the ``device`` option (``None``: CUDA when warp sees one, else CPU)."""
     if name is None:
-        return "cuda" if wp.get_cuda_device_count() > 0 else "cpu"
+        name = "cuda" if wp.get_cuda_device_count() > 0 else "cpu"
     try:
         return str(wp.get_device(name))
     except (RuntimeError, ValueError) as exc:
@@ -109,11 +110,12 @@ class MjwarpBackend(SimBackend):
         with wp.ScopedDevice(self._device):
             try:
                 self._model = mjw.put_model(m, batch_sizes={f: n for f in _PER_WORLD if f in _BATCHABLE})
-                self._data = mjw.put_data(m, d, nworld=n, nconmax=opts.nconmax, njmax=opts.njmax)
-            except NotImplementedError as exc:
+            except (NotImplementedError, ValueError) as exc:  # a model feature MuJoCo Warp lacks
                 raise UnsupportedCapabilityError(self.name, _feature(str(exc)), str(exc)) from None
-            except ValueError as exc:
-                raise InvalidInputError(f"scene {scene.model_file!r} (nconmax/njmax): {exc}") from exc
+            try:
+                self._data = mjw.put_data(m, d, nworld=n, nconmax=opts.nconmax, njmax=opts.njmax)
+            except ValueError as exc:  # the initial state needs more room than nconmax/njmax give
+                raise InvalidInputError(f"nconmax/njmax: too small for scene {scene.model_file!r}: {exc}") from None
             self._model.opt.gravity = wp.array(np.tile(m.opt.gravity, (n, 1)), dtype=wp.vec3)
             self._flags = wp.zeros(n, dtype=wp.int32)
         self._rk4 = m.opt.integrator == mujoco.mjtIntegrator.mjINT_RK4
@@ -411,11 +413,13 @@ class MjwarpBackend(SimBackend):
 
 
 def _feature(message: str) -> str:
-    """The scene feature named by a MuJoCo Warp ``NotImplementedError`` (its first mj* name)."""
-    for token in message.replace("'", " ").replace("[", " ").replace(",", " ").split():
+    """The scene feature a MuJoCo Warp refusal names: its first MuJoCo enum (``mjSOL_PGS`` ->
+    ``sol_pgs``), else the words before "not"/"is unsupported"/"requires" (``body_plugins``)."""
+    for token in re.split(r"[\s'\[\],]+", message):
         if token.startswith("mj") and "_" in token:
             return token[2:].lower()
-    return message.split(" not ")[0].strip().lower().replace(" ", "_") or "unsupported_model_feature"
+    head = re.split(r" (?:is |are )?(?:not |unsupported|requires)", message, maxsplit=1)[0]
+    return "_".join(re.findall(r"[a-z0-9]+", head.lower())) or "unsupported_model_feature"
 
 
 class MjwarpMocapPoseBinding(MujocoMocapPoseBinding):
