@@ -123,7 +123,7 @@ READABLE_AFTER_CLOSE = frozenset({
     "base_body_id", "capabilities", "model_info", "physics_state_size",
 })
 #: Seconds a long ``step`` runs between two points where a ``KeyboardInterrupt`` can land.
-INTERRUPT_LATENCY_S = 0.05
+INTERRUPT_LATENCY_S = 0.2
 _MIN_CHUNK = 8
 #: Tolerance on the norm of the quaternions of a ``set_physics_state`` row.
 _SNAPSHOT_QUAT_TOL = 1e-6
@@ -1206,3 +1206,4 @@ def _as_slice(cols: np.ndarray) -> slice | np.ndarray:
     if np.all(np.diff(cols) == 1):
         return slice(int(cols[0]), int(cols[-1]) + 1)
     return cols
+
