@@ -147,6 +147,14 @@ def test_backend_by_class_or_name_same_start():
         b.close()
 
 
+@pytest.mark.parametrize(("field", "value"), [
+    ("lin_vel_x", (1.0, -1.0)), ("decimation", 2.5), ("push_force", -1.0), ("friction_scale", (0.5, float("nan"))),
+    ("reward_weights", {"speed": 1})])
+def test_cfg_rejects_bad_values_naming_the_field(field, value):
+    with pytest.raises(ValueError, match=field if field != "reward_weights" else "unknown terms"):
+        VelocityTrackingCfg(**{field: value})
+
+
 def test_bad_actions_rejected_before_stepping(env):
     env.reset(seed=0)
     for bad in (np.zeros((N, 11), np.float32), np.full((N, 12), np.nan, np.float32)):

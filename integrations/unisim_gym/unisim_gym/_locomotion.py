@@ -43,16 +43,30 @@ OBSERVATION_LAYOUT = (("base_lin_vel_b", 3), ("base_ang_vel_b", 3), ("projected_
                       ("dof_pos_rel", 12), ("dof_vel", 12), ("last_action", 12))
 
 
-def _range(value) -> tuple[float, float]:
-    lo, hi = (float(v) for v in value)
+def _pair(value) -> tuple[float, float]:
+    return tuple(float(v) for v in value)
+
+
+def _range(inst, attribute, value) -> None:
+    lo, hi = value if len(value) == 2 else (np.nan, np.nan)
     if not (np.isfinite(lo) and np.isfinite(hi) and lo <= hi):
-        raise ValueError(f"expected a finite (low, high) with low <= high, got {value!r}")
-    return lo, hi
+        raise ValueError(f"VelocityTrackingCfg.{attribute.name}: expected a finite (low, high) with low <= high, "
+                         f"got {value!r}")
 
 
 def _positive(inst, attribute, value) -> None:
     if isinstance(value, bool) or not isinstance(value, int | float) or not np.isfinite(value) or value <= 0:
         raise ValueError(f"VelocityTrackingCfg.{attribute.name}: expected a positive number, got {value!r}")
+
+
+def _positive_int(inst, attribute, value) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+        raise ValueError(f"VelocityTrackingCfg.{attribute.name}: expected an int >= 1, got {value!r}")
+
+
+def _non_negative(inst, attribute, value) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not np.isfinite(value) or value < 0:
+        raise ValueError(f"VelocityTrackingCfg.{attribute.name}: expected a number >= 0, got {value!r}")
 
 
 @attrs.frozen(kw_only=True)
@@ -81,23 +95,23 @@ class VelocityTrackingCfg:
     foot_radius: float = attrs.field(default=0.02, validator=_positive)
     friction_geoms: tuple[str, ...] = ("floor", "FL_foot_geom", "FR_foot_geom", "RL_foot_geom", "RR_foot_geom")
     sim_dt: float = attrs.field(default=0.005, validator=_positive)
-    decimation: int = attrs.field(default=4, validator=_positive)
+    decimation: int = attrs.field(default=4, validator=_positive_int)
     episode_length_s: float = attrs.field(default=10.0, validator=_positive)
     action_scale: float = attrs.field(default=0.25, validator=_positive)
-    lin_vel_x: tuple[float, float] = attrs.field(default=(-0.8, 0.8), converter=_range)
-    lin_vel_y: tuple[float, float] = attrs.field(default=(-0.4, 0.4), converter=_range)
-    ang_vel_z: tuple[float, float] = attrs.field(default=(-1.0, 1.0), converter=_range)
+    lin_vel_x: tuple[float, float] = attrs.field(default=(-0.8, 0.8), converter=_pair, validator=_range)
+    lin_vel_y: tuple[float, float] = attrs.field(default=(-0.4, 0.4), converter=_pair, validator=_range)
+    ang_vel_z: tuple[float, float] = attrs.field(default=(-1.0, 1.0), converter=_pair, validator=_range)
     command_resample_s: float = attrs.field(default=5.0, validator=_positive)
     tracking_sigma: float = attrs.field(default=0.5, validator=_positive)
-    joint_pos_noise: float = 0.1
-    root_vel_noise: float = 0.2
-    base_contact_margin: float = 0.01
+    joint_pos_noise: float = attrs.field(default=0.1, validator=_non_negative)
+    root_vel_noise: float = attrs.field(default=0.2, validator=_non_negative)
+    base_contact_margin: float = attrs.field(default=0.01, validator=_non_negative)
     max_tilt: float = attrs.field(default=1.0, validator=_positive)
     randomize: bool = True
-    friction_scale: tuple[float, float] = attrs.field(default=(0.6, 1.25), converter=_range)
-    base_mass_add: tuple[float, float] = attrs.field(default=(-1.0, 1.5), converter=_range)
+    friction_scale: tuple[float, float] = attrs.field(default=(0.6, 1.25), converter=_pair, validator=_range)
+    base_mass_add: tuple[float, float] = attrs.field(default=(-1.0, 1.5), converter=_pair, validator=_range)
     push_interval_s: float = attrs.field(default=8.0, validator=_positive)
-    push_force: float = 250.0
+    push_force: float = attrs.field(default=250.0, validator=_non_negative)
     reward_weights: dict[str, float] = attrs.field(factory=lambda: dict(DEFAULT_REWARD_WEIGHTS))
 
     def __attrs_post_init__(self) -> None:
