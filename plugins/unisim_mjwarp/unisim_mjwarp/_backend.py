@@ -139,7 +139,7 @@ class MjwarpBackend(SimBackend):
             self._refresh()
             return
         print(f"unisim-mjwarp: loading MuJoCo Warp kernels on {self._device!r}; on first use on this machine warp "
-              f"compiles them (about 100 s on a CPU), then caches them in {wp.config.kernel_cache_dir} "
+              f"compiles them (up to a few minutes on a CPU), then caches them in {wp.config.kernel_cache_dir} "
               "(progress from warp follows)", file=sys.stderr, flush=True)
         start = time.perf_counter()
         self._refresh()
