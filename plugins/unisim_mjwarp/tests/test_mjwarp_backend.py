@@ -190,6 +190,7 @@ def test_compile_notice_goes_to_stderr():
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert run.stderr.count("unisim-mjwarp: loading MuJoCo Warp kernels on 'cpu'") == 1, run.stderr
     assert "unisim-mjwarp: kernels ready on 'cpu' after" in run.stderr
+    wp.init()  # sets the cache folder (WARP_CACHE_PATH or warp's default), as in the subprocess
     assert str(wp.config.kernel_cache_dir) in run.stderr
 
 
