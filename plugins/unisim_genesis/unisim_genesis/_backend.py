@@ -1,0 +1,336 @@
+"""``GenesisBackend``: the SimBackend contract on Genesis' rigid solver (``genesis-world`` 1.4.x).
+
+One Genesis scene holds the ``num_envs`` envs (``scene.build(n_envs=num_envs)``); the MJCF file is
+loaded by Genesis' own importer (``gs.morphs.MJCF``, which compiles it with MuJoCo and reads the
+compiled tables). Names, ids and the sensor/keyframe tables come from ``unisim_core.mjcf_lite``,
+which reads the same file and names any feature outside its subset; after the build every
+modelling value the file sets (damping, armature, frictionloss, limits, actuator gains and force
+ranges, masses) is read back from Genesis and compared with the file, so a value the importer
+dropped or changed refuses the scene instead of simulating something else.
+
+Conventions at the boundary: Genesis orders a free joint's ``qpos`` ``[x, y, z, qw, qx, qy, qz]``
+(wxyz, as MuJoCo) and its velocity ``[world linear velocity of the link origin, body-frame angular
+velocity]`` once the root keeps its authored frame (``align=False``); columns are permuted by
+joint name into MuJoCo's layout. Genesis has no MJCF sensors: they are computed here from link
+states with MuJoCo's definitions. Arrays leave as ``np_dtype`` numpy arrays.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import genesis as gs
+import numpy as np
+import torch
+
+from unisim_core import quat as Q
+from unisim_core.backend import SimBackend
+from unisim_core.config import SceneCfg
+from unisim_core.errors import EngineError, UnsupportedCapabilityError
+from unisim_core.mjcf_lite import LiteModel, MjcfLiteError, load_mjcf
+from unisim_core.model import ModelInfo
+
+from . import _spec
+from ._engine import announce_build, ensure_initialized
+from ._options import CONSTRAINT_SOLVERS, GenesisOptions
+
+__all__ = ["GenesisBackend"]
+
+#: MuJoCo integrators Genesis implements (``gs.integrator`` members); others are refused.
+_INTEGRATORS = {"euler": "Euler", "implicitfast": "implicitfast"}
+#: Relative tolerance of the audit of the values Genesis loaded against the file.
+_AUDIT_RTOL = 1e-6
+
+
+def _read_scene(path: str, name: str) -> LiteModel:
+    try:
+        return load_mjcf(path, accept={"frictionloss"})
+    except MjcfLiteError as exc:
+        if exc.feature is None:
+            raise
+        raise UnsupportedCapabilityError(name, exc.feature, str(exc)) from None
+
+
+def _integrator(path: str, name: str) -> str:
+    value = "euler"
+    for option in ET.parse(path).getroot().iter("option"):
+        value = option.get("integrator", value).lower()
+    if value not in _INTEGRATORS:
+        raise UnsupportedCapabilityError(name, "integrator", f"{path}: <option integrator={value!r}>; Genesis "
+                                         f"implements {sorted(_INTEGRATORS)}")
+    return value
+
+
+def _check_actuators(lite: LiteModel, path: str, name: str) -> None:
+    """Genesis holds one affine actuator per dof: refuse what that cannot represent."""
+    seen: dict[int, str] = {}
+    for a in lite.actuators:
+        joint = lite.joints[a["joint"]]
+        if joint["type"] == "free":
+            raise UnsupportedCapabilityError(name, "free_joint_actuator", f"{path}: actuator {a['name']!r} drives "
+                                             f"the free joint {joint['name']!r}")
+        if a["joint"] in seen:
+            raise UnsupportedCapabilityError(name, "shared_joint_actuators", f"{path}: actuators {seen[a['joint']]!r} "
+                                             f"and {a['name']!r} drive one joint; Genesis holds one actuator per dof")
+        seen[a["joint"]] = a["name"]
+        if a["kind"] != "motor" and a["gear"] != 1.0:
+            raise UnsupportedCapabilityError(name, "actuator_gear", f"{path}: {a['kind']} actuator {a['name']!r} "
+                                             f"has gear {a['gear']}; Genesis scales its bias by the gear once")
+    if lite.contact_pairs:
+        raise UnsupportedCapabilityError(name, "contact_pair", f"{path}: <contact><pair> {lite.contact_pairs}; "
+                                         "Genesis' importer does not read explicit contact pairs")
+
+
+class GenesisBackend(SimBackend):
+    """Genesis behind the UniSim contract (``num_envs`` envs of one scene, CPU or CUDA)."""
+
+    name = "genesis"
+    version = _spec.__version__
+    contract_range = ">=1.0,<2"
+    options_cls = GenesisOptions
+    CAPABILITIES = _spec.CAPABILITIES
+    UNSUPPORTED_SCENE_FEATURES = {
+        "hfield": "Genesis' height-field import (a terrain entity) is not mapped onto the contract's geoms yet",
+    }
+    #: Measured on Genesis 1.4.5, CPU, float64 (kit reference layer, 2 envs).
+    KNOWN_KIT_DEVIATIONS = {
+        "reference::trajectory[quadruped]": (
+            "contact tier: one abduction joint (qpos[13]) ends 0.0137 rad from MuJoCo after 1 s, over the 0.01 "
+            "tolerance; base pose and the other joints stay within the tier (Genesis' contact model)"),
+        "reference::trajectory[sensor_probe]": (
+            "tight tier: Genesis applies a position actuator's kv explicitly (MuJoCo's implicitfast is implicit in "
+            "it): the hinge drifts 9.8e-3 rad in 1 s; and Genesis has no link accelerations before the first step, "
+            "so the accelerometer at t = 0 differs (4.3 m/s^2)"),
+    }
+
+    options: GenesisOptions
+
+    def __init__(self, scene: SceneCfg, num_envs: int, sim_dt: float, **options) -> None:
+        super().__init__(scene, num_envs, sim_dt, **options)
+        path = scene.model_file
+        lite = _read_scene(path, self.name)
+        if any(g["type"] == "hfield" for g in lite.geoms):
+            reason = self.UNSUPPORTED_SCENE_FEATURES["hfield"]
+            raise UnsupportedCapabilityError(self.name, "hfield", f"{path}: {reason}")
+        integrator = _integrator(path, self.name)
+        _check_actuators(lite, path, self.name)
+        self._lite = lite
+        self._device, precision = ensure_initialized(self.options)
+        if precision == "32":
+            self.MAX_ABS_VALUE = min(self.MAX_ABS_VALUE, float(np.finfo(np.float32).max))
+        rigid = {"integrator": getattr(gs.integrator, _INTEGRATORS[integrator]), "enable_collision": lite.contact}
+        if self.options.constraint_solver is not None:
+            solver = CONSTRAINT_SOLVERS[self.options.constraint_solver]
+            rigid["constraint_solver"] = getattr(gs.constraint_solver, solver)
+        if self.options.iterations is not None:
+            rigid["iterations"] = self.options.iterations
+        gravity = tuple(float(g) for g in lite.gravity)
+        self._scene = gs.Scene(sim_options=gs.options.SimOptions(dt=self.sim_dt, substeps=1, gravity=gravity),
+                               rigid_options=gs.options.RigidOptions(**rigid), show_viewer=False)
+        self._ent = self._scene.add_entity(gs.morphs.MJCF(file=path, align=False, default_armature=None))
+        announce_build(lambda: self._scene.build(n_envs=self._num_envs), (path, self._device))
+        self._map_model()
+        self._audit()
+        if scene.default_keyframe is not None and scene.default_keyframe in lite.keyframes:
+            q = np.tile(lite.keyframes[scene.default_keyframe], (self._num_envs, 1))
+            self._set_state(np.arange(self._num_envs), q, np.zeros((self._num_envs, lite.nv)))
+        self._staged: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    # ------------------------------------------------------------------ model mapping
+    def _map_model(self) -> None:
+        """Index maps from MuJoCo's layout (mjcf_lite's tables) to Genesis' entity-local indices."""
+        lite, ent, path = self._lite, self._ent, self.scene.model_file
+        links = {link.name: link.idx_local for link in ent.links}
+        self._link_of = np.array([-1] + [links.get(n, -2) for n in lite.body_names[1:]], dtype=np.int64)
+        if (self._link_of == -2).any():
+            missing = [lite.body_names[b] for b in np.flatnonzero(self._link_of == -2)]
+            raise EngineError(f"{path}: Genesis merged or renamed bodies {missing} (links: {sorted(links)})")
+        joints = {j.name: j for j in ent.joints}
+        q_cols, v_cols = np.zeros(lite.nq, dtype=np.int64), np.zeros(lite.nv, dtype=np.int64)
+        for j in lite.joints:
+            gj = joints.get(j["name"])
+            nq, nv = (7, 6) if j["type"] == "free" else (1, 1)
+            if gj is None or gj.n_qs != nq or gj.n_dofs != nv:
+                raise EngineError(f"{path}: Genesis did not load joint {j['name']!r} as a {j['type']} joint")
+            q_cols[j["qposadr"]:j["qposadr"] + nq] = gj.qs_idx_local
+            v_cols[j["dofadr"]:j["dofadr"] + nv] = gj.dofs_idx_local
+        if ent.n_qs != lite.nq or ent.n_dofs != lite.nv:
+            raise EngineError(f"{path}: Genesis has nq={ent.n_qs}, nv={ent.n_dofs}; the file has nq={lite.nq}, "
+                              f"nv={lite.nv}")
+        self._q_cols, self._v_cols = q_cols, v_cols  # MuJoCo column i = Genesis column cols[i]
+        self._q_inv, self._v_inv = np.argsort(q_cols), np.argsort(v_cols)
+        act_dofs = [int(v_cols[lite.joints[a["joint"]]["dofadr"]]) for a in lite.actuators]
+        self._act_dofs = np.array(act_dofs, dtype=np.int64)
+        self._act_velocity = np.array([a["kind"] == "velocity" for a in lite.actuators], dtype=bool)
+        ranges = np.array([a["ctrlrange"] for a in lite.actuators], dtype=np.float64).reshape(-1, 2)
+        self._ctrl_lo, self._ctrl_hi = ranges[:, 0], ranges[:, 1]
+
+    def _audit(self) -> None:
+        """Compare what Genesis loaded with the file; a dropped or changed value refuses the scene."""
+        lite, ent, path = self._lite, self._ent, self.scene.model_file
+        info = lite.model_info()
+        read = lambda t: t.detach().cpu().numpy()[0] if t.dim() > 1 else t.detach().cpu().numpy()  # noqa: E731
+        v = self._v_cols
+        checks = [("damping", info.dof_damping, read(ent.get_dofs_damping())[v]),
+                  ("armature", info.dof_armature, read(ent.get_dofs_armature())[v]),
+                  ("frictionloss", info.dof_frictionloss, read(ent.get_dofs_frictionloss())[v])]
+        hinge = np.array([j["dofadr"] for j in lite.joints if j["type"] != "free"], dtype=np.int64)
+        lower, upper = (read(x)[v] for x in ent.get_dofs_limit())
+        checks.append(("joint_range", info.joint_range[[i for i, j in enumerate(lite.joints) if j["type"] != "free"]],
+                       np.stack([lower[hinge], upper[hinge]], axis=1)))
+        masses = np.array(lite.body_mass[1:])
+        checks.append(("body_mass", masses, read(ent.get_links_mass())[self._link_of[1:]]))
+        if len(lite.actuators):
+            gain = read(ent.get_dofs_act_gain())[self._act_dofs]
+            bias = np.stack([read(b)[self._act_dofs] for b in ent.get_dofs_act_bias()], axis=1)
+            want_gain, want_bias, want_force = [], [], []
+            for a in lite.actuators:
+                kind, kp, kv, gear = a["kind"], a["kp"], a["kv"], a["gear"]
+                want_gain.append({"motor": gear, "position": kp, "velocity": kv}[kind])
+                want_bias.append({"motor": (0, 0, 0), "position": (0, -kp, -kv), "velocity": (0, 0, -kv)}[kind])
+                force = np.asarray(a["forcerange"], dtype=np.float64)
+                if kind == "motor" and np.isfinite(a["ctrlrange"]).all():
+                    force = np.clip(force, *np.sort(gear * np.asarray(a["ctrlrange"])))
+                want_force.append(force)
+            lo, hi = (read(x)[self._act_dofs] for x in ent.get_dofs_force_range())
+            checks += [("actuator_gain", np.array(want_gain), gain), ("actuator_bias", np.array(want_bias), bias),
+                       ("forcerange", np.array(want_force), np.stack([lo, hi], axis=1))]
+        for feature, want, got in checks:
+            want, got = np.asarray(want, dtype=np.float64), np.asarray(got, dtype=np.float64)
+            same = (want == got) | np.isclose(want, got, rtol=_AUDIT_RTOL, atol=1e-9)
+            if not same.all():
+                raise UnsupportedCapabilityError(
+                    self.name, feature, f"{path}: Genesis' importer loaded {feature} {got.tolist()}, the file "
+                    f"sets {want.tolist()}; the scene would not be simulated as written")
+
+    # ------------------------------------------------------------------ primitives
+    @property
+    def genesis_scene(self) -> gs.Scene:
+        """The ``gs.Scene`` (advanced use; writes bypass validation)."""
+        return self._scene
+
+    @property
+    def genesis_entity(self):
+        """The ``RigidEntity`` loaded from the MJCF file (advanced use; writes bypass validation)."""
+        return self._ent
+
+    @property
+    def device(self) -> str:
+        """The device the envs live on (``"cpu"``, ``"cuda"``, ``"cuda:N"``)."""
+        return self._device
+
+    def _load_model_info(self) -> ModelInfo:
+        return self._lite.model_info()
+
+    def _np(self, tensor: torch.Tensor) -> np.ndarray:
+        return tensor.detach().cpu().numpy()
+
+    def _step(self, ctrl: np.ndarray, nsteps: int) -> None:
+        ent = self._ent
+        if self.num_actuators:
+            c = np.clip(ctrl, self._ctrl_lo, self._ctrl_hi)  # MuJoCo clamps a limited ctrl
+            pos = ~self._act_velocity
+            if pos.any():
+                ent.control_dofs_position(c[:, pos], self._act_dofs[pos])
+            if self._act_velocity.any():
+                ent.control_dofs_velocity(c[:, self._act_velocity], self._act_dofs[self._act_velocity])
+        for _ in range(nsteps):
+            if self._staged:
+                ids = list(self._staged)
+                force = np.stack([self._staged[i][0] for i in ids], axis=1)
+                torque = np.stack([self._staged[i][1] for i in ids], axis=1)
+                ent.apply_links_external_wrench(force=force, torque=torque, links_idx_local=ids)
+            self._scene.step()
+
+    def _set_state(self, env_ids: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> None:
+        self._check_open()
+        self._ent.set_qpos(qpos[:, self._q_inv], envs_idx=env_ids, zero_velocity=False)
+        self._ent.set_dofs_velocity(qvel[:, self._v_inv], envs_idx=env_ids)
+
+    def get_qpos(self) -> np.ndarray:
+        return np.ascontiguousarray(self._np(self._ent.get_qpos())[:, self._q_cols], dtype=self.np_dtype)
+
+    def get_qvel(self) -> np.ndarray:
+        return np.ascontiguousarray(self._np(self._ent.get_dofs_velocity())[:, self._v_cols], dtype=self.np_dtype)
+
+    def _links(self, values: torch.Tensor, body_ids: np.ndarray, world: tuple[float, ...]) -> np.ndarray:
+        """``(num_envs, len(body_ids), d)`` rows of a per-link reading; the world body reads ``world``."""
+        vals = self._np(values)
+        links = self._link_of[body_ids]
+        out = np.empty((self._num_envs, len(body_ids), vals.shape[-1]), dtype=np.float64)
+        out[:] = world
+        out[:, links >= 0] = vals[:, links[links >= 0]]
+        return out
+
+    def _body_pos_w(self, body_ids: np.ndarray) -> np.ndarray:
+        return self._links(self._ent.get_links_pos(), body_ids, (0.0, 0.0, 0.0)).astype(self.np_dtype)
+
+    def _body_quat_w(self, body_ids: np.ndarray) -> np.ndarray:
+        return self._links(self._ent.get_links_quat(), body_ids, (1.0, 0.0, 0.0, 0.0)).astype(self.np_dtype)
+
+    def _body_lin_vel_w(self, body_ids: np.ndarray) -> np.ndarray:
+        return self._links(self._ent.get_links_vel(), body_ids, (0.0, 0.0, 0.0)).astype(self.np_dtype)
+
+    def _body_ang_vel_w(self, body_ids: np.ndarray) -> np.ndarray:
+        return self._links(self._ent.get_links_ang(), body_ids, (0.0, 0.0, 0.0)).astype(self.np_dtype)
+
+    # ------------------------------------------------------------------ sensors
+    def _sensor_frame(self, s: dict) -> tuple[int, np.ndarray, np.ndarray]:
+        """``(body, offset pos, offset quat)`` of a frame sensor's object in its body's frame."""
+        lite = self._lite
+        if s["objtype"] == "site":
+            site = lite.sites[s["obj"]]
+            return site["body"], np.asarray(site["pos"]), np.asarray(site["quat"])
+        if s["objtype"] == "body":  # MuJoCo: the inertial frame
+            return s["obj"], np.asarray(lite.body_ipos[s["obj"]]), np.asarray(lite.body_iquat[s["obj"]])
+        return s["obj"], np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])
+
+    def _read_sensor(self, index: int) -> np.ndarray:
+        s = self._lite.sensors[index]
+        kind = s["type"]
+        if kind in ("jointpos", "jointvel"):
+            j = self._lite.joints[s["obj"]]
+            src = self.get_qpos()[:, j["qposadr"]] if kind == "jointpos" else self.get_qvel()[:, j["dofadr"]]
+            return np.ascontiguousarray(src[:, None], dtype=self.np_dtype)
+        body, off_pos, off_quat = self._sensor_frame(s)
+        ids = np.array([body])
+        ent = self._ent
+        quat_b = self._links(ent.get_links_quat(), ids, (1.0, 0.0, 0.0, 0.0))[:, 0]
+        arm = Q.quat_apply(quat_b, np.broadcast_to(off_pos, quat_b.shape[:-1] + (3,)))
+        quat = Q.quat_mul(quat_b, np.broadcast_to(off_quat, quat_b.shape))
+        if kind == "framepos":
+            out = self._links(ent.get_links_pos(), ids, (0.0, 0.0, 0.0))[:, 0] + arm
+        elif kind == "framequat":
+            out = quat
+        else:
+            w = self._links(ent.get_links_ang(), ids, (0.0, 0.0, 0.0))[:, 0]
+            if kind in ("frameangvel", "gyro"):
+                out = w if kind == "frameangvel" else Q.quat_apply_inverse(quat, w)
+            elif kind in ("framelinvel", "velocimeter"):
+                v = self._links(ent.get_links_vel(), ids, (0.0, 0.0, 0.0))[:, 0] + np.cross(w, arm)
+                out = v if kind == "framelinvel" else Q.quat_apply_inverse(quat, v)
+            else:  # accelerometer: proper acceleration of the point, in the sensor frame
+                acc = self._links(ent.get_links_acc(), ids, (0.0, 0.0, 0.0))[:, 0]
+                alpha = self._links(ent.get_links_acc_ang(), ids, (0.0, 0.0, 0.0))[:, 0]
+                a = acc + np.cross(alpha, arm) + np.cross(w, np.cross(w, arm)) - self._lite.gravity
+                out = Q.quat_apply_inverse(quat, a)
+        return np.ascontiguousarray(out, dtype=self.np_dtype)
+
+    # ------------------------------------------------------------------ forces
+    def _apply_body_force(self, body_ids: np.ndarray, force: np.ndarray, torque: np.ndarray | None) -> None:
+        for k, b in enumerate(body_ids):
+            link = int(self._link_of[b])
+            if link < 0:
+                continue  # the world body does not move
+            tau = np.zeros_like(force[:, k]) if torque is None else torque[:, k].copy()
+            self._staged[link] = (force[:, k].copy(), tau)
+
+    def _clear_body_forces(self) -> None:
+        self._staged.clear()
+
+    # ------------------------------------------------------------------ lifecycle
+    def _close(self) -> None:
+        scene = getattr(self, "_scene", None)
+        self._scene = self._ent = None  # type: ignore[assignment]
+        if scene is not None:
+            scene.destroy()

@@ -1,0 +1,39 @@
+"""Static facts about the Genesis backend, importable without importing genesis or torch."""
+
+from __future__ import annotations
+
+from unisim_core.capabilities import Capability
+from unisim_core.hooks import hookimpl
+from unisim_core.registry import BackendSpec
+
+from ._options import GenesisOptions
+
+__version__ = "0.1.0"
+
+CAPABILITIES = frozenset({
+    Capability.CONTACTS, Capability.SENSORS, Capability.BODY_FORCE, Capability.BODY_TORQUE, Capability.PUSH,
+    Capability.PRE_STEP_CONTROL,
+})
+__all__ = ["CAPABILITIES", "unisim_backend_spec", "unisim_diagnostics"]
+
+
+@hookimpl
+def unisim_backend_spec() -> BackendSpec:
+    return BackendSpec(
+        name="genesis", backend="unisim_genesis._backend:GenesisBackend", version=__version__,
+        options_cls=GenesisOptions, capabilities=CAPABILITIES, required_modules=("genesis", "torch"),
+        description="Genesis (genesis-world 1.4.x) rigid solver, batched envs on its CPU or CUDA backend",
+    )
+
+
+@hookimpl
+def unisim_diagnostics() -> dict[str, str]:
+    import importlib.metadata as md
+
+    out = {}
+    for dist in ("genesis-world", "torch", "quadrants"):
+        try:
+            out[dist] = md.version(dist)
+        except md.PackageNotFoundError:
+            out[dist] = "not installed"
+    return out
