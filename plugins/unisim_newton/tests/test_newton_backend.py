@@ -98,3 +98,12 @@ def test_pd_hold_stands_like_mujoco(quadruped):
     np.testing.assert_allclose(np.linalg.norm(acc, axis=1), 9.81, atol=0.2)  # standing: the accelerometer reads g
     tilt = np.degrees(2 * np.arccos(np.clip(np.abs(b.get_base_quat()[:, 0]), 0, 1)))
     assert (tilt < 3.0).all(), tilt
+
+
+def test_listed_as_missing_dependency_without_newton():
+    """Without the engine the plugin is still listed, with an honest status naming the module."""
+    code = ("import sys; sys.modules['newton'] = None\n"
+            "from unisim_core import list_backends\n"
+            "r = next(r for r in list_backends() if r.name == 'newton')\n"
+            "assert r.status == 'missing_dependency' and 'newton' in r.reason, (r.status, r.reason)")
+    subprocess.run([sys.executable, "-c", code], check=True)
