@@ -37,3 +37,10 @@ def test_cpu_run_checks_and_prints_the_table(acceptance, tmp_path, capsys):
     [row] = report["table"]
     assert row["num_envs"] == 2 and row["device"] == "cpu" and row["raw_ms"] > 0 and row["mujoco_ms"] > 0
     assert "raw/contract" in text and "PASSED" in text
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(wp.get_cuda_device_count() == 0, reason="needs a CUDA device (the GPU acceptance run itself)")
+def test_gpu_acceptance_passes_on_cuda(acceptance, tmp_path):
+    rc = acceptance.main([str(tmp_path / "report.json"), "--envs", "64", "256", "--seconds", "0.5"])
+    assert rc == 0, json.loads((tmp_path / "report.json").read_text())
