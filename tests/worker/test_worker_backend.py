@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from unisim_core import SceneCfg, create_backend
-from unisim_core.errors import EngineError, InvalidInputError
+from unisim_core.errors import EngineError, InvalidInputError, UnsupportedCapabilityError
 from unisim_core.fake import FakeBackend
 from unisim_core.scenes import scene_path
 from unisim_core.worker import WorkerFaultedError
@@ -92,3 +92,16 @@ def test_bad_engine_rows_refuse_the_worker():
 def test_worker_launch_needs_a_target_or_an_override():
     with pytest.raises(TypeError, match="_worker_launch"):
         WorkerBackend(SCENE, 1, 0.005)
+
+
+def test_hosted_declarations_and_scene_refusals_cross_the_process():
+    """The kit reads a backend's declarations from the instance: the worker host reports the hosted
+    backend's, and a refused scene comes back with its feature (``capability``) intact."""
+    from unisim_conformance import scene_cfg
+
+    with create_backend("fake", scene_cfg("pendulum"), 1, 0.001, isolation="subprocess") as b:
+        assert b.UNSUPPORTED_SCENE_FEATURES == FakeBackend.UNSUPPORTED_SCENE_FEATURES
+        assert b.KNOWN_KIT_DEVIATIONS == FakeBackend.KNOWN_KIT_DEVIATIONS and b.snapshot_tier == "exact"
+    with pytest.raises(UnsupportedCapabilityError) as info:
+        create_backend("fake", scene_cfg("frictionloss_hinge"), 1, 0.001, isolation="subprocess")
+    assert info.value.capability == "frictionloss"

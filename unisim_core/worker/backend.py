@@ -86,7 +86,7 @@ def _remote_error(exc: WorkerCallError) -> BaseException:
     """The error raised in the worker, rebuilt as its own class when it is a UniSim error (any
     module's) or a builtin input error; ``exc`` itself otherwise."""
     module = exc.remote_type.rpartition(".")[0]
-    err = rebuild_error(exc.remote_type, exc.remote_message)
+    err = rebuild_error(exc.remote_type, exc.remote_message, exc.remote_attrs)
     if isinstance(err, UniSimError) or (not module and isinstance(err, ValueError | TypeError | KeyError)):
         return err
     return exc
@@ -164,6 +164,10 @@ class WorkerBackend(SimBackend):
         self._env_row = _engine_rows(desc.get("env_rows"), self._num_envs)
         if "max_abs_value" in desc:
             self.MAX_ABS_VALUE = float(desc["max_abs_value"])
+        # the hosted backend's declarations (what it refuses, known kit deviations, snapshot tier)
+        self.UNSUPPORTED_SCENE_FEATURES = dict(desc.get("unsupported_scene_features", {}))
+        self.KNOWN_KIT_DEVIATIONS = dict(desc.get("known_kit_deviations", {}))
+        self.SNAPSHOT_TIER = str(desc.get("snapshot_tier", type(self).SNAPSHOT_TIER))
         quat_order = desc.get("quat_order", "wxyz")
         if quat_order not in QUAT_ORDERS:
             raise EngineError(f"worker reported quat_order {quat_order!r}; expected one of {QUAT_ORDERS}")

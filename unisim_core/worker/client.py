@@ -263,6 +263,7 @@ class WorkerClient:
                         str(err.get("traceback")),
                         poisoned=msg.get("poisoned") is not False,
                         stderr_tail=self._worker.stderr.text(),
+                        remote_attrs=err.get("attrs") if type(err.get("attrs")) is dict else None,
                     )
             elif type(msg) is dict and type(msg.get("progress")) is str:
                 deadline = monotonic() + timeout

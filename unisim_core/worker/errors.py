@@ -56,8 +56,10 @@ class WorkerCallError(WorkerError):
         *,
         poisoned: bool,
         stderr_tail: str = "",
+        remote_attrs: dict | None = None,
     ) -> None:
         self.op = op
+        self.remote_attrs = dict(remote_attrs or {})
         self.remote_type = remote_type
         self.remote_message = remote_message
         self.remote_traceback = remote_traceback

@@ -40,6 +40,7 @@ from unisim_core.errors import (
     BackendNotFoundError,
     UnsupportedCapabilityError,
 )
+from unisim_core.fake import FakeBackend
 
 ray = pytest.importorskip("ray")
 
@@ -416,3 +417,17 @@ def test_shards_that_cannot_be_placed_time_out_at_startup_naming_them():
                                                 r"start within init_timeout_s=1 s \(each shard asks for 64 CPU"):
         create_backend("ray", QUADRUPED, 2, 0.005, inner="fake", actor_num_cpus=64, init_timeout_s=1,
                        progress=False)
+
+
+def test_inner_declarations_and_scene_refusals_cross_the_shards(made):
+    """The kit reads a backend's declarations from the instance: Ray reports the inner backend's, and a
+    scene the inner backend refuses is refused with the same feature (so coverage can match it)."""
+    from unisim_conformance import scene_cfg
+
+    b = create_backend("ray", scene_cfg("pendulum"), 2, 0.001, inner="fake", shards=2, progress=False)
+    made.append(b)
+    assert b.UNSUPPORTED_SCENE_FEATURES == FakeBackend.UNSUPPORTED_SCENE_FEATURES
+    assert b.KNOWN_KIT_DEVIATIONS == FakeBackend.KNOWN_KIT_DEVIATIONS and b.snapshot_tier == "exact"
+    with pytest.raises(UnsupportedCapabilityError) as info:
+        create_backend("ray", scene_cfg("frictionloss_hinge"), 2, 0.001, inner="fake", shards=2, progress=False)
+    assert info.value.capability == "frictionloss"

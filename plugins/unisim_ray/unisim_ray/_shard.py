@@ -167,6 +167,9 @@ class ShardHost:
             "pid": os.getpid(),
             "startup_s": time.perf_counter() - t0,
             "max_abs_value": float(cls.MAX_ABS_VALUE),
+            "declarations": {"UNSUPPORTED_SCENE_FEATURES": dict(cls.UNSUPPORTED_SCENE_FEATURES),
+                             "KNOWN_KIT_DEVIATIONS": dict(cls.KNOWN_KIT_DEVIATIONS),
+                             "SNAPSHOT_TIER": self.backend.snapshot_tier},
             "state": state,
         }
 

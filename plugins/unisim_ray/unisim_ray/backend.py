@@ -279,6 +279,9 @@ class RayBackend(SimBackend):
         self._inner_info: ModelInfo = first["model_info"]
         self._inner_class = first["inner_class"]
         self.MAX_ABS_VALUE = first["max_abs_value"]
+        # the inner backend's declarations (what it refuses, known kit deviations, snapshot tier)
+        for attr, value in first["declarations"].items():
+            setattr(self, attr, value)
         self._caps = frozenset(first["capabilities"]) & self.CAPABILITIES
         self.INIT_TERMS, self.INTERVAL_TERMS, self.RESET_TERMS = (
             first["init_terms"], first["interval_terms"], first["reset_terms"])
