@@ -67,3 +67,13 @@ def test_mjwarp_parity_against_mujoco():
     outcomes = _assert_green(run_kit("--unisim-backend=mjwarp", "--unisim-option", "device='cpu'",
                                      "--unisim-reference=mujoco", "-m", "parity"))
     assert sum(v == "passed" for v in outcomes.values()) == 4
+
+
+def test_kit_passes_on_genesis_on_the_cpu():
+    """Genesis on its CPU backend (float64), the kit's few envs: every layer; hfield_terrain refused
+    by its declared feature; the two measured reference deviations are strict xfails (docs/genesis.md)."""
+    pytest.importorskip("genesis", reason="Genesis is not installed: pip install -r requirements-heavy.txt")
+    outcomes = _assert_green(run_kit("--unisim-backend=genesis", timeout=1500))
+    assert outcomes["coverage::scene_coverage"] == "passed"
+    assert sorted(k for k, v in outcomes.items() if v == "xfailed") == [
+        "reference::trajectory[quadruped]", "reference::trajectory[sensor_probe]"]

@@ -33,6 +33,20 @@ def test_listed_without_importing_genesis():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+def test_listed_as_missing_dependency_without_genesis():
+    """With genesis unimportable, ``unisim backends`` still lists the plugin, honestly."""
+    code = ("import sys\n"
+            "class Block:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name == 'genesis': raise ModuleNotFoundError(name)\n"
+            "sys.meta_path.insert(0, Block())\n"
+            "from unisim_core import list_backends\n"
+            "r = next(r for r in list_backends() if r.name == 'genesis')\n"
+            "print(r.status, r.reason)")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    assert out.startswith("missing_dependency required module 'genesis' is not installed"), out
+
+
 @pytest.mark.parametrize(("options", "needle"), [
     ({"device": "gpu"}, "device: expected None, 'cpu', 'cuda' or 'cuda:N', got 'gpu'"),
     ({"precision": "16"}, "precision: expected None or one of ['32', '64'], got '16'"),
