@@ -69,6 +69,23 @@ def test_mjwarp_parity_against_mujoco():
     assert sum(v == "passed" for v in outcomes.values()) == 4
 
 
+def test_kit_passes_on_newton_on_the_cpu():
+    """Newton (SolverMuJoCo) on warp's CPU device: every layer; free_body is refused by its declared
+    feature (edge_inertia) and the one check that builds it outside kit.make is a declared deviation."""
+    outcomes = _assert_green(run_kit("--unisim-backend=newton", "--unisim-option", "device='cpu'", timeout=1500))
+    assert outcomes["coverage::scene_coverage"] == "passed"
+    assert [k for k, v in outcomes.items() if v == "xfailed"] == [
+        "reliability::divergence_reset_policy_reports_without_raising"]
+
+
+def test_newton_parity_against_mujoco():
+    """The kit's parity layer with CPU MuJoCo (float64) as reference: float32 Newton within its tiers
+    (3 scenes; free_body is refused by its declared edge_inertia feature)."""
+    outcomes = _assert_green(run_kit("--unisim-backend=newton", "--unisim-option", "device='cpu'",
+                                     "--unisim-reference=mujoco", "-m", "parity"))
+    assert sum(v == "passed" for v in outcomes.values()) == 3
+
+
 def test_kit_passes_on_genesis_on_the_cpu():
     """Genesis on its CPU backend (float64), the kit's few envs: every layer; hfield_terrain refused
     by its declared feature; the two measured reference deviations are strict xfails (docs/genesis.md)."""
