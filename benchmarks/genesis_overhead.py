@@ -36,7 +36,7 @@ def bench(scene: str, n: int, device: str | None, nsteps: int, dt: float, second
     t0 = time.perf_counter()
     backend, contract, _, ctrl = contract_stepper("genesis", scene, n, dt, nsteps, options)
     construct_s = time.perf_counter() - t0
-    scene_gs, ent = backend.genesis_scene, backend.genesis_entity
+    scene_gs, ent, device = backend.genesis_scene, backend.genesis_entity, backend.device
     dofs = backend._act_dofs  # actuated Genesis dofs, in actuator order
     ctrl_gs = np.clip(ctrl, backend._ctrl_lo, backend._ctrl_hi)
 
@@ -57,7 +57,7 @@ def bench(scene: str, n: int, device: str | None, nsteps: int, dt: float, second
         backend.close()
         if mj is not None:
             mj.close()
-    row = {"num_envs": n, "nsteps": nsteps, "device": backend.device, "construct_s": construct_s,
+    row = {"num_envs": n, "nsteps": nsteps, "device": device, "construct_s": construct_s,
            **{f"{k}_ms": v * 1e3 for k, v in best.items()}}
     row["ratio"] = best["raw"] / best["contract"]
     if "mujoco" in best:
