@@ -107,3 +107,30 @@ def test_listed_as_missing_dependency_without_newton():
             "r = next(r for r in list_backends() if r.name == 'newton')\n"
             "assert r.status == 'missing_dependency' and 'newton' in r.reason, (r.status, r.reason)")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_value_the_importer_drops_is_refused_by_name(make, tmp_path):
+    """Newton's MJCF importer ignores ``<option gravity>`` (it keeps -9.81 z): the comparison with
+    the file refuses the scene naming ``gravity`` instead of simulating another gravity."""
+    path = tmp_path / "gravity.xml"
+    path.write_text('<mujoco><option gravity="0 0 -5"/><worldbody><body name="a" pos="0 0 1">'
+                    '<joint name="j" type="hinge" axis="0 1 0"/>'
+                    '<inertial pos="0 0 -0.5" mass="1" diaginertia="0.01 0.01 0.01"/></body></worldbody></mujoco>')
+    with pytest.raises(UnsupportedCapabilityError) as info:
+        make(path)
+    assert info.value.capability == "gravity" and "[0.0, 0.0, -5.0]" in str(info.value)
+
+
+def test_defaults_classes_reach_the_engine(make, tmp_path):
+    """Joint damping/armature and actuator gear/ctrlrange from ``<default>`` load (the importer resolves
+    them; the comparison passes) and act: a motor at u = 1 with gear 3 on I = 0.26 + 0.02 accelerates
+    the joint from rest by 3 / 0.28 rad/s^2 minus gravity's torque (zero at q = 0, the COM below)."""
+    path = tmp_path / "defaults.xml"
+    path.write_text('<mujoco><default><joint damping="0.5" armature="0.02"/><motor gear="3" ctrlrange="-1 1"/>'
+                    '</default><worldbody><body name="a" pos="0 0 1"><joint name="j" type="hinge" axis="0 1 0"/>'
+                    '<inertial pos="0 0 -0.5" mass="1" diaginertia="0.01 0.01 0.01"/></body></worldbody>'
+                    '<actuator><motor name="m" joint="j"/></actuator></mujoco>')
+    b = make(path, num_envs=1, sim_dt=0.001)
+    b.step(np.array([[2.0]]), 1)  # clamped to 1
+    inertia = 0.01 + 1.0 * 0.5**2 + 0.02
+    np.testing.assert_allclose(b.get_qvel()[0, 0], 0.001 * 3.0 / (inertia + 0.001 * 0.5), rtol=2e-3)
