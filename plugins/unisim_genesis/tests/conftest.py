@@ -8,18 +8,16 @@ root conftest turns such a skip into a failure. Kernels compile once per machine
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 pytest.importorskip("genesis", reason="Genesis is not installed: pip install -r requirements-heavy.txt "
                                       "(genesis-world and the CPU torch build)")
 
+from genesis_testutil import QUADRUPED  # noqa: E402
+
 from unisim_core import SceneCfg  # noqa: E402
 from unisim_genesis import GenesisBackend  # noqa: E402
-
-QUADRUPED = Path(__file__).resolve().parents[3] / "unisim_core" / "scenes" / "quadruped.xml"
 
 
 @pytest.fixture(scope="session")

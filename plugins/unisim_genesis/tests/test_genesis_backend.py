@@ -9,8 +9,8 @@ import sys
 
 import numpy as np
 import pytest
+from genesis_testutil import QUADRUPED
 
-from conftest import QUADRUPED
 from unisim_core import InvalidInputError, SceneCfg, UnsupportedCapabilityError, list_backends
 from unisim_core import quat as Q
 from unisim_genesis import GenesisBackend
