@@ -6,11 +6,13 @@ so that other load on the machine hits both alike (best round kept):
 
 - contract: ``backend.step(ctrl, nsteps)`` then ``get_qpos()`` and ``get_qvel()``;
 - raw: the engine's own batched API doing the same work (write ctrl, step ``nsteps``,
-  read qpos and qvel), from :data:`RAW_STEPPERS`.
+  read qpos and qvel), from the plugin's ``unisim_raw_stepper`` hook.
 
-``ratio`` = raw time / contract time (1.0: no overhead). Cold start is the wall time from
-the ``create_backend`` call to the end of the first ``step``. Engine imports happen inside
-the raw steppers only, never when ``unisim_core`` is imported.
+``ratio`` = raw time / contract time (1.0: no overhead). The physical limit is one env's
+single-threaded step cost (the plugin's ``unisim_step_cost_probe`` hook) × N / threads;
+``of_limit`` = limit / contract time. Cold start is the wall time from the ``create_backend``
+call to the end of the first ``step``. Engines are imported by the plugins' loops only, never
+by ``unisim_core``.
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["RAW_STEPPERS", "raw_stepper", "contract_stepper", "measure", "bench_cell", "run_bench",
-           "format_rows", "default_backends"]
+__all__ = ["raw_stepper", "step_cost_probe", "backend_threads", "contract_stepper", "measure", "bench_cell",
+           "run_bench", "format_rows", "default_backends"]
 
 Call = Callable[[], object]
 
@@ -31,76 +33,29 @@ Call = Callable[[], object]
 EXCLUDED_BY_DEFAULT = ("fake", "isaacsim", "ray")
 
 
-def _raw_mujoco(scene: str, n: int, sim_dt: float, nsteps: int, backend, ctrl) -> tuple[Call, Call]:
-    import mujoco
-    from mujoco.batch import Batch
-
-    import unisim_mujoco  # noqa: F401  (sets MUJOCO_GL before mujoco is imported)
-
-    m = mujoco.MjModel.from_xml_path(scene)
-    m.opt.timestep = sim_dt
-    opts = backend.options
-    if getattr(opts, "integrator", None):
-        from unisim_mujoco.options import INTEGRATORS
-
-        m.opt.integrator = getattr(mujoco.mjtIntegrator, INTEGRATORS[opts.integrator])
-    if getattr(opts, "iterations", None):
-        m.opt.iterations = opts.iterations
-    if getattr(opts, "ls_iterations", None):
-        m.opt.ls_iterations = opts.ls_iterations
-    if getattr(opts, "noslip_iterations", None):
-        m.opt.noslip_iterations = opts.noslip_iterations
-    threads = opts.threads
-    b = Batch(m, n, 0 if threads is None else threads, persistent=True)
-    key = backend.scene.default_keyframe
-    b.reset(keyframe=m.key(key).id if key else -1)
-    ctrl_v, qpos_v, qvel_v = b.bind("ctrl"), b.bind("qpos"), b.bind("qvel")
-    ctrl = np.asarray(ctrl, dtype=np.float64)
-
-    def call():
-        ctrl_v[...] = ctrl
-        b.step(None, nsteps, 0)
-        return qpos_v.astype(np.float32), qvel_v.astype(np.float32)
-
-    return call, lambda: None
-
-
-def _raw_motrix(scene: str, n: int, sim_dt: float, nsteps: int, backend, ctrl) -> tuple[Call, Call]:
-    import motrixsim
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        M = motrixsim.load_model(scene)
-    M.options.timestep = sim_dt
-    if getattr(backend.options, "max_iterations", None) is not None:
-        M.options.max_iterations = backend.options.max_iterations
-    D = motrixsim.SceneData(M, batch=[n])
-    keys = [k for k in M.keyframes if k.name == backend.scene.default_keyframe]
-    if keys:
-        keys[0].apply(D)
-    M.forward_kinematic(D)
-    ctrl = np.ascontiguousarray(ctrl, dtype=np.float32)
-
-    def call():
-        D.actuator_ctrls = ctrl
-        if nsteps == 1:
-            M.step(D)
-        else:
-            M.step_n(D, nsteps)
-        return D.dof_pos, D.dof_vel
-
-    return call, lambda: None
-
-
-#: backend name -> ``fn(scene, n, sim_dt, nsteps, backend, ctrl) -> (call, close)``; ``backend`` is the
-#: contract backend of the same cell (its options, keyframe and ``ctrl`` are mirrored by the raw loop).
-RAW_STEPPERS: dict[str, Callable[..., tuple[Call, Call]]] = {"mujoco": _raw_mujoco, "motrix": _raw_motrix}
-
-
 def raw_stepper(backend_name: str, scene: str, n: int, sim_dt: float, nsteps: int, backend,
-                ctrl: np.ndarray) -> tuple[Call, Call]:
-    """``(call, close)`` of the raw-engine loop for ``backend_name`` (``KeyError`` if none)."""
-    return RAW_STEPPERS[backend_name](scene, n, sim_dt, nsteps, backend, ctrl)
+                ctrl: np.ndarray) -> tuple[Call, Call] | None:
+    """``(call, close)`` of the plugin's raw-engine loop (``unisim_raw_stepper`` hook), ``None`` when
+    the plugin offers none."""
+    from .registry import plugin_hook
+
+    make = plugin_hook(backend_name, "unisim_raw_stepper")
+    return None if make is None else make(scene, n, sim_dt, nsteps, backend, ctrl)
+
+
+def step_cost_probe(backend_name: str, scene: str, sim_dt: float, nsteps: int, backend,
+                    ctrl: np.ndarray) -> Call | None:
+    """One env's single-threaded step loop (``unisim_step_cost_probe`` hook), ``None`` when none."""
+    from .registry import plugin_hook
+
+    make = plugin_hook(backend_name, "unisim_step_cost_probe")
+    return None if make is None else make(scene, sim_dt, nsteps, backend, ctrl[:1])
+
+
+def backend_threads(backend) -> int:
+    """Threads the backend steps on: its ``threads`` option, else every CPU of this process."""
+    threads = getattr(backend.options, "threads", None)
+    return int(threads) if threads else cpu_count()
 
 
 def contract_stepper(name: str, scene: str, n: int, sim_dt: float, nsteps: int,
@@ -159,31 +114,40 @@ def measure(calls: Mapping[str, Call], budget_s: float, rounds: int = 5, steps: 
 
 def bench_cell(name: str, scene: str, n: int, *, sim_dt: float = 0.002, nsteps: int = 4, budget_s: float = 1.0,
                options: Mapping[str, object] | None = None, steps: int | None = None) -> dict:
-    """One row: contract and raw env-steps/s (physics steps × envs per second), ratio, cold start."""
+    """One row: contract and raw env-steps/s (physics steps × envs per second), ratio, the physical
+    limit and the contract's fraction of it, cold start."""
     backend, con, cold, ctrl = contract_stepper(name, scene, n, sim_dt, nsteps, options)
     row: dict = {"backend": name, "num_envs": n, "nsteps": nsteps, "sim_dt": sim_dt, "cold_start_s": cold,
                  "options": {k: repr(v) for k, v in (options or {}).items()}}
     try:
         calls = {"contract": con}
-        raw_close = None
-        if name in RAW_STEPPERS:
-            raw, raw_close = raw_stepper(name, scene, n, sim_dt, nsteps, backend, ctrl)
-            calls = {"raw": raw, "contract": con}
+        raw = raw_stepper(name, scene, n, sim_dt, nsteps, backend, ctrl)
+        if raw is not None:
+            calls["raw"] = raw[0]
+        one_env = step_cost_probe(name, scene, sim_dt, nsteps, backend, ctrl)
+        if one_env is not None:
+            calls["one_env"] = one_env
         best = measure(calls, budget_s, steps=steps)
-        if raw_close:
-            raw_close()
+        if raw is not None:
+            raw[1]()
+        threads = backend_threads(backend)
     finally:
         backend.close()
     row["contract_us_per_call"] = best["contract"] * 1e6
     row["contract_env_steps_per_s"] = n * nsteps / best["contract"]
+    row["ratio"] = row["of_limit"] = None
     if "raw" in best:
         row["raw_us_per_call"] = best["raw"] * 1e6
         row["raw_env_steps_per_s"] = n * nsteps / best["raw"]
         row["ratio"] = best["raw"] / best["contract"]
         row["overhead_us_per_call"] = (best["contract"] - best["raw"]) * 1e6
     else:
-        row["ratio"] = None
-        row["note"] = f"no raw-engine loop for {name!r} (known: {sorted(RAW_STEPPERS)})"
+        row["note"] = f"the {name!r} plugin offers no raw-engine loop (hook unisim_raw_stepper)"
+    if "one_env" in best:
+        limit = best["one_env"] * (1 if n == 1 else n / min(threads, n))
+        row["threads"] = threads
+        row["limit_us_per_call"] = limit * 1e6
+        row["of_limit"] = limit / best["contract"]
     return row
 
 
@@ -213,19 +177,20 @@ def run_bench(backends: Sequence[str], num_envs: Sequence[int], scene: str, *, s
 def format_rows(rows: Sequence[dict]) -> str:
     from .cli import _table
 
+    def num(r, key, fmt):
+        return "-" if r.get(key) is None else format(r[key], fmt)
+
     out = []
     for r in rows:
         if "error" in r:
-            out.append([r["backend"], r["num_envs"], "error", "", "", "", "", r["error"][:80]])
+            out.append([r["backend"], r["num_envs"], "error", "", "", "", "", "", "", r["error"][:80]])
             continue
-        raw = r.get("raw_env_steps_per_s")
         out.append([r["backend"], r["num_envs"], f"{r['contract_env_steps_per_s']:,.0f}",
-                    "-" if raw is None else f"{raw:,.0f}",
-                    "-" if r.get("ratio") is None else f"{r['ratio']:.2f}",
-                    "-" if raw is None else f"{r['overhead_us_per_call']:.1f}",
-                    f"{r['cold_start_s']:.3f}", r.get("note", "")])
+                    num(r, "raw_env_steps_per_s", ",.0f"), num(r, "ratio", ".2f"),
+                    num(r, "overhead_us_per_call", ".1f"), num(r, "limit_us_per_call", ",.0f"),
+                    num(r, "of_limit", ".2f"), f"{r['cold_start_s']:.3f}", r.get("note", "")])
     return _table(out, ("backend", "N", "env-steps/s", "raw env-steps/s", "ratio", "overhead µs/call",
-                        "cold start s", "note"))
+                        "limit µs/call", "of limit", "cold start s", "note"))
 
 
 def cpu_count() -> int:

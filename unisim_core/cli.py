@@ -203,7 +203,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     scene, _ = resolve_scene(args.scene)
     options = split_backend_items(args.option, backends, "--option")
     print(f"scene {scene}, dt={args.sim_dt}, nsteps={args.decimation} per call, ~{args.seconds:g} s per cell; "
-          "env-steps/s = physics steps x envs per second; ratio = raw time / contract time", flush=True)
+          "env-steps/s = physics steps x envs per second; ratio = raw time / contract time; "
+          "of limit = (one env's single-thread step cost x N / threads) / contract time", flush=True)
     rows = B.run_bench(backends, num_envs, scene, sim_dt=args.sim_dt, nsteps=args.decimation,
                        budget_s=args.seconds, options=options, steps=args.steps,
                        on_row=lambda r: print(f"  done {r['backend']} N={r['num_envs']}", file=sys.stderr,
@@ -282,7 +283,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser(
         "bench", help="env-steps/s of installed backends and their ratio to the raw engine",
         description="Throughput of each backend at each N, side by side with the raw engine loop in the same "
-                    "run (ratio = raw time / contract time), plus cold-start time (construction to first step).")
+                    "run (ratio = raw time / contract time), the fraction of the physical limit (one env's "
+                    "single-thread step cost x N / threads), plus cold-start time (construction to first step).")
     bench.add_argument("--backends", default=None, help="comma-separated (default: every installed backend with "
                        "status ok except fake, isaacsim and ray)")
     bench.add_argument("--num-envs", default="1,64,512", help="comma-separated N (default: 1,64,512)")

@@ -89,17 +89,14 @@ def resolve_scene(scene: str) -> tuple[str, str]:
     if (SCENES_DIR / f"{scene}.xml").is_file():
         return str(scene_path(scene)), scene
     known = sorted(x.stem for x in SCENES_DIR.glob("*.xml"))
-    try:
-        import unisim_conformance
-    except ImportError:
-        raise FileNotFoundError(
-            f"--scene: {scene!r} is neither a file nor a shipped scene {known}; conformance-kit scenes "
-            "(pendulum, double_pendulum, free_body, ...) need `pip install unisim-conformance`") from None
-    try:
-        return str(unisim_conformance.scene_path(scene)), scene
-    except KeyError:
-        raise FileNotFoundError(f"--scene: unknown scene {scene!r}; shipped: {known}; conformance kit: "
-                                f"{unisim_conformance.list_scenes()}") from None
+    from .registry import conformance_scenes
+
+    contributed = conformance_scenes()  # the kit's scenes and those plugins contribute (hook)
+    if scene in contributed:
+        return str(Path(contributed[scene]).resolve()), scene
+    hint = (f"conformance-kit and plugin scenes: {sorted(contributed)}" if contributed else
+            "conformance-kit scenes (pendulum, double_pendulum, free_body, ...) need `pip install unisim-conformance`")
+    raise FileNotFoundError(f"--scene: {scene!r} is neither a file nor a shipped scene {known}; {hint}")
 
 
 def scene_timestep(path: str, default: float = 0.002) -> float:

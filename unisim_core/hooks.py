@@ -32,3 +32,17 @@ class UniSimHookSpecs:
     @hookspec
     def unisim_conformance_scenes(self):
         """Return ``{scene name: MJCF path}`` extra scenes for the conformance kit."""
+
+    @hookspec
+    def unisim_raw_stepper(self):
+        """Return ``fn(scene, n, sim_dt, nsteps, backend, ctrl) -> (call, close)``: the engine's own
+        batched loop doing the work of ``backend.step(ctrl, nsteps)`` + ``get_qpos()`` + ``get_qvel()``
+        for ``n`` envs of the MJCF file ``scene`` (mirroring ``backend``'s options and keyframe);
+        ``unisim bench`` reports the contract's ratio to it."""
+
+    @hookspec
+    def unisim_step_cost_probe(self):
+        """Return ``fn(scene, sim_dt, nsteps, backend, ctrl) -> call``: ONE env stepped ``nsteps``
+        substeps on one thread with the engine's plain API (``ctrl`` is ``(1, nu)``). Its cost per
+        call is the unit of the physical limit, ``cost x N / threads``, that ``unisim bench``
+        reports each backend's fraction of."""

@@ -48,7 +48,9 @@ __all__ = [
     "create_backend",
     "plugin_diagnostics",
     "conformance_scenes",
+    "plugin_hook",
     "reset_registry",
+    "SCENES_ENTRY_POINT_GROUP",
 ]
 
 ENTRY_POINT_GROUP = "unisim.backends"
@@ -352,10 +354,40 @@ def plugin_diagnostics(name: str) -> dict[str, str]:
     return dict(result or {})
 
 
+def plugin_hook(name: str, hook: str) -> Any:
+    """What backend ``name``'s plugin returns from ``hook`` (``None`` when it does not implement it
+    or its implementation failed)."""
+    _REGISTRY.record(name)
+    result = _hook_results(hook).get(name)
+    return None if isinstance(result, Exception) else result
+
+
+#: Entry-point group of scene sources that are not backends (the conformance kit): each names a
+#: module implementing the ``unisim_conformance_scenes`` hook.
+SCENES_ENTRY_POINT_GROUP = "unisim.scenes"
+
+
+def _scene_sources() -> list[dict]:
+    out = []
+    for ep in md.entry_points(group=SCENES_ENTRY_POINT_GROUP):
+        try:
+            module = ep.load()
+            result = module.unisim_conformance_scenes()
+        except Exception:  # noqa: BLE001 - a broken scene source never breaks another
+            continue
+        if isinstance(result, dict):
+            out.append(result)
+    return out
+
+
 def conformance_scenes() -> dict[str, str]:
-    """Extra conformance scenes contributed by loaded plugins, ``{name: path}``."""
+    """Scenes contributed through the ``unisim_conformance_scenes`` hook, ``{name: path}``: by scene
+    sources (the ``unisim.scenes`` entry points: the conformance kit's own scenes), then by loaded
+    backend plugins (a plugin cannot replace a kit scene)."""
     scenes: dict[str, str] = {}
     for _, result in sorted(_hook_results("unisim_conformance_scenes").items()):
         if isinstance(result, dict):
             scenes.update(result)
+    for result in _scene_sources():
+        scenes.update(result)
     return scenes

@@ -147,7 +147,10 @@ def test_bench_json_has_ratios(tmp_path, capsys):
     for r in rows.values():
         assert r["num_envs"] == 4 and r["ratio"] > 0 and r["cold_start_s"] > 0
         assert r["contract_env_steps_per_s"] > 0 and r["raw_env_steps_per_s"] > 0
-    assert "ratio" in text and "cold start" in text
+        # the limit: one env's single-thread cost x N / threads, the threads the backend steps on
+        assert r["threads"] >= 1 and r["limit_us_per_call"] > 0
+        assert r["of_limit"] == pytest.approx(r["limit_us_per_call"] / r["contract_us_per_call"])
+    assert "ratio" in text and "cold start" in text and "of limit" in text
 
 
 def _summary(text: str) -> dict[str, str]:

@@ -185,3 +185,33 @@ def test_import_loads_no_engine_and_cli_lists_fake():
     assert cli.returncode == 0, cli.stderr
     fake_row = next(line for line in cli.stdout.splitlines() if line.startswith("fake "))
     assert " ok" in fake_row
+
+
+def test_core_imports_no_plugin_and_no_engine():
+    """The core knows no engine: no module of unisim_core imports a plugin, the kit or an engine
+    (what differs per engine reaches it through plugin hooks)."""
+    import ast
+    from pathlib import Path
+
+    import unisim_core
+
+    banned = {"unisim_mujoco", "unisim_motrix", "unisim_isaacsim", "unisim_ray", "unisim_mjwarp", "unisim_newton",
+              "unisim_genesis", "unisim_conformance", "unisim_gym", "mujoco", "motrixsim", "warp", "mujoco_warp",
+              "newton", "genesis", "ray", "torch"}
+    found = []
+    for path in Path(unisim_core.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            found += [f"{path.name}: {n}" for n in names if n.split(".")[0] in banned]
+    assert not found, f"unisim_core imports plugins or engines: {found}"
+
+
+def test_engine_baselines_come_from_plugin_hooks():
+    """unisim bench's raw loop and step-cost probe are the plugins' hooks; the fake offers none."""
+    from unisim_core.registry import plugin_hook
+
+    assert callable(plugin_hook("mujoco", "unisim_raw_stepper"))
+    assert callable(plugin_hook("mujoco", "unisim_step_cost_probe"))
+    assert callable(plugin_hook("motrix", "unisim_raw_stepper"))
+    assert plugin_hook("fake", "unisim_raw_stepper") is None

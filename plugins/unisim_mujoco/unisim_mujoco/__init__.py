@@ -15,9 +15,16 @@ if sys.platform.startswith("linux") and not os.environ.get("DISPLAY") and "MUJOC
     os.environ["MUJOCO_GL"] = "egl"
 
 from .options import MujocoOptions  # noqa: E402
-from .spec import __version__, unisim_backend_spec, unisim_diagnostics  # noqa: E402
+from .spec import (  # noqa: E402
+    __version__,
+    unisim_backend_spec,
+    unisim_diagnostics,
+    unisim_raw_stepper,
+    unisim_step_cost_probe,
+)
 
-__all__ = ["MujocoBackend", "MujocoOptions", "__version__", "unisim_backend_spec", "unisim_diagnostics"]
+__all__ = ["MujocoBackend", "MujocoOptions", "__version__", "unisim_backend_spec", "unisim_diagnostics",
+           "unisim_raw_stepper", "unisim_step_cost_probe"]
 
 
 def __getattr__(name: str):

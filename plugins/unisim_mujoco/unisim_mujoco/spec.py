@@ -34,6 +34,20 @@ def unisim_backend_spec() -> BackendSpec:
 
 
 @hookimpl
+def unisim_raw_stepper():
+    from .bench import raw_stepper
+
+    return raw_stepper
+
+
+@hookimpl
+def unisim_step_cost_probe():
+    from .bench import step_cost_probe
+
+    return step_cost_probe
+
+
+@hookimpl
 def unisim_diagnostics() -> dict[str, str]:
     import importlib.metadata as md
     import os
