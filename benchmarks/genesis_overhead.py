@@ -3,9 +3,9 @@
 Per row (one N), interleaved in rounds in one run (best round kept), each call = ``nsteps``
 physics steps of all N envs of the shipped quadruped holding its ``home`` pose:
 
-raw:      entity.control_dofs_position(ctrl, dofs); scene.step() x nsteps; entity.get_qpos(),
-          entity.get_dofs_velocity() as numpy (the backend's own Genesis scene: the same engine
-          instance, so the difference is the adapter alone)
+raw:      unisim_genesis' raw stepper (also behind ``unisim bench``): entity.control_dofs_position,
+          scene.step() x nsteps, entity.get_qpos() and get_dofs_velocity() as numpy, on the
+          backend's own Genesis scene (the same engine instance: the difference is the adapter)
 contract: backend.step(ctrl, nsteps); backend.get_qpos(); backend.get_qvel()
 mujoco:   the unisim-mujoco backend, same calls
 
@@ -22,9 +22,8 @@ import json
 import os
 import time
 
-import numpy as np
-
 from unisim_core.bench import contract_stepper, measure
+from unisim_genesis._bench import raw_stepper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_SCENE = os.path.join(HERE, "..", "unisim_core", "scenes", "quadruped.xml")
@@ -36,16 +35,8 @@ def bench(scene: str, n: int, device: str | None, nsteps: int, dt: float, second
     t0 = time.perf_counter()
     backend, contract, _, ctrl = contract_stepper("genesis", scene, n, dt, nsteps, options)
     construct_s = time.perf_counter() - t0
-    scene_gs, ent, device = backend.genesis_scene, backend.genesis_entity, backend.device
-    dofs = backend._act_dofs  # actuated Genesis dofs, in actuator order
-    ctrl_gs = np.clip(ctrl, backend._ctrl_lo, backend._ctrl_hi)
-
-    def raw():
-        ent.control_dofs_position(ctrl_gs, dofs)
-        for _ in range(nsteps):
-            scene_gs.step()
-        return ent.get_qpos().cpu().numpy(), ent.get_dofs_velocity().cpu().numpy()
-
+    device = backend.device
+    raw, _ = raw_stepper(scene, n, dt, nsteps, backend, ctrl)
     calls = {"raw": raw, "contract": contract}
     mj = None
     if with_mujoco:

@@ -7,9 +7,10 @@ access) and constructing a backend do.
 from __future__ import annotations
 
 from ._options import GenesisOptions
-from ._spec import __version__, unisim_backend_spec, unisim_diagnostics
+from ._spec import __version__, unisim_backend_spec, unisim_diagnostics, unisim_raw_stepper
 
-__all__ = ["GenesisBackend", "GenesisOptions", "__version__", "unisim_backend_spec", "unisim_diagnostics"]
+__all__ = ["GenesisBackend", "GenesisOptions", "__version__", "unisim_backend_spec", "unisim_diagnostics",
+           "unisim_raw_stepper"]
 
 
 def __getattr__(name: str):

@@ -14,7 +14,7 @@ CAPABILITIES = frozenset({
     Capability.CONTACTS, Capability.SENSORS, Capability.BODY_FORCE, Capability.BODY_TORQUE, Capability.PUSH,
     Capability.PRE_STEP_CONTROL,
 })
-__all__ = ["CAPABILITIES", "unisim_backend_spec", "unisim_diagnostics"]
+__all__ = ["CAPABILITIES", "unisim_backend_spec", "unisim_diagnostics", "unisim_raw_stepper"]
 
 
 @hookimpl
@@ -37,3 +37,10 @@ def unisim_diagnostics() -> dict[str, str]:
         except md.PackageNotFoundError:
             out[dist] = "not installed"
     return out
+
+
+@hookimpl
+def unisim_raw_stepper():
+    from ._bench import raw_stepper
+
+    return raw_stepper

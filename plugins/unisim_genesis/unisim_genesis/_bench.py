@@ -1,0 +1,28 @@
+"""The raw-Genesis loop ``unisim bench`` and ``benchmarks/genesis_overhead.py`` compare the contract with.
+
+Reached through the plugin's ``unisim_raw_stepper`` hook (``_spec.py``); Genesis is imported only
+by the backend the loop runs on.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["raw_stepper"]
+
+
+def raw_stepper(scene: str, n: int, sim_dt: float, nsteps: int, backend, ctrl: np.ndarray):
+    """``(call, close)``: Genesis' own API on the backend's scene (the same engine instance, so the
+    difference is the adapter alone): ``control_dofs_position``, ``scene.step()`` x ``nsteps``,
+    ``get_qpos()`` and ``get_dofs_velocity()`` as numpy. ``ctrl`` is clamped once, as the backend does."""
+    scene_gs, ent = backend.genesis_scene, backend.genesis_entity
+    dofs = backend._act_dofs
+    target = np.clip(ctrl, backend._ctrl_lo, backend._ctrl_hi)
+
+    def call():
+        ent.control_dofs_position(target, dofs)
+        for _ in range(nsteps):
+            scene_gs.step()
+        return ent.get_qpos().cpu().numpy(), ent.get_dofs_velocity().cpu().numpy()
+
+    return call, lambda: None
