@@ -127,9 +127,10 @@ class NewtonBackend(SimBackend):
             self._snapshots: collections.OrderedDict[bytes, tuple[list[np.ndarray], bool]] = (
                 collections.OrderedDict())
             self._reset_to_default(np.arange(n))
-            self._solver.step(self._state, self._prev, self._control, None, self.sim_dt)  # loads every kernel
-            wp.synchronize_device(self._device)
-        self._reset_to_default(np.arange(n))
+            if self._device not in _LOADED_DEVICES:  # one substep loads (or compiles) every kernel under the notice
+                self._solver.step(self._state, self._prev, self._control, None, self.sim_dt)
+                wp.synchronize_device(self._device)
+                self._reset_to_default(np.arange(n))
 
     # ------------------------------------------------------------------ engine access
     @property
