@@ -740,9 +740,7 @@ class SimBackend(ModelQueries, Playback, metaclass=_BackendMeta):
 
     def _reset_to_default(self, env_ids: np.ndarray) -> None:
         """Write the default state (default keyframe or ``qpos0``, zero velocity) into ``env_ids``."""
-        info = self.model_info
-        key = self.scene.default_keyframe
-        qpos0 = np.asarray(info.keyframes[key] if key is not None else info.qpos0, dtype=np.float64)
+        qpos0 = np.asarray(self.get_default_qpos(), dtype=np.float64)  # UnknownNameError for a bad keyframe
         self._set_state(env_ids, np.tile(qpos0, (len(env_ids), 1)), np.zeros((len(env_ids), self.nv)))
 
     def get_diverged_envs(self) -> np.ndarray:

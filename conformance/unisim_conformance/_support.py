@@ -126,9 +126,10 @@ class Kit:
 
     # -- construction ------------------------------------------------------------------------
     def make(self, scene: str | Any = "free_body", num_envs: int = 2, sim_dt: float | None = None,
-             reference: bool = False, **scene_kwargs):
-        """A backend on a kit scene (name) or a ``SceneCfg``; skipped when the backend reports
-        the scene needs a capability it lacks (``UnsupportedCapabilityError`` at load)."""
+             reference: bool = False, options: dict | None = None, **scene_kwargs):
+        """A backend on a kit scene (name) or a ``SceneCfg``; skipped when the backend refuses the
+        scene for a declared feature (failed when undeclared). ``options`` adds backend options to
+        the kit's (``--unisim-backend`` mode only; skipped with a fixture factory)."""
         if isinstance(scene, str):
             dt = scene_dt(scene) if sim_dt is None else sim_dt
             cfg = scene_cfg(scene, **scene_kwargs)
@@ -136,6 +137,13 @@ class Kit:
         else:
             cfg, dt, label = scene, (sim_dt if sim_dt is not None else 0.002), str(scene.model_file)
         factory = self._state.reference_factory if reference else self._factory
+        if options:
+            if self._state.factory is None:
+                pytest.skip("backend provided by a fixture factory: options are the factory's business")
+            from unisim_core.registry import create_backend
+
+            merged = {**self._state.options, **options}
+            factory = lambda c, n, d: create_backend(self._state.spec, c, n, d, **merged)  # noqa: E731
         try:
             backend = factory(cfg, num_envs, dt)
         except UnsupportedCapabilityError as exc:

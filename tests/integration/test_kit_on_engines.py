@@ -74,16 +74,14 @@ def test_kit_passes_on_newton_on_the_cpu():
     feature (edge_inertia) and the one check that builds it outside kit.make is a declared deviation."""
     outcomes = _assert_green(run_kit("--unisim-backend=newton", "--unisim-option", "device='cpu'", timeout=1500))
     assert outcomes["coverage::scene_coverage"] == "passed"
-    assert [k for k, v in outcomes.items() if v == "xfailed"] == [
-        "reliability::divergence_reset_policy_reports_without_raising"]
+    assert "xfailed" not in outcomes.values()
 
 
 def test_newton_parity_against_mujoco():
-    """The kit's parity layer with CPU MuJoCo (float64) as reference: float32 Newton within its tiers
-    (3 scenes; free_body is refused by its declared edge_inertia feature)."""
+    """The kit's parity layer with CPU MuJoCo (float64) as reference: float32 Newton within its tiers."""
     outcomes = _assert_green(run_kit("--unisim-backend=newton", "--unisim-option", "device='cpu'",
                                      "--unisim-reference=mujoco", "-m", "parity"))
-    assert sum(v == "passed" for v in outcomes.values()) == 3
+    assert sum(v == "passed" for v in outcomes.values()) == 4
 
 
 def test_kit_passes_on_genesis_on_the_cpu():

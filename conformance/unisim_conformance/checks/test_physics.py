@@ -95,7 +95,7 @@ def test_body_force_acceleration(kit, record_property):
 
 @pytest.mark.requires(Capability.BODY_TORQUE)
 def test_body_torque_angular_acceleration(kit):
-    """A world torque tau on free_body at rest (identity orientation, I = diag(0.1, 0.2, 0.3)):
+    """A world torque tau on free_body at rest (identity orientation, I = diag(0.1, 0.2, 0.25)):
     d(omega) = I^-1 tau k dt (no gyroscopic term from rest; the gyroscopic term over the step is
     O(omega^2 dt) ~ 1e-10 rad/s). Tolerance 1e-3 relative (float32 reads of values ~4e-4 rad/s
     carry ~1e-7 relative) plus 1e-9 rad/s."""
@@ -106,7 +106,7 @@ def test_body_torque_angular_acceleration(kit):
     b.apply_body_force(box, np.zeros((1, 1, 3)), tau)
     b.step(np.zeros((1, b.num_actuators)), 2)
     w = b.get_base_ang_vel()[0].astype(np.float64)
-    np.testing.assert_allclose(w, tau[0, 0] / [0.1, 0.2, 0.3] * 2 * dt, rtol=1e-3, atol=1e-9,
+    np.testing.assert_allclose(w, tau[0, 0] / [0.1, 0.2, 0.25] * 2 * dt, rtol=1e-3, atol=1e-9,
                                err_msg="angular velocity after a torque tau for 2 substeps: I^-1 tau 2 dt")
 
 

@@ -19,7 +19,6 @@ import math
 import numpy as np
 import pytest
 
-from unisim_conformance import scene_cfg, scene_dt
 from unisim_core import Capability
 from unisim_core.errors import BackendClosedError, DivergenceError, EngineError, UniSimError
 
@@ -36,14 +35,7 @@ def _state(b) -> tuple[np.ndarray, np.ndarray]:
 
 def _with_options(kit, scene: str, num_envs: int, **options):
     """A backend built with the kit's options plus ``options`` (``--unisim-backend`` mode only)."""
-    if kit._state.factory is None:
-        pytest.skip("backend provided by a fixture factory: options are the factory's business")
-    from unisim_core.registry import create_backend
-
-    b = create_backend(kit._state.spec, scene_cfg(scene), num_envs, scene_dt(scene),
-                       **dict(kit._state.options, **options))
-    kit._open.append(b)
-    return b
+    return kit.make(scene, num_envs, options=options)
 
 
 # ----------------------------------------------------------------------------- lifecycle

@@ -33,10 +33,14 @@ def test_bad_options_name_the_option(make, options, needle):
     assert needle in str(info.value)
 
 
-def test_edge_inertia_scene_is_refused_by_feature(make):
-    """free_body's inertia diag(0.1, 0.2, 0.3) is on the triangle edge; float32 breaks it for MuJoCo's compiler."""
+def test_edge_inertia_scene_is_refused_by_feature(make, tmp_path):
+    """An inertia diag(0.1, 0.2, 0.3) is on the triangle edge; float32 breaks it for MuJoCo's compiler."""
+    path = tmp_path / "edge.xml"
+    path.write_text('<mujoco><worldbody><body name="box"><freejoint name="root"/><inertial pos="0 0 0" mass="2" '
+                    'diaginertia="0.1 0.2 0.3"/><geom type="box" size="0.1 0.1 0.1" mass="0"/></body></worldbody>'
+                    '</mujoco>')
     with pytest.raises(UnsupportedCapabilityError) as info:
-        make("free_body")
+        make(path)
     assert info.value.capability == "edge_inertia" and "A + B >= C" in str(info.value)
 
 

@@ -30,12 +30,11 @@ import warp as wp
 
 from unisim_core import InvalidInputError, MjcfLiteError, SimBackend, UnsupportedCapabilityError, load_mjcf
 from unisim_core import quat as Q
-from unisim_core.errors import EngineError
 from unisim_core.model import ModelInfo
 
 from . import _spec
 from ._options import NewtonOptions
-from ._scene import UNSUPPORTED_SCENE_FEATURES, build_model, build_solver
+from ._scene import build_model, build_solver
 
 
 @contextlib.contextmanager
@@ -89,13 +88,7 @@ class NewtonBackend(SimBackend):
     contract_range = ">=1.0,<2"
     options_cls = NewtonOptions
     CAPABILITIES = _spec.CAPABILITIES
-    UNSUPPORTED_SCENE_FEATURES = UNSUPPORTED_SCENE_FEATURES
     SNAPSHOT_TIER = "state"  # the solver's warm start is not part of a snapshot
-    KNOWN_KIT_DEVIATIONS = {
-        "reliability::divergence_reset_policy_reports_without_raising":
-            "the check builds free_body outside kit.make, so this backend's declared refusal of that scene "
-            "(edge_inertia) fails it instead of skipping it (measured: UnsupportedCapabilityError at construction)",
-    }
     MAX_ABS_VALUE = float(np.finfo(np.float32).max)  # the engine's state and inputs are float32
 
     options: NewtonOptions
@@ -184,11 +177,7 @@ class NewtonBackend(SimBackend):
             self._state, self._prev = self._prev, self._state
             self._cache = None
         self._time += nsteps * self.sim_dt
-        self._fresh[:] = False
-        if not np.isfinite(self._state.joint_q.numpy()).all():
-            bad = np.flatnonzero(~np.isfinite(self._world_rows(self._state.joint_q, self._layout.coords)).all(axis=1))
-            raise EngineError(f"Newton state is not finite in env(s) {bad.tolist()}; reset them with set_state. "
-                              "Reduce sim_dt, check the model, controls and forces.")
+        self._fresh[:] = False  # a non-finite state is caught by the core's divergence policy
 
     def _set_state(self, env_ids: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> None:
         self._check_open()

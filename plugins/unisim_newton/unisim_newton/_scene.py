@@ -18,14 +18,8 @@ from newton.solvers import SolverMuJoCo
 
 from unisim_core import LiteModel, UnsupportedCapabilityError
 
-__all__ = ["UNSUPPORTED_SCENE_FEATURES", "Layout", "build_model", "build_solver"]
+__all__ = ["Layout", "build_model", "build_solver"]
 
-#: Scene features the Newton backend refuses, with the reason (``SimBackend.UNSUPPORTED_SCENE_FEATURES``).
-UNSUPPORTED_SCENE_FEATURES = {
-    "edge_inertia": "a body whose principal inertias sit on the triangle inequality's edge (A + B = C, e.g. "
-                    "free_body's diag(0.1, 0.2, 0.3)): Newton holds inertia in float32, and SolverMuJoCo's "
-                    "MuJoCo compiler rejects the rounded values (A + B < C by 1e-8)",
-}
 
 _JOINT_TYPES = {"free": newton.JointType.FREE, "hinge": newton.JointType.REVOLUTE,
                 "slide": newton.JointType.PRISMATIC}
@@ -154,6 +148,7 @@ def build_solver(model: newton.Model, path: str) -> SolverMuJoCo:
             warnings.filterwarnings("ignore", message="set_const", category=DeprecationWarning)
             return SolverMuJoCo(model, separate_worlds=True)
     except ValueError as exc:
-        if "inertia must satisfy" in str(exc):
+        if "inertia must satisfy" in str(exc):  # principal inertias on the triangle edge (A + B = C): float32
+            # rounding inside Newton breaks them for SolverMuJoCo's compiler
             raise UnsupportedCapabilityError("newton", "edge_inertia", f"{path}: {exc}".replace("\n", " ")) from None
         raise
