@@ -62,7 +62,7 @@ def test_force_equals_mass_times_acceleration_for_one_step():
 
 def test_world_torque_gives_body_frame_angular_acceleration():
     """Yawed 90° about z: a world torque about z is a body torque about z; ω_z = τ/I_zz dt
-    (I_zz = 0.3, ω = 0 so no gyroscopic term); a world x torque acts about body -y (I_yy = 0.2)."""
+    (I_zz = 0.25, ω = 0 so no gyroscopic term); a world x torque acts about body -y (I_yy = 0.2)."""
     dt = 0.002
     b = make("free_body", 2, dt)
     qpos = b.get_qpos()
@@ -71,8 +71,8 @@ def test_world_torque_gives_body_frame_angular_acceleration():
     torque = np.array([[[0.0, 0.0, 0.6]], [[0.4, 0.0, 0.0]]])
     b.apply_body_force(np.array([1]), np.zeros((2, 1, 3)), torque)
     b.step(NONE)
-    np.testing.assert_allclose(b.get_qvel()[:, 3:6], [[0, 0, 0.6 / 0.3 * dt], [0, -0.4 / 0.2 * dt, 0]], atol=1e-15)
-    np.testing.assert_allclose(b.get_base_ang_vel(), [[0, 0, 2 * dt], [2 * dt, 0, 0]], atol=1e-15)
+    np.testing.assert_allclose(b.get_qvel()[:, 3:6], [[0, 0, 0.6 / 0.25 * dt], [0, -0.4 / 0.2 * dt, 0]], atol=1e-15)
+    np.testing.assert_allclose(b.get_base_ang_vel(), [[0, 0, 2.4 * dt], [2 * dt, 0, 0]], atol=1e-15)
 
 
 def test_off_center_force_on_a_child_body_rotates_the_root():
@@ -217,7 +217,7 @@ def test_interval_terms_target_envs_only():
     np.testing.assert_array_equal(qvel[:, :6], [[0] * 6, [1, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 2]])
     b.step(np.zeros((3, 0)))
     v = b.get_qvel()
-    assert v[0, 0] == pytest.approx(2 * dt) and v[0, 5] == pytest.approx(2 * dt)  # F/m, τ/I_zz
+    assert v[0, 0] == pytest.approx(2 * dt) and v[0, 5] == pytest.approx(2.4 * dt)  # F/m, τ/I_zz
     assert v[1, 0] == 1.0 and v[2, 5] == 2.0 and v[1, 5] == 0.0 and v[2, 0] == 0.0
 
 

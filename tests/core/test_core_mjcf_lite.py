@@ -25,9 +25,9 @@ def test_public_names_are_exported_from_the_package():
 @pytest.mark.parametrize("name", sorted(SCENES))
 def test_model_info_equals_mujocos_compiled_model(name):
     """Every ModelInfo table the reader builds equals the one MuJoCo's compiler builds from the same
-    file (unisim_mujoco.model_info.build_model_info), to 1e-9: an independent reference."""
+    file (unisim_mujoco.build_model_info), to 1e-9: an independent reference."""
     mujoco = pytest.importorskip("mujoco", reason="the reference is MuJoCo's compiler")
-    model_info = pytest.importorskip("unisim_mujoco.model_info", reason="unisim-mujoco builds the reference")
+    model_info = pytest.importorskip("unisim_mujoco", reason="unisim-mujoco builds the reference")
     ours = load_mjcf(SCENES[name], accept=OPTIONAL_FEATURES).model_info()
     ref = model_info.build_model_info(mujoco.MjModel.from_xml_path(str(SCENES[name])))
     for f in attrs.fields(type(ours)):

@@ -31,9 +31,15 @@ from unisim_core.backend import DeviceArrays, SimBackend
 from unisim_core.config import SceneCfg
 from unisim_core.errors import EngineError, InvalidInputError, UnsupportedCapabilityError
 from unisim_core.model import ModelInfo
-from unisim_mujoco.mocap import MujocoMocapPoseBinding
-from unisim_mujoco.model_info import actuator_gains, build_model_info, load_model
-from unisim_mujoco.randomization import SETCONST_TERMS, TERM_FIELDS, check_term_targets
+from unisim_mujoco import (
+    SETCONST_TERMS,
+    TERM_FIELDS,
+    MujocoMocapPoseBinding,
+    actuator_gains,
+    build_model_info,
+    check_term_targets,
+    load_model,
+)
 
 from . import _spec
 from ._kernels import NONFINITE, scatter_rows, stage_wrench, world_health

@@ -8,7 +8,7 @@ import attrs
 
 from unisim_core.errors import InvalidInputError
 from unisim_core.options import BackendOptions, boolean, optional_positive_int
-from unisim_mujoco.options import INTEGRATORS
+from unisim_mujoco import INTEGRATORS
 
 __all__ = ["MjwarpOptions", "CONES", "SOLVERS"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from unisim_core.capabilities import Capability
 from unisim_core.hooks import hookimpl
 from unisim_core.registry import BackendSpec
-from unisim_mujoco.spec import INIT_TERMS, INTERVAL_TERMS, RESET_TERMS  # every model term, as MuJoCo
+from unisim_mujoco import INIT_TERMS, INTERVAL_TERMS, RESET_TERMS  # every model term, as MuJoCo
 
 from ._options import MjwarpOptions
 

@@ -80,7 +80,7 @@ def test_torque_gives_alpha(make):
     t = np.array([[[0.0, 0.0, 0.6]]])
     sim.apply_body_force(np.array([1]), np.zeros((1, 1, 3)), t)
     sim.step(np.zeros((1, 0)), 1)
-    np.testing.assert_allclose(sim.get_base_ang_vel()[0], [0, 0, 0.6 / 0.3 * 0.002], rtol=1e-9)
+    np.testing.assert_allclose(sim.get_base_ang_vel()[0], [0, 0, 0.6 / 0.25 * 0.002], rtol=1e-9)
 
 
 def test_push_robots_moves_base(make):

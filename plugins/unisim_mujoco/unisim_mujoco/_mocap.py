@@ -9,7 +9,7 @@ import numpy as np
 from unisim_core.bindings import BackendMocapPoseBinding
 
 if TYPE_CHECKING:
-    from .backend import MujocoBackend
+    from ._backend import MujocoBackend
 
 __all__ = ["MujocoMocapPoseBinding"]
 

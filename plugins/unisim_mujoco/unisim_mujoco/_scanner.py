@@ -20,7 +20,7 @@ from unisim_core.config import BackendTerrainSpawnData, TerrainCfg
 from unisim_core.errors import InvalidInputError
 
 if TYPE_CHECKING:
-    from .backend import MujocoBackend
+    from ._backend import MujocoBackend
 
 __all__ = ["HFieldSampler", "MujocoHeightScanner", "terrain_spawn_data"]
 

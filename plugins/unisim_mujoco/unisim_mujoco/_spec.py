@@ -7,7 +7,7 @@ from unisim_core.hooks import hookimpl
 from unisim_core.randomization import MODEL_TERMS
 from unisim_core.registry import BackendSpec
 
-from .options import MujocoOptions
+from ._options import MujocoOptions
 
 __version__ = "0.1.0"
 
@@ -27,7 +27,7 @@ RESET_TERMS = frozenset(MODEL_TERMS | STATE_TERMS)
 @hookimpl
 def unisim_backend_spec() -> BackendSpec:
     return BackendSpec(
-        name="mujoco", backend="unisim_mujoco.backend:MujocoBackend", version=__version__,
+        name="mujoco", backend="unisim_mujoco._backend:MujocoBackend", version=__version__,
         options_cls=MujocoOptions, capabilities=CAPABILITIES, required_modules=("mujoco",),
         description="MuJoCo 4.x on mujoco.batch.Batch (CPU thread pool)",
     )
@@ -35,14 +35,14 @@ def unisim_backend_spec() -> BackendSpec:
 
 @hookimpl
 def unisim_raw_stepper():
-    from .bench import raw_stepper
+    from ._bench import raw_stepper
 
     return raw_stepper
 
 
 @hookimpl
 def unisim_step_cost_probe():
-    from .bench import step_cost_probe
+    from ._bench import step_cost_probe
 
     return step_cost_probe
 

@@ -8,7 +8,7 @@ import numpy as np
 from unisim_core.errors import EngineError, InvalidInputError
 from unisim_core.model import ModelInfo
 
-from .options import INTEGRATORS, MujocoOptions
+from ._options import INTEGRATORS, MujocoOptions
 
 __all__ = ["load_model", "build_model_info", "GEOM_TYPES", "JOINT_TYPES"]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .options import INTEGRATORS
+from ._options import INTEGRATORS
 
 __all__ = ["raw_stepper", "step_cost_probe"]
 

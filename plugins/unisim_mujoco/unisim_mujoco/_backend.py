@@ -29,12 +29,12 @@ from unisim_core.config import BackendTerrainSpawnData, CameraCfg, SceneCfg
 from unisim_core.errors import EngineError, InvalidInputError
 from unisim_core.model import ModelInfo
 
-from . import spec
-from .mocap import MujocoMocapPoseBinding
-from .model_info import actuator_gains, build_model_info, load_model
-from .options import MujocoOptions
-from .randomization import SETCONST_TERMS, SIZED_GEOMS, TERM_FIELDS, primitive_aabb
-from .scanner import HFieldSampler, MujocoHeightScanner, terrain_spawn_data
+from . import _spec as spec
+from ._mocap import MujocoMocapPoseBinding
+from ._model_info import actuator_gains, build_model_info, load_model
+from ._options import MujocoOptions
+from ._randomization import SETCONST_TERMS, SIZED_GEOMS, TERM_FIELDS, primitive_aabb
+from ._scanner import HFieldSampler, MujocoHeightScanner, terrain_spawn_data
 
 __all__ = ["MujocoBackend"]
 
@@ -344,7 +344,7 @@ class MujocoBackend(SimBackend):
     # ------------------------------------------------------------------ rendering
     def _init_renderer(self, spacing: float, offset_mode: str, headless: bool, capture: bool,
                        width: int, height: int, camera: CameraCfg) -> None:
-        from .render import BatchRenderer
+        from ._render import BatchRenderer
 
         if self._renderer is not None:
             self._renderer.close()
