@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     def inner_opts(threads: int) -> dict:
         return extra if args.no_threads_option else {**extra, "threads": threads}
 
-    from unisim_ray.backend import LOCAL_RAY_SYSTEM_CONFIG
+    from unisim_ray import LOCAL_RAY_SYSTEM_CONFIG
 
     # the same Ray settings the backend uses when it starts Ray itself
     ray.init(address="local", num_cpus=max(os.cpu_count() or 1, sum(args.shards)), include_dashboard=False,

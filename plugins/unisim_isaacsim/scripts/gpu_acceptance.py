@@ -64,7 +64,7 @@ def run(num_envs: int, device: str, backend_cls=None, expect_isaaclab: int | Non
     """All checks (``backend_cls``: ``IsaacSimBackend`` unless a test double)."""
     from unisim_core import SceneCfg
     from unisim_core.scenes import scene_path
-    from unisim_isaacsim.backend import IsaacSimBackend
+    from unisim_isaacsim._backend import IsaacSimBackend
 
     report: dict = {"ok": False, "num_envs": num_envs, "device": device, "checks": {}, "timings_s": {}}
     checks, timings = report["checks"], report["timings_s"]
@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--expect-isaaclab", type=int, choices=(2, 3), default=None,
                    help="fail unless the worker detects this Isaac Lab generation")
     args = p.parse_args(argv)
-    from unisim_isaacsim.runtime import find_runtime
+    from unisim_isaacsim._runtime import find_runtime
 
     if find_runtime() is None:
         report = {"ok": False, "skipped": "Isaac Sim runtime not found (set UNISIM_ISAACSIM_PYTHON)"}

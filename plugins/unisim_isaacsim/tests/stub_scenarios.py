@@ -24,9 +24,9 @@ from isaaclab.sim.converters import MjcfConverter, MjcfConverterCfg  # noqa: E40
 
 from unisim_core.mjcf_lite import load_mjcf  # noqa: E402
 from unisim_isaacsim import worker  # noqa: E402
-from unisim_isaacsim.layout import root_body_name  # noqa: E402
+from unisim_isaacsim._layout import root_body_name  # noqa: E402
+from unisim_isaacsim._usd_scene import isolate_articulation_root  # noqa: E402
 from unisim_isaacsim.testing.stub_sdk import lab_major  # noqa: E402
-from unisim_isaacsim.usd_scene import isolate_articulation_root  # noqa: E402
 
 ROBOT = "/World/envs/env_0/Robot"
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from unisim_core.mjcf_lite import load_mjcf
-from unisim_isaacsim.drives import joint_drives
+from unisim_isaacsim._drives import joint_drives
 from unisim_isaacsim.testing import import_or_skip_outside_ci
 
 mujoco = import_or_skip_outside_ci("mujoco", "the reference forces come from MuJoCo (pip install mujoco)")

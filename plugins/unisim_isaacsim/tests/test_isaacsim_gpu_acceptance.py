@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from unisim_isaacsim.runtime import find_runtime
+from unisim_isaacsim._runtime import find_runtime
 from unisim_isaacsim.testing import import_or_skip_outside_ci
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "gpu_acceptance.py"
@@ -47,8 +47,8 @@ def test_script_checks_run_end_to_end_on_the_test_double_worker(monkeypatch, tmp
     """Every step of the acceptance run, against the SDK-free test double (real worker subprocess)."""
     import importlib.util
 
-    from unisim_isaacsim.backend import IsaacSimBackend
-    from unisim_isaacsim.runtime import HOME_ENV, PYTHON_ENV
+    from unisim_isaacsim._backend import IsaacSimBackend
+    from unisim_isaacsim._runtime import HOME_ENV, PYTHON_ENV
 
     import_or_skip_outside_ci("unisim_mujoco", "the parity step runs MuJoCo (pip install -e plugins/unisim_mujoco)")
 
@@ -85,7 +85,7 @@ def test_script_runs_on_the_real_worker_over_the_sdk_stubs(monkeypatch, tmp_path
     dynamics checks and the frame's content are not judged; the generation check is)."""
     import importlib.util
 
-    from unisim_isaacsim.runtime import HOME_ENV, PYTHON_ENV
+    from unisim_isaacsim._runtime import HOME_ENV, PYTHON_ENV
     from unisim_isaacsim.testing import USD_EXTRA
     from unisim_isaacsim.testing.stub_sdk import LAB_ENV
     from unisim_isaacsim.testing.stub_sdk_run import StubSdkIsaacSim

@@ -24,11 +24,11 @@ from unisim_core.fake import FakeBackend
 from unisim_core.quat import quat_normalize
 from unisim_core.scenes import scene_path
 from unisim_core.worker import WorkerStartupError
-from unisim_isaacsim.backend import IsaacSimBackend
-from unisim_isaacsim.launch import FALLBACK_ENV, WorkerPath
-from unisim_isaacsim.physx_solver import PhysxSolverConfig
-from unisim_isaacsim.readback import SolverReadbackError
-from unisim_isaacsim.runtime import HOME_ENV, PYTHON_ENV
+from unisim_isaacsim._backend import IsaacSimBackend
+from unisim_isaacsim._launch import FALLBACK_ENV, WorkerPath
+from unisim_isaacsim._physx_solver import PhysxSolverConfig
+from unisim_isaacsim._readback import SolverReadbackError
+from unisim_isaacsim._runtime import HOME_ENV, PYTHON_ENV
 from unisim_isaacsim.testing.fake_isaac_worker import MODE_ENV
 
 N = 3

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from unisim_core.quat import quat_apply, quat_normalize
-from unisim_isaacsim import layout as L
+from unisim_isaacsim import _layout as L
 
 # A free root + 3 hinges whose Isaac order differs from MuJoCo's.
 NAMES = ("root", "hip", "knee", "ankle")

@@ -9,7 +9,7 @@ import attrs
 import numpy as np
 import pytest
 
-from unisim_isaacsim.physx_solver import (
+from unisim_isaacsim._physx_solver import (
     PhysxSolverConfig,
     build_isaaclab_physx_cfg,
     solver_value_matches,

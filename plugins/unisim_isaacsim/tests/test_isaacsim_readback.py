@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from unisim_isaacsim.physx_solver import PhysxSolverConfig
-from unisim_isaacsim.readback import SolverReadbackError, verify_solver_readback
+from unisim_isaacsim._physx_solver import PhysxSolverConfig
+from unisim_isaacsim._readback import SolverReadbackError, verify_solver_readback
 from unisim_isaacsim.testing.fake_isaac_worker import fake_readback
 
 CFG = PhysxSolverConfig(solver_position_iteration_count=8, solver_velocity_iteration_count=2,

@@ -9,7 +9,7 @@ import pytest
 
 from unisim_core import registry
 from unisim_core.errors import OptionalDependencyError
-from unisim_isaacsim.runtime import HOME_ENV, PYTHON_ENV
+from unisim_isaacsim._runtime import HOME_ENV, PYTHON_ENV
 
 
 @pytest.fixture
@@ -39,7 +39,7 @@ def test_listed_ok_once_a_runtime_is_found(no_runtime):
     registry.reset_registry()
     rec = {r.name: r for r in registry.list_backends()}["isaacsim"]
     assert rec.status == "ok", rec.reason
-    from unisim_isaacsim.backend import IsaacSimBackend
+    from unisim_isaacsim._backend import IsaacSimBackend
 
     assert registry.get_backend_class("isaacsim") is IsaacSimBackend
 
@@ -53,7 +53,7 @@ def test_cli_backends_row(no_runtime):
 
 def test_listing_imports_neither_the_backend_module_nor_an_sdk(no_runtime):
     code = ("import sys; from unisim_core import registry; registry.list_backends(); "
-            "bad = ('unisim_isaacsim.backend', 'isaac', 'omni', 'pxr'); "
+            "bad = ('unisim_isaacsim._backend', 'isaac', 'omni', 'pxr'); "
             "print(sorted(m for m in sys.modules if m.startswith(bad)))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

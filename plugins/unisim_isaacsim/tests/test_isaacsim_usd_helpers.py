@@ -15,7 +15,7 @@ from unisim_isaacsim.testing import USD_EXTRA, import_or_skip_outside_ci
 import_or_skip_outside_ci("physx_usd_schemas", USD_EXTRA)
 from pxr import Sdf, Usd, UsdGeom, UsdPhysics  # noqa: E402
 
-from unisim_isaacsim.usd_helpers import (  # noqa: E402
+from unisim_isaacsim._usd_helpers import (  # noqa: E402
     apply_collision_offsets,
     apply_max_depenetration_velocity,
     read_engine_solver_values,
@@ -177,7 +177,7 @@ def test_late_schema_registration_fails_closed_with_a_hint():
         "stage = Usd.Stage.CreateInMemory()\n"
         "UsdPhysics.CollisionAPI.Apply(UsdGeom.Cube.Define(stage, '/c').GetPrim())\n"
         "from unisim_core.errors import OptionalDependencyError\n"
-        "from unisim_isaacsim.usd_helpers import apply_collision_offsets\n"
+        "from unisim_isaacsim._usd_helpers import apply_collision_offsets\n"
         "try:\n"
         "    apply_collision_offsets(stage, contact_offset=0.02)\n"
         "except OptionalDependencyError as exc:\n"

@@ -18,8 +18,8 @@ from unisim_isaacsim.testing import USD_EXTRA, import_or_skip_outside_ci
 import_or_skip_outside_ci("physx_usd_schemas", USD_EXTRA)
 from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics  # noqa: E402
 
-from unisim_isaacsim.usd_helpers import apply_collision_offsets, read_engine_solver_values  # noqa: E402
-from unisim_isaacsim.usd_scene import (  # noqa: E402
+from unisim_isaacsim._usd_helpers import apply_collision_offsets, read_engine_solver_values  # noqa: E402
+from unisim_isaacsim._usd_scene import (  # noqa: E402
     define_camera,
     isolate_articulation_root,
     make_physics_prims_authorable,

@@ -1,1 +1,21 @@
-"""Isaac Sim / Isaac Lab backend for UniSim: SDK-free host side and worker-side helpers."""
+"""Isaac Sim / Isaac Lab backend for UniSim: an SDK-free host (``IsaacSimBackend``) and the worker that
+runs inside Isaac Sim's Python (``python -m unisim_isaacsim.worker``). The modules are private; this
+package is the public surface, and importing it never imports the Isaac SDK. ``unisim_isaacsim.testing``
+holds the test doubles (a stand-in worker and SDK stubs)."""
+
+from ._options import IsaacSimOptions
+from ._physx_solver import PhysxSolverConfig
+from ._runtime import find_runtime, require_runtime
+from ._spec import CAPABILITIES, __version__, unisim_backend_spec, unisim_diagnostics
+
+__all__ = ["IsaacSimBackend", "IsaacSimOptions", "PhysxSolverConfig", "CAPABILITIES", "find_runtime",
+           "require_runtime", "__version__", "unisim_backend_spec", "unisim_diagnostics"]
+
+
+def __getattr__(name: str):
+    # listing backends imports this package: the host module loads on first use only
+    if name == "IsaacSimBackend":
+        from ._backend import IsaacSimBackend
+
+        return IsaacSimBackend
+    raise AttributeError(f"module 'unisim_isaacsim' has no attribute {name!r}")

@@ -6,14 +6,14 @@ from ``isaaclab.__version__`` and every API difference is converted at this modu
 order). It has never run on a GPU in this project's CI; it runs there against the SDK stubs of
 :mod:`unisim_isaacsim.testing.stub_sdk`.
 
-Started by :class:`~unisim_isaacsim.backend.IsaacSimBackend`; it serves the hosted op protocol of
+Started by :class:`~unisim_isaacsim._backend.IsaacSimBackend`; it serves the hosted op protocol of
 ``unisim_core.worker`` (``describe``, ``attach``, ``step``, ``set_state``, ``bodies``,
 ``init_renderer``, ``capture_frame``, ``close``). Module scope is stdlib only; unisim_core, numpy
 and the SDK are imported inside functions (the SDK only after the app is launched).
 
 INIT, in order: launch the app headless (``AppLauncher``); read the MuJoCo-layout model tables
 from the MJCF (``unisim_core.mjcf_lite``); create the ``SimulationContext`` with the PhysX config
-(:func:`~unisim_isaacsim.physx_solver.build_isaaclab_physx_cfg`, min = max iteration counts; Isaac
+(:func:`~unisim_isaacsim._physx_solver.build_isaaclab_physx_cfg`, min = max iteration counts; Isaac
 Sim's ``PhysicsContext`` authors these on the physics-scene prim); enable Isaac Sim's MJCF
 importer extension (failing when it does not enable) and import a staged copy of the MJCF named
 ``<usd-safe stem>.xml`` (Isaac Lab 2.3's ``MjcfConverter`` splits the file name on ``.`` and makes
@@ -21,19 +21,19 @@ the stem a prim path) through Isaac Lab's ``MjcfConverter``; spawn it as env 0
 (articulation-root iteration counts authored when requested), the MJCF world geoms (the floor)
 coming with it into every environment; keep one articulation root (a welded root body: moved to
 the robot prim so PhysX makes the articulation fixed-base) and de-instance the colliders
-(:mod:`unisim_isaacsim.usd_scene`); author the collision offsets and max depenetration velocity
-on every collider / rigid body (:mod:`unisim_isaacsim.usd_helpers`) **before** cloning; clone
+(:mod:`unisim_isaacsim._usd_scene`); author the collision offsets and max depenetration velocity
+on every collider / rigid body (:mod:`unisim_isaacsim._usd_helpers`) **before** cloning; clone
 ``num_envs`` environments with ``GridCloner`` as Isaac Lab's ``InteractiveScene`` does
 (replicated physics; environment ids filter collisions on the GPU, collision groups on the CPU);
 build the ``Articulation`` with one implicit drive per hinge/slide joint equal to its MJCF
-actuator (:mod:`unisim_isaacsim.drives`) and default joint positions from the scene's default
+actuator (:mod:`unisim_isaacsim._drives`) and default joint positions from the scene's default
 keyframe (or ``qpos0``) clipped into the joint limits; ``sim.reset()``; read the solver settings back (the
 PhysX view for the shape offsets, the only ones it has getters for; the authored USD value
 otherwise, labelled as such); take the environment row order from the articulation view's prim
 paths. MJCF names are matched as the importer writes them
-(:func:`~unisim_isaacsim.layout.mjcf_usd_name`).
+(:func:`~unisim_isaacsim._layout.mjcf_usd_name`).
 
-State crosses in the contract layout (see :mod:`unisim_isaacsim.layout`): positions relative to
+State crosses in the contract layout (see :mod:`unisim_isaacsim._layout`): positions relative to
 each environment origin, quaternions wxyz, root angular velocity in the body frame.
 """
 
@@ -43,7 +43,7 @@ import os
 import sys
 from typing import Any
 
-from .launch import FALLBACK_ENV
+from ._launch import FALLBACK_ENV
 
 __all__ = ["run", "main", "factory"]
 
@@ -110,7 +110,7 @@ def _stage_model(model_file: str, workdir: str) -> str:
     fail there. Every other entry of the model's directory is symlinked beside the copy, so the
     model's relative asset paths (meshes, includes) still resolve.
     """
-    from .layout import mjcf_usd_name
+    from ._layout import mjcf_usd_name
 
     src = os.path.abspath(model_file)
     folder, name = os.path.split(src)
@@ -130,7 +130,7 @@ class _Lab2:
     quat_order = "wxyz"
 
     def physics_cfg(self, sim_utils, cfg) -> dict[str, Any]:
-        from .physx_solver import build_isaaclab_physx_cfg
+        from ._physx_solver import build_isaaclab_physx_cfg
 
         return {"physx": build_isaaclab_physx_cfg(sim_utils, cfg)}
 
@@ -181,7 +181,7 @@ class _Lab3(_Lab2):
     def physics_cfg(self, sim_utils, cfg) -> dict[str, Any]:
         import isaaclab_physx.physics as physics
 
-        from .physx_solver import build_isaaclab_physx_cfg
+        from ._physx_solver import build_isaaclab_physx_cfg
 
         return {"physics": build_isaaclab_physx_cfg(physics, cfg)}
 
@@ -234,9 +234,9 @@ class _IsaacSession:
         from unisim_core.mjcf_lite import load_mjcf
         from unisim_core.worker.hosted import scene_from_plain
 
-        from .drives import joint_drives
-        from .layout import root_mount
-        from .physx_solver import PhysxSolverConfig
+        from ._drives import joint_drives
+        from ._layout import root_mount
+        from ._physx_solver import PhysxSolverConfig
 
         self.np = np
         self.progress = progress
@@ -273,9 +273,9 @@ class _IsaacSession:
         import torch
         from pxr import UsdGeom
 
-        from . import layout as L
-        from .usd_helpers import apply_collision_offsets, apply_max_depenetration_velocity
-        from .usd_scene import isolate_articulation_root, make_physics_prims_authorable
+        from . import _layout as L
+        from ._usd_helpers import apply_collision_offsets, apply_max_depenetration_velocity
+        from ._usd_scene import isolate_articulation_root, make_physics_prims_authorable
 
         np, info, cfg = self.np, self.info, self.physx
         self.torch = torch
@@ -354,13 +354,13 @@ class _IsaacSession:
         self._write_state(np.arange(self.n), np.tile(info.qpos0, (self.n, 1)), np.zeros((self.n, info.nv)))
 
     def _articulation(self):
-        """The ``Articulation``, one implicit drive per MJCF hinge/slide joint (:mod:`~unisim_isaacsim.drives`)."""
+        """The ``Articulation``, one implicit drive per MJCF hinge/slide joint (:mod:`~unisim_isaacsim._drives`)."""
         import re
 
         from isaaclab.actuators import ImplicitActuatorCfg
         from isaaclab.assets import Articulation, ArticulationCfg
 
-        from .layout import init_joint_positions, mjcf_usd_name
+        from ._layout import init_joint_positions, mjcf_usd_name
 
         np, info, d = self.np, self.info, self.drives
         expr = {n: re.escape(mjcf_usd_name(n)) for n in info.joint_names}  # Isaac's joint names are prim names
@@ -385,7 +385,7 @@ class _IsaacSession:
 
     def _actuator_maps(self) -> None:
         """Isaac joint index of each position / motor actuator's joint, in actuator order."""
-        from .layout import mjcf_usd_name
+        from ._layout import mjcf_usd_name
 
         np, d = self.np, self.drives
         index = {n: i for i, n in enumerate(self.robot.joint_names)}
@@ -395,7 +395,7 @@ class _IsaacSession:
         self.ctrl_lo, self.ctrl_hi = self.info.actuator_ctrl_range[:, 0], self.info.actuator_ctrl_range[:, 1]
 
     def _solver_readback(self) -> dict[str, Any]:
-        """Each applied value with its provenance (see :mod:`unisim_isaacsim.readback`).
+        """Each applied value with its provenance (see :mod:`unisim_isaacsim._readback`).
 
         PhysX 107.3's articulation view has getters for the shape contact / rest offsets only
         (``(num_envs, max_shapes)`` float32); every other field is the value authored on the stage:
@@ -403,7 +403,7 @@ class _IsaacSession:
         capacities (authored there by Isaac Sim's ``PhysicsContext``), each body's depenetration
         velocity.
         """
-        from .usd_helpers import read_engine_solver_values
+        from ._usd_helpers import read_engine_solver_values
 
         np, cfg, view = self.np, self.physx, self.lab.view(self.robot)
         out: dict[str, Any] = {}
@@ -453,7 +453,7 @@ class _IsaacSession:
         return self.lab.tensor(buf).detach().cpu().numpy().astype(self.np.float64)
 
     def _wxyz(self, q):
-        from .layout import xyzw_to_wxyz
+        from ._layout import xyzw_to_wxyz
 
         return xyzw_to_wxyz(q) if self.native_quat == "xyzw" else q
 
@@ -461,7 +461,7 @@ class _IsaacSession:
         return self.np.ascontiguousarray(q[..., [1, 2, 3, 0]]) if self.native_quat == "xyzw" else q
 
     def _write_state(self, rows, qpos, qvel) -> None:
-        from .layout import isaac_from_qpos_qvel
+        from ._layout import isaac_from_qpos_qvel
 
         torch, dev = self.torch, self.robot.device
         w = isaac_from_qpos_qvel(self.layout, qpos, qvel, self.row_origins[rows])
@@ -475,7 +475,7 @@ class _IsaacSession:
         self.lab.refresh(self.sim, self.robot)
 
     def _publish(self) -> None:
-        from .layout import qpos_qvel_from_isaac
+        from ._layout import qpos_qvel_from_isaac
 
         d = self.robot.data
         qpos, qvel = qpos_qvel_from_isaac(
@@ -524,7 +524,7 @@ class _IsaacSession:
             self._publish()
 
         def bodies() -> None:
-            from .layout import bodies_from_isaac
+            from ._layout import bodies_from_isaac
 
             d = self.robot.data
             pos, quat, lin, ang = bodies_from_isaac(
@@ -540,7 +540,7 @@ class _IsaacSession:
                 raise UnsupportedCapabilityError("isaacsim", "video_capture", "launch with enable_cameras=True")
             import omni.replicator.core as rep
 
-            from .usd_scene import define_camera
+            from ._usd_scene import define_camera
 
             if self.camera is not None:
                 self.camera["annotator"].detach()
@@ -557,8 +557,8 @@ class _IsaacSession:
                 self.sim.render()
 
         def _aim() -> None:
-            from .layout import orbit_eye
-            from .usd_scene import set_camera_look_at
+            from ._layout import orbit_eye
+            from ._usd_scene import set_camera_look_at
 
             cam = self.camera["cfg"]
             row = self.env_rows.index(0)  # the engine row holding contract env 0

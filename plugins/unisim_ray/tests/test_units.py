@@ -129,7 +129,7 @@ def test_spec_and_diagnostics_without_importing_ray():
             "print(s.backend, 'layout' in ' '.join(d), 'ray' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "RAY_ADDRESS": ""})
-    assert out.stdout.split() == ["unisim_ray.backend:RayBackend", "True", "False"]
+    assert out.stdout.split() == ["unisim_ray._backend:RayBackend", "True", "False"]
     spec = unisim_backend_spec()
     assert spec.name == "ray" and spec.options_cls is RayOptions and spec.required_modules == ("ray",)
     assert "render" not in {c.value for c in spec.capabilities}

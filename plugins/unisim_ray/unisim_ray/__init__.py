@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from unisim_core.hooks import hookimpl
 
-from ._layout import describe_layout, split_envs
-from .errors import (
+from ._errors import (
     ShardCallError,
     ShardDiedError,
     ShardError,
@@ -28,10 +27,11 @@ from .errors import (
     ShardStartupError,
     ShardTimeoutError,
 )
-from .options import RayOptions
+from ._layout import describe_layout, split_envs
+from ._options import RayOptions
 
 if TYPE_CHECKING:
-    from .backend import FORWARDED_CAPABILITIES, RayBackend, ShardInfo
+    from ._backend import FORWARDED_CAPABILITIES, LOCAL_RAY_SYSTEM_CONFIG, RayBackend, ShardInfo
 
 __version__ = "0.1.0"
 
@@ -40,6 +40,7 @@ __all__ = [
     "RayOptions",
     "ShardInfo",
     "FORWARDED_CAPABILITIES",
+    "LOCAL_RAY_SYSTEM_CONFIG",
     "ShardError",
     "ShardDiedError",
     "ShardTimeoutError",
@@ -51,22 +52,23 @@ __all__ = [
     "unisim_diagnostics",
 ]
 
-_LAZY = {"RayBackend", "ShardInfo", "FORWARDED_CAPABILITIES"}
+_LAZY = {"RayBackend", "ShardInfo", "FORWARDED_CAPABILITIES", "LOCAL_RAY_SYSTEM_CONFIG"}
 
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
-        from . import backend
+        from . import _backend
 
-        return getattr(backend, name)
+        return getattr(_backend, name)
     raise AttributeError(f"module 'unisim_ray' has no attribute {name!r}")
 
 
 def _forwarded() -> frozenset:
-    # Mirrors backend.FORWARDED_CAPABILITIES without importing the backend module.
+    # Mirrors _backend.FORWARDED_CAPABILITIES without importing the backend module.
     from unisim_core.capabilities import Capability
 
-    return frozenset(Capability) - {Capability.RENDER, Capability.VIDEO_CAPTURE, Capability.PLAYBACK}
+    return frozenset(Capability) - {Capability.RENDER, Capability.VIDEO_CAPTURE, Capability.PLAYBACK,
+                                    Capability.DEVICE_ARRAYS}
 
 
 @hookimpl
@@ -76,7 +78,7 @@ def unisim_backend_spec():
 
     return BackendSpec(
         name="ray",
-        backend="unisim_ray.backend:RayBackend",
+        backend="unisim_ray._backend:RayBackend",
         version=__version__,
         contract_range=">=1.0,<2",
         options_cls=RayOptions,

@@ -1,7 +1,7 @@
 """TEST DOUBLE of the Isaac Sim worker: same protocol, stand-in engine, no Isaac Sim.
 
 ``python -m unisim_isaacsim.testing.fake_isaac_worker`` accepts the INIT payload of
-:func:`unisim_isaacsim.backend.init_payload` and serves the ops of the real worker, but simulates
+:func:`unisim_isaacsim._backend.init_payload` and serves the ops of the real worker, but simulates
 with unisim_core's ``FakeBackend``. It deliberately speaks the wire layout an Isaac worker may
 use, so the host's boundary handling is exercised end to end against a real subprocess:
 
@@ -49,7 +49,7 @@ def _modes() -> dict[str, str]:
 
 def fake_readback(payload: dict[str, Any], num_envs: int, kind: str = "honest") -> dict[str, Any]:
     """What a worker would report for ``payload``; ``kind`` forges it for the failure tests."""
-    from unisim_isaacsim.physx_solver import PhysxSolverConfig
+    from unisim_isaacsim._physx_solver import PhysxSolverConfig
 
     cfg = PhysxSolverConfig.from_payload(payload)
     report: dict[str, Any] = {}

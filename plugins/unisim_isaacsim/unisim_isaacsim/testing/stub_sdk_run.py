@@ -2,7 +2,7 @@
 
 ``python -m unisim_isaacsim.testing.stub_sdk_run MODEL.xml [--isaaclab 2|3] [--device cuda:0|cpu]``
 
-The host (:class:`~unisim_isaacsim.backend.IsaacSimBackend`) starts ``worker.py`` in a subprocess
+The host (:class:`~unisim_isaacsim._backend.IsaacSimBackend`) starts ``worker.py`` in a subprocess
 of this interpreter with the stubs of :mod:`unisim_isaacsim.testing.stub_sdk` installed there, then
 INIT, a reset to the default state, a ``set_state`` round trip, a few steps holding the default
 position and a body readback. The physics is a stub: the JSON says whether the worker's code paths
@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..backend import IsaacSimBackend
+from .._backend import IsaacSimBackend
 from .stub_sdk import LAB_ENV
 from .stub_sdk.engine import STUB
 
@@ -43,13 +43,13 @@ def run(model: str, isaaclab: int = 2, *, device: str = "cuda:0", num_envs: int 
     """Drive the real worker on the stubs for ``model``; the report :func:`main` prints.
 
     ``python`` runs the worker (this interpreter by default); ``options`` are
-    :class:`~unisim_isaacsim.options.IsaacSimOptions` (with ``enable_cameras=True`` a frame is
+    :class:`~unisim_isaacsim._options.IsaacSimOptions` (with ``enable_cameras=True`` a frame is
     captured and its shape reported as ``frame``).
     """
     from unisim_core import SceneCfg
     from unisim_core.mjcf_lite import load_mjcf
 
-    from ..runtime import PYTHON_ENV
+    from .._runtime import PYTHON_ENV
 
     if isaaclab not in (2, 3):
         raise ValueError(f"isaaclab: expected 2 or 3, got {isaaclab!r}")

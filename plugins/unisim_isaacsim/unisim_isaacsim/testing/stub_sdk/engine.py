@@ -4,7 +4,7 @@ a PhysX-articulation-view stand-in and a kinematic integrator. Not physics: see 
 Rules mirrored (each cited where it is enforced):
 
 - the importer layout of Isaac Sim 5.1's ``isaacsim.asset.importer.mjcf`` as the worker expects
-  it (:mod:`unisim_isaacsim.usd_scene`): ``R/<top>/<body>`` links, ``R/joints``, ``R/worldBody``,
+  it (:mod:`unisim_isaacsim._usd_scene`): ``R/<top>/<body>`` links, ``R/joints``, ``R/worldBody``,
   instanceable ``collisions``; a jointless top body welded by a world ``FixedJoint``;
 - PhysX's parser: an ``ArticulationRootAPI`` on a rigid body makes a floating-base articulation
   whose world joints are maximal-coordinate joints, not DOFs (Isaac Lab 2.3.2

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pxr import Usd, UsdGeom, UsdPhysics
 
-from unisim_isaacsim.usd_helpers import _physx_schema
+from unisim_isaacsim._usd_helpers import _physx_schema
 
 _physx_schema()  # registers the PhysX schemas before the first stage exists
 

@@ -16,8 +16,8 @@ import omni.usd
 from pxr import UsdLux, UsdPhysics
 
 from isaaclab._cfg import MISSING, PHYSX_FIELDS, cfg_class
+from unisim_isaacsim._usd_helpers import _physx_schema
 from unisim_isaacsim.testing.stub_sdk import lab_major
-from unisim_isaacsim.usd_helpers import _physx_schema
 
 PhysxSchema = _physx_schema()  # Isaac Sim ships pxr.PhysxSchema; stock USD gets physx-usd-schemas
 

@@ -11,7 +11,7 @@ import attrs
 from unisim_core.errors import InvalidInputError, InvalidTypeError
 from unisim_core.options import BackendOptions, boolean
 
-from .physx_solver import PhysxSolverConfig
+from ._physx_solver import PhysxSolverConfig
 
 __all__ = ["IsaacSimOptions"]
 

@@ -35,10 +35,7 @@ from unisim_core.errors import BackendClosedError, OptionalDependencyError, UniS
 from unisim_core.model import ModelInfo
 from unisim_core.options import build_options
 
-from ._layout import route, split_envs
-from ._scene import pack_scene
-from ._shard import STATE_FIELDS, ShardHost, rebuild_exception
-from .errors import (
+from ._errors import (
     ShardCallError,
     ShardDiedError,
     ShardError,
@@ -46,7 +43,10 @@ from .errors import (
     ShardStartupError,
     ShardTimeoutError,
 )
-from .options import RayOptions
+from ._layout import route, split_envs
+from ._options import RayOptions
+from ._scene import pack_scene
+from ._shard import STATE_FIELDS, ShardHost, rebuild_exception
 
 __all__ = ["RayBackend", "ShardInfo", "FORWARDED_CAPABILITIES", "LOCAL_RAY_SYSTEM_CONFIG"]
 

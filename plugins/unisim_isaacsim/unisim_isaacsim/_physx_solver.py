@@ -3,7 +3,7 @@
 The host validates the overrides fail-closed and forwards them in the cold INIT payload; the
 worker re-validates the payload (:meth:`PhysxSolverConfig.from_payload`), maps the scene-level
 values onto IsaacLab's ``PhysxCfg`` (:func:`build_isaaclab_physx_cfg`) and authors the per-shape
-and per-body values on the USD stage (:mod:`unisim_isaacsim.usd_helpers`). The host then compares
+and per-body values on the USD stage (:mod:`unisim_isaacsim._usd_helpers`). The host then compares
 the worker's readback strictly against the request (:func:`solver_value_matches`).
 
 No engine SDK is imported here, so the host interpreter stays SDK-free.
@@ -165,7 +165,7 @@ def build_isaaclab_physx_cfg(sim_utils: Any, config: PhysxSolverConfig) -> Any:
     pinning both bounds to the requested count makes it the effective count for each actor.
     An unconfigured field keeps IsaacLab's default. ``contact_offset``, ``rest_offset`` and
     ``max_depenetration_velocity`` have no ``PhysxCfg`` field; they are authored per shape/body
-    on the stage by :mod:`unisim_isaacsim.usd_helpers`.
+    on the stage by :mod:`unisim_isaacsim._usd_helpers`.
     """
     if not isinstance(config, PhysxSolverConfig):
         raise TypeError(f"config must be a PhysxSolverConfig; got {type(config).__name__}")

@@ -2,14 +2,14 @@
 
 It is a configuration of the core :class:`~unisim_core.worker.backend.WorkerBackend`: the worker
 runs ``python -m unisim_isaacsim.worker`` in Isaac Sim's interpreter (found by
-:func:`~unisim_isaacsim.runtime.require_runtime`), with this host's ``unisim_core`` and
-``unisim_isaacsim`` made importable there (see :mod:`unisim_isaacsim.launch`). Everything else
+:func:`~unisim_isaacsim._runtime.require_runtime`), with this host's ``unisim_core`` and
+``unisim_isaacsim`` made importable there (see :mod:`unisim_isaacsim._launch`). Everything else
 (input validation, shared-memory state, deadlines, fault handling, environment row order and
 quaternion order at the boundary) is the core layer's.
 
 At construction the worker's ``describe`` reply must carry a solver readback that
-:func:`~unisim_isaacsim.readback.verify_solver_readback` accepts for the requested ``physx``
-options; otherwise the worker is stopped and :class:`~unisim_isaacsim.readback.SolverReadbackError`
+:func:`~unisim_isaacsim._readback.verify_solver_readback` accepts for the requested ``physx``
+options; otherwise the worker is stopped and :class:`~unisim_isaacsim._readback.SolverReadbackError`
 is raised. This module never imports the Isaac SDK.
 """
 
@@ -26,13 +26,13 @@ from unisim_core.errors import InvalidInputError
 from unisim_core.worker.backend import WorkerBackend, WorkerLaunch
 from unisim_core.worker.hosted import scene_to_plain
 
-from .launch import WorkerPath
-from .layout import REFUSED_ROOTS, root_mount
-from .options import IsaacSimOptions
-from .physx_solver import PhysxSolverConfig
-from .readback import verify_solver_readback
-from .runtime import require_runtime
-from .spec import CAPABILITIES, REQUIRED_RUNTIME, __version__
+from ._launch import WorkerPath
+from ._layout import REFUSED_ROOTS, root_mount
+from ._options import IsaacSimOptions
+from ._physx_solver import PhysxSolverConfig
+from ._readback import verify_solver_readback
+from ._runtime import require_runtime
+from ._spec import CAPABILITIES, REQUIRED_RUNTIME, __version__
 
 __all__ = ["IsaacSimBackend", "init_payload", "check_model"]
 
@@ -53,7 +53,7 @@ def init_payload(scene, num_envs: int, sim_dt: float, options: IsaacSimOptions) 
 def check_model(scene) -> None:
     """Refuse, before Isaac Sim starts, a scene the worker cannot build: a model the worker's MJCF
     reader rejects (``UnsupportedCapabilityError`` naming the scene feature when it has one), an
-    unknown ``default_keyframe``, or a root :func:`~unisim_isaacsim.layout.root_mount` refuses
+    unknown ``default_keyframe``, or a root :func:`~unisim_isaacsim._layout.root_mount` refuses
     (exactly one top-level body, floating or welded)."""
     from unisim_core.errors import UnknownNameError, UnsupportedCapabilityError
     from unisim_core.mjcf_lite import MjcfLiteError, load_mjcf

@@ -6,8 +6,8 @@ from unisim_core.capabilities import Capability
 from unisim_core.hooks import hookimpl
 from unisim_core.registry import BackendSpec
 
-from .options import IsaacSimOptions
-from .runtime import HOME_ENV, PYTHON_ENV, find_runtime
+from ._options import IsaacSimOptions
+from ._runtime import HOME_ENV, PYTHON_ENV, find_runtime
 
 __version__ = "0.1.0"
 
@@ -29,7 +29,7 @@ def runtime_reason() -> str | None:
 @hookimpl
 def unisim_backend_spec() -> BackendSpec:
     return BackendSpec(
-        name="isaacsim", backend="unisim_isaacsim.backend:IsaacSimBackend", version=__version__,
+        name="isaacsim", backend="unisim_isaacsim._backend:IsaacSimBackend", version=__version__,
         options_cls=IsaacSimOptions, capabilities=CAPABILITIES, required_runtime=REQUIRED_RUNTIME,
         runtime_check=runtime_reason,
         description="Isaac Sim 5.1 / Isaac Lab 2.3 (PhysX, GPU) in a worker process",

@@ -7,10 +7,10 @@ was read (its provenance) and the evidence that goes with that kind of read:
   ``sim.reset()``; ``n`` is the number of view rows that agreed and must equal ``num_envs``.
 - ``{"value": v, "source": "usd_stage", "prims": n}``: an *authored* value read from the USD stage
   on ``n >= 1`` prims (schema defaults do not count), e.g. by
-  :func:`unisim_isaacsim.usd_helpers.read_engine_solver_values`.
+  :func:`unisim_isaacsim._usd_helpers.read_engine_solver_values`.
 
 :func:`verify_solver_readback` compares every requested field with
-:func:`~unisim_isaacsim.physx_solver.solver_value_matches` (float32 storage is the only tolerance)
+:func:`~unisim_isaacsim._physx_solver.solver_value_matches` (float32 storage is the only tolerance)
 and fails closed on a missing, extra or mismatched field, an unknown source, a source that field
 cannot honestly have, or evidence that does not fit the source (a stage read labelled as an engine
 read carries ``prims``, not ``rows``).
@@ -25,7 +25,7 @@ import attrs
 
 from unisim_core.errors import EngineError
 
-from .physx_solver import PhysxSolverConfig, solver_value_matches
+from ._physx_solver import PhysxSolverConfig, solver_value_matches
 
 __all__ = ["SolverReadbackError", "verify_solver_readback", "ALLOWED_SOURCES", "SOURCES"]
 
