@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 from typing import Any
 
 import attrs
@@ -11,7 +12,7 @@ import numpy as np
 from .errors import InvalidInputError
 
 __all__ = ["BackendOptions", "build_options", "describe_options", "float_dtype", "positive_int",
-           "optional_positive_int", "boolean", "DIVERGENCE_POLICIES"]
+           "optional_positive_int", "boolean", "DIVERGENCE_POLICIES", "optional_choice", "optional_device"]
 
 _DTYPES = {np.dtype(np.float32): np.float32, np.dtype(np.float64): np.float64}
 
@@ -44,6 +45,23 @@ def optional_positive_int(inst, attribute, value) -> None:
         return
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
         raise InvalidInputError(f"{attribute.name}: expected an int >= 1 or None, got {value!r}")
+
+
+def optional_choice(choices):
+    """attrs validator factory: ``None`` or one of ``choices``."""
+    def check(inst, attribute, value) -> None:
+        if value is not None and value not in choices:
+            raise InvalidInputError(f"{attribute.name}: expected None or one of {sorted(choices)}, got {value!r}")
+    return check
+
+
+_DEVICE = re.compile(r"cpu|cuda(:\d+)?")
+
+
+def optional_device(inst, attribute, value) -> None:
+    """attrs validator: ``None`` (the backend picks), ``"cpu"``, ``"cuda"`` or ``"cuda:N"``."""
+    if value is not None and not (isinstance(value, str) and _DEVICE.fullmatch(value)):
+        raise InvalidInputError(f"{attribute.name}: expected None, 'cpu', 'cuda' or 'cuda:N', got {value!r}")
 
 
 def boolean(inst, attribute, value) -> None:

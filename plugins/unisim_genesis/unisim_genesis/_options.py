@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import re
-
 import attrs
 
-from unisim_core.errors import InvalidInputError
-from unisim_core.options import BackendOptions, optional_positive_int
+from unisim_core.options import BackendOptions, optional_choice, optional_device, optional_positive_int
 
 __all__ = ["GenesisOptions", "CONSTRAINT_SOLVERS", "LOG_LEVELS", "PRECISIONS"]
 
@@ -17,19 +14,6 @@ CONSTRAINT_SOLVERS = {"newton": "Newton", "cg": "CG"}
 PRECISIONS = ("32", "64")
 #: ``log_level`` values (Genesis' logger; ``"error"`` also silences the kernel compiler's warnings).
 LOG_LEVELS = ("debug", "info", "warning", "error")
-_DEVICE = re.compile(r"cpu|cuda(:\d+)?")
-
-
-def _one_of(choices):
-    def check(inst, attribute, value):
-        if value is not None and value not in choices:
-            raise InvalidInputError(f"{attribute.name}: expected None or one of {sorted(choices)}, got {value!r}")
-    return check
-
-
-def _device(inst, attribute, value):
-    if value is not None and not (isinstance(value, str) and _DEVICE.fullmatch(value)):
-        raise InvalidInputError(f"{attribute.name}: expected None, 'cpu', 'cuda' or 'cuda:N', got {value!r}")
 
 
 @attrs.frozen(kw_only=True)
@@ -49,8 +33,8 @@ class GenesisOptions(BackendOptions):
     shares one device and precision; asking for another is an error naming both.
     """
 
-    device: str | None = attrs.field(default=None, validator=_device)
-    precision: str | None = attrs.field(default=None, validator=_one_of(PRECISIONS))
-    constraint_solver: str | None = attrs.field(default=None, validator=_one_of(CONSTRAINT_SOLVERS))
+    device: str | None = attrs.field(default=None, validator=optional_device)
+    precision: str | None = attrs.field(default=None, validator=optional_choice(PRECISIONS))
+    constraint_solver: str | None = attrs.field(default=None, validator=optional_choice(CONSTRAINT_SOLVERS))
     iterations: int | None = attrs.field(default=None, validator=optional_positive_int)
-    log_level: str = attrs.field(default="error", validator=_one_of(LOG_LEVELS))
+    log_level: str = attrs.field(default="error", validator=optional_choice(LOG_LEVELS))

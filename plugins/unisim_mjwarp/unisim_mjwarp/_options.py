@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import re
-
 import attrs
 
-from unisim_core.errors import InvalidInputError
-from unisim_core.options import BackendOptions, boolean, optional_positive_int
+from unisim_core.options import BackendOptions, boolean, optional_choice, optional_device, optional_positive_int
 from unisim_mujoco import INTEGRATORS
 
 __all__ = ["MjwarpOptions", "CONES", "SOLVERS"]
@@ -16,19 +13,6 @@ __all__ = ["MjwarpOptions", "CONES", "SOLVERS"]
 CONES = {"pyramidal": "mjCONE_PYRAMIDAL", "elliptic": "mjCONE_ELLIPTIC"}
 #: ``solver`` values -> ``mjtSolver`` member names (MuJoCo Warp has no PGS).
 SOLVERS = {"cg": "mjSOL_CG", "newton": "mjSOL_NEWTON"}
-_DEVICE = re.compile(r"cpu|cuda(:\d+)?")
-
-
-def _choice(table: dict[str, str]):
-    def check(inst, attribute, value):
-        if value is not None and value not in table:
-            raise InvalidInputError(f"{attribute.name}: expected None or one of {sorted(table)}, got {value!r}")
-    return check
-
-
-def _device(inst, attribute, value):
-    if value is not None and not (isinstance(value, str) and _DEVICE.fullmatch(value)):
-        raise InvalidInputError(f"{attribute.name}: expected None, 'cpu', 'cuda' or 'cuda:N', got {value!r}")
 
 
 @attrs.frozen(kw_only=True)
@@ -52,10 +36,10 @@ class MjwarpOptions(BackendOptions):
     The time step always comes from ``sim_dt``.
     """
 
-    device: str | None = attrs.field(default=None, validator=_device)
-    integrator: str | None = attrs.field(default=None, validator=_choice(INTEGRATORS))
-    cone: str | None = attrs.field(default=None, validator=_choice(CONES))
-    solver: str | None = attrs.field(default=None, validator=_choice(SOLVERS))
+    device: str | None = attrs.field(default=None, validator=optional_device)
+    integrator: str | None = attrs.field(default=None, validator=optional_choice(INTEGRATORS))
+    cone: str | None = attrs.field(default=None, validator=optional_choice(CONES))
+    solver: str | None = attrs.field(default=None, validator=optional_choice(SOLVERS))
     iterations: int | None = attrs.field(default=None, validator=optional_positive_int)
     ls_iterations: int | None = attrs.field(default=None, validator=optional_positive_int)
     noslip_iterations: int | None = attrs.field(default=None, validator=optional_positive_int)

@@ -2,23 +2,15 @@
 
 from __future__ import annotations
 
-import re
-
 import attrs
 
 from unisim_core.errors import InvalidInputError
-from unisim_core.options import BackendOptions
+from unisim_core.options import BackendOptions, optional_device
 
 __all__ = ["NewtonOptions", "SOLVERS"]
 
 #: ``solver`` values offered -> what they run (docs/newton.md says why the others are not offered).
 SOLVERS = {"mujoco": "newton.solvers.SolverMuJoCo (MuJoCo Warp, generalized coordinates)"}
-_DEVICE = re.compile(r"cpu|cuda(:\d+)?")
-
-
-def _device(inst, attribute, value):
-    if value is not None and not (isinstance(value, str) and _DEVICE.fullmatch(value)):
-        raise InvalidInputError(f"{attribute.name}: expected None, 'cpu', 'cuda' or 'cuda:N', got {value!r}")
 
 
 def _solver(inst, attribute, value):
@@ -38,5 +30,5 @@ class NewtonOptions(BackendOptions):
     The time step always comes from ``sim_dt``.
     """
 
-    device: str | None = attrs.field(default=None, validator=_device)
+    device: str | None = attrs.field(default=None, validator=optional_device)
     solver: str = attrs.field(default="mujoco", validator=_solver)
