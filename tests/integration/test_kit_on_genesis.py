@@ -1,0 +1,25 @@
+"""The conformance kit on Genesis (its CPU backend)."""
+
+from __future__ import annotations
+
+import pytest
+from kit_runs import assert_green, run_kit
+
+
+def test_kit_passes_on_genesis_on_the_cpu():
+    """Genesis on its CPU backend (float64), the kit's few envs: every layer; hfield_terrain refused
+    by its declared feature; the two measured reference deviations are strict xfails (docs/genesis.md)."""
+    pytest.importorskip("genesis", reason="Genesis is not installed: pip install -r requirements-heavy.txt")
+    outcomes = assert_green(run_kit("--unisim-backend=genesis", timeout=1500))
+    assert outcomes["coverage::scene_coverage"] == "passed"
+    assert sorted(k for k, v in outcomes.items() if v == "xfailed") == [
+        "reference::trajectory[quadruped]", "reference::trajectory[sensor_probe]"]
+
+
+def test_genesis_parity_against_mujoco():
+    """The kit's parity layer with CPU MuJoCo as reference: three scenes within their tiers; the
+    quadruped's measured abduction-joint creep (0.0126 rad > 0.01) is a declared deviation."""
+    pytest.importorskip("genesis", reason="Genesis is not installed: pip install -r requirements-heavy.txt")
+    outcomes = assert_green(run_kit("--unisim-backend=genesis", "--unisim-reference=mujoco", "-m", "parity"))
+    assert sum(v == "passed" for v in outcomes.values()) == 3
+    assert outcomes["parity::trajectory_parity[quadruped]"] == "xfailed"
