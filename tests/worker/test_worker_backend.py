@@ -94,14 +94,15 @@ def test_worker_launch_needs_a_target_or_an_override():
         WorkerBackend(SCENE, 1, 0.005)
 
 
-def test_hosted_declarations_and_scene_refusals_cross_the_process():
+def test_hosted_declarations_and_scene_refusals_cross_the_process(tmp_path):
     """The kit reads a backend's declarations from the instance: the worker host reports the hosted
     backend's, and a refused scene comes back with its feature (``capability``) intact."""
-    from unisim_conformance import scene_cfg
-
-    with create_backend("fake", scene_cfg("pendulum"), 1, 0.001, isolation="subprocess") as b:
+    with create_backend("fake", SceneCfg(scene_path("quadruped")), 1, 0.002, isolation="subprocess") as b:
         assert b.UNSUPPORTED_SCENE_FEATURES == FakeBackend.UNSUPPORTED_SCENE_FEATURES
         assert b.KNOWN_KIT_DEVIATIONS == FakeBackend.KNOWN_KIT_DEVIATIONS and b.snapshot_tier == "exact"
+    dry = tmp_path / "dry_friction.xml"
+    dry.write_text('<mujoco><worldbody><body name="wheel"><joint name="j" type="hinge" frictionloss="0.05"/>'
+                   '<inertial pos="0 0 0" mass="1" diaginertia="0.1 0.1 0.1"/></body></worldbody></mujoco>')
     with pytest.raises(UnsupportedCapabilityError) as info:
-        create_backend("fake", scene_cfg("frictionloss_hinge"), 1, 0.001, isolation="subprocess")
+        create_backend("fake", SceneCfg(str(dry)), 1, 0.002, isolation="subprocess")
     assert info.value.capability == "frictionloss"
