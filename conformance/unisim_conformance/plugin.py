@@ -30,6 +30,7 @@ import pytest
 
 from . import _xfail
 from ._resolve import make_factory, parse_options
+from ._support import UNSUPPORTED_PREFIX
 
 CHECKS_DIR = (Path(__file__).parent / "checks").resolve()
 FACTORY_FIXTURE = "unisim_backend_factory"
@@ -235,7 +236,7 @@ def pytest_collection_modifyitems(session, config, items) -> None:
             state.matched.add(key)
             item.add_marker(pytest.mark.xfail(reason=f"expected failure ({state.expected_source[key]}): "
                                                      f"{state.expected[key]}", strict=True))
-    state.unmatched = sorted(k for k in set(state.expected) - state.matched if not k.startswith("unsupported::"))
+    state.unmatched = sorted(k for k in set(state.expected) - state.matched if not k.startswith(UNSUPPORTED_PREFIX))
     if state.unmatched:
         warnings.warn(pytest.PytestWarning(
             "unisim-conformance: expected-failure ids that match no collected check: "
