@@ -24,6 +24,7 @@ from ._errors import (
     ShardDiedError,
     ShardError,
     ShardFaultedError,
+    ShardRecoveredWarning,
     ShardStartupError,
     ShardTimeoutError,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "ShardCallError",
     "ShardStartupError",
     "ShardFaultedError",
+    "ShardRecoveredWarning",
     "split_envs",
     "unisim_backend_spec",
     "unisim_diagnostics",

@@ -13,6 +13,7 @@ plugin is listed.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import importlib.metadata
 import itertools
 import logging
@@ -21,6 +22,7 @@ import os
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
@@ -40,11 +42,14 @@ from ._errors import (
     ShardDiedError,
     ShardError,
     ShardFaultedError,
+    ShardRecoveredWarning,
     ShardStartupError,
     ShardTimeoutError,
 )
 from ._layout import route, split_envs
 from ._options import RayOptions
+from ._placement import Placement
+from ._recovery import RecoveryRecord
 from ._scene import pack_scene
 from ._shard import STATE_FIELDS, ShardHost, rebuild_exception
 
@@ -78,11 +83,13 @@ class ShardInfo:
     env_start: int  #: first env (global id) owned by the shard
     env_stop: int  #: one past the last env
     node_ip: str
+    node_id: str  #: Ray node id (hex): tells nodes apart on one machine
     hostname: str
     pid: int
     actor_id: str
     inner: str  #: inner backend name and version
     startup_s: float  #: seconds the shard took to build its inner backend
+    restarts: int = 0  #: times this shard was rebuilt after its actor or node died
 
     @property
     def num_envs(self) -> int:
@@ -174,7 +181,7 @@ class RayBackend(SimBackend):
     def __init__(self, scene: SceneCfg, num_envs: int, sim_dt: float, **options: Any) -> None:
         self._fault: BaseException | None = None
         self._actors: list[Any] = []
-        self._shards: list[ShardInfo] = []
+        self._placement: Placement | None = None
         super().__init__(scene, num_envs, sim_dt, **options)
         o = self.options
         shards = min(o.shards, self._num_envs)  # a shard never holds zero envs
@@ -182,6 +189,9 @@ class RayBackend(SimBackend):
             log.info("unisim_ray: %d envs over %d shards: using %d shards of one env each",
                      self._num_envs, o.shards, shards)
         self._ranges = split_envs(self._num_envs, shards)
+        self._shards: list[ShardInfo | None] = [None] * shards
+        self._record = RecoveryRecord(self._ranges) if o.max_shard_restarts > 0 else None
+        self._recoveries: list[float] = []
         inner_kwargs = self._inner_kwargs()
         payload, how = pack_scene(scene, o.scene_transfer, o.scene_dir_limit_mb)
         self._scene_transfer_used = how
@@ -226,16 +236,42 @@ class RayBackend(SimBackend):
         ray, o = self._ray, self.options
         cpus = o.actor_num_cpus
         if cpus is None:
-            cpus = 1.0 if sum(1 for n in ray.nodes() if n.get("Alive")) > 1 else 0.0
+            multi = sum(1 for n in ray.nodes() if n.get("Alive")) > 1
+            cpus = 1.0 if multi or o.placement is not None else 0.0
         self._actor_cpus = cpus
-        actor_opts = {"num_cpus": cpus, "max_restarts": 0, "max_task_retries": 0, **o.actor_options}
-        cls = _remote_shard_cls(ray).options(**actor_opts)
-        payload_ref = ray.put(payload)
-        self._actors = [cls.remote(k, a, b) for k, (a, b) in enumerate(self._ranges)]
-        refs = [act.start.remote(o.inner, payload_ref, self.sim_dt, inner_kwargs, o.prefetch_sensors)
-                for act in self._actors]
-        pending = {ref: k for k, ref in enumerate(refs)}
-        results: list[dict | None] = [None] * len(refs)
+        self._placement = Placement(ray, o, self._ranges, cpus)
+        self._actors = [None] * len(self._ranges)
+        self._payload_ref, self._inner_kwargs = ray.put(payload), inner_kwargs
+        results = self._launch(range(len(self._ranges)))
+        if self._record is None:
+            self._payload_ref = None  # kept only to rebuild shards
+        first = results[0]
+        self._inner_info: ModelInfo = first["model_info"]
+        self._inner_class = first["inner_class"]
+        self.MAX_ABS_VALUE = first["max_abs_value"]
+        # the inner backend's declarations (what it refuses, known kit deviations, snapshot tier)
+        for attr, value in first["declarations"].items():
+            setattr(self, attr, value)
+        self._caps = frozenset(first["capabilities"]) & self.CAPABILITIES
+        self.INIT_TERMS, self.INTERVAL_TERMS, self.RESET_TERMS = (
+            first["init_terms"], first["interval_terms"], first["reset_terms"])
+        self._alloc_cache(first)
+        for k, (a, b) in enumerate(self._ranges):
+            self._state[a:b] = results[k]["state"]
+            if self._record is not None:
+                self._record.record_rows(k, None, results[k]["restore"])
+
+    def _launch(self, ks: Sequence[int]) -> dict[int, dict]:
+        """Start fresh actors for shards ``ks`` and wait (``init_timeout_s``) until each has built its
+        inner backend; ``{shard: start() reply}``. Every shard must build the model shard 0 built."""
+        ray, o = self._ray, self.options
+        cls = _remote_shard_cls(ray)
+        for k in ks:
+            self._actors[k] = cls.options(**self._placement.options(k)).remote(k, *self._ranges[k])
+        refs = [self._actors[k].start.remote(o.inner, self._payload_ref, self.sim_dt, self._inner_kwargs,
+                                             o.prefetch_sensors, self._record is not None) for k in ks]
+        pending = dict(zip(refs, ks))
+        results: dict[int, dict] = {}
         deadline = time.monotonic() + o.init_timeout_s
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=1, timeout=max(0.0, deadline - time.monotonic()))
@@ -247,7 +283,8 @@ class RayBackend(SimBackend):
                     avail = "unknown"
                 raise ShardStartupError(
                     f"backend 'ray': {self._labels(shards)} did not start within init_timeout_s="
-                    f"{o.init_timeout_s:g} s (each shard asks for {cpus:g} CPU; "
+                    f"{o.init_timeout_s:g} s (each shard asks for {self._actor_cpus:g} CPU"
+                    f"{f' and {o.shard_resources}' if o.shard_resources else ''}; "
                     f"available Ray resources: {avail})", self._triples(shards))
             k = pending.pop(ready[0])
             try:
@@ -262,32 +299,21 @@ class RayBackend(SimBackend):
             except ray.exceptions.RayError as exc:
                 raise ShardStartupError(f"backend 'ray': {self._labels([k])} died while starting: {exc}",
                                         self._triples([k])) from exc
+            signature = (res["capabilities"], res["widths"])
+            if getattr(self, "_signature", signature) != signature:
+                raise ShardStartupError(f"backend 'ray': {self._labels([k])} built a different model or "
+                                        f"capability set than the other shards", self._triples([k]))
+            self._signature = signature
             results[k] = res
             a, b = self._ranges[k]
-            info = ShardInfo(index=k, env_start=a, env_stop=b, node_ip=res["node_ip"], hostname=res["hostname"],
-                             pid=res["pid"], actor_id=self._actors[k]._actor_id.hex(),
-                             inner=f"{res['inner_name']} {res['inner_version']}", startup_s=res["startup_s"])
-            self._shards.append(info)
+            restarts = 0 if self._record is None else int(self._record.restarts[k])
+            info = ShardInfo(index=k, env_start=a, env_stop=b, node_ip=res["node_ip"], node_id=res["node_id"],
+                             hostname=res["hostname"], pid=res["pid"], actor_id=self._actors[k]._actor_id.hex(),
+                             inner=f"{res['inner_name']} {res['inner_version']}", startup_s=res["startup_s"],
+                             restarts=restarts)
+            self._shards[k] = info
             self._report(info)
-        self._shards.sort(key=lambda s: s.index)
-        first = results[0]
-        assert first is not None
-        for k, res in enumerate(results[1:], 1):
-            if res["capabilities"] != first["capabilities"] or res["widths"] != first["widths"]:
-                raise ShardStartupError(f"backend 'ray': {self._labels([k])} built a different model or "
-                                        f"capability set than shard 0", self._triples([k]))
-        self._inner_info: ModelInfo = first["model_info"]
-        self._inner_class = first["inner_class"]
-        self.MAX_ABS_VALUE = first["max_abs_value"]
-        # the inner backend's declarations (what it refuses, known kit deviations, snapshot tier)
-        for attr, value in first["declarations"].items():
-            setattr(self, attr, value)
-        self._caps = frozenset(first["capabilities"]) & self.CAPABILITIES
-        self.INIT_TERMS, self.INTERVAL_TERMS, self.RESET_TERMS = (
-            first["init_terms"], first["interval_terms"], first["reset_terms"])
-        self._alloc_cache(first)
-        for (a, b), res in zip(self._ranges, results):
-            self._state[a:b] = res["state"]
+        return results
 
     def _alloc_cache(self, first: dict) -> None:
         n = self._num_envs
@@ -343,50 +369,121 @@ class RayBackend(SimBackend):
 
     def _poison(self, err: ShardError) -> ShardError:
         self._fault = err
-        self._kill_actors()
+        self._release()
         return err
 
-    def _call(self, what: str, calls: list[tuple[int, Any]], *, mutating: bool) -> list[Any]:
-        """``ray.get`` the per-shard refs under ``call_timeout_s``; map every failure to a clear error."""
+    def _call(self, what: str, calls: list[tuple[int, str, tuple]], *, mutating: bool,
+              tracked: dict[int, np.ndarray | None] | None = None) -> list[Any]:
+        """Run ``actor.method(*args)`` for each ``(shard, method, args)`` under ``call_timeout_s``;
+        the replies in the order of ``calls``, every failure mapped to a clear error.
+
+        A shard whose actor or node died is rebuilt and its part of the call retried (up to
+        ``max_shard_restarts`` per shard). ``tracked`` maps the shards of a state-changing call to
+        the local envs it touched (``None``: all): with recovery on, their replies carry restore rows.
+        """
         ray = self._ray
-        refs = [r for _, r in calls]
-        try:
-            return ray.get(refs, timeout=self.options.call_timeout_s)
-        except ray.exceptions.GetTimeoutError:
-            _, slow = ray.wait(refs, num_returns=len(refs), timeout=0)
-            shards = [k for k, r in calls if r in set(slow)] or [k for k, _ in calls]
-            raise self._poison(ShardTimeoutError(
-                f"backend 'ray': {self._labels(shards)} gave no answer to {what} within call_timeout_s="
-                f"{self.options.call_timeout_s:g} s; the backend is now unusable", self._triples(shards))) from None
-        except (ray.exceptions.RayError, Exception) as first:
-            failures = self._collect_failures(calls)
-            if not failures:  # pragma: no cover - ray.get failed but no ref did
-                raise self._poison(ShardCallError(f"backend 'ray': {what} failed: {first}")) from first
+        pending, results, task_errors = list(calls), {}, []
+        while pending:
+            refs = [(k, getattr(self._actors[k], method).remote(*args)) for k, method, args in pending]
+            try:
+                done, failures = self._settle(what, refs)
+            except ShardError:
+                raise
+            except BaseException as exc:  # KeyboardInterrupt: results unknown
+                self._poison(ShardCallError(f"backend 'ray': {what} was interrupted ({type(exc).__name__})",
+                                            self._triples([k for k, _, _ in pending])))
+                raise
+            results.update(done)
             dead = [k for k, e in failures if not isinstance(e, ray.exceptions.RayTaskError)]
+            task_errors += [(k, e) for k, e in failures if isinstance(e, ray.exceptions.RayTaskError)]
             if dead:
-                exc0 = dict(failures)[dead[0]]
-                reason = (str(exc0).splitlines() or [type(exc0).__name__])[0]
-                raise self._poison(ShardDiedError(
-                    f"backend 'ray': {self._labels(dead)} died during {what} ({reason}); "
-                    f"the backend is now unusable", self._triples(dead))) from exc0
-            causes = [(k, rebuild_exception(getattr(e, "cause", None) or e)) for k, e in failures]
-            if all(isinstance(c, UniSimError) for _, c in causes):
-                # The inner backend raised on purpose and stays usable (bad input, engine error):
-                # the same class reaches the caller, naming the shard; the live shards go on.
-                if mutating:
-                    self._resync([k for k, _ in calls])
-                k0, c0 = causes[0]
-                raise with_context(c0, f"backend 'ray', {self._labels([k0])}") from None
-            shards = [k for k, _ in causes]
-            k0, c0 = causes[0]
-            raise self._poison(ShardCallError(
-                f"backend 'ray': inner backend raised in {self._labels(shards)} during {what}: "
-                f"{type(c0).__name__}: {c0}; envs may be half-updated, the backend is now unusable",
-                self._triples(shards))) from c0
-        except BaseException as exc:  # KeyboardInterrupt: results unknown
-            self._poison(ShardCallError(f"backend 'ray': {what} was interrupted ({type(exc).__name__})",
-                                        self._triples([k for k, _ in calls])))
-            raise
+                self._recover(dead, what, dict(failures))
+            pending = [c for c in pending if c[0] in dead]
+        if self._record is not None and tracked is not None:
+            for k, ids in tracked.items():
+                if k in results:
+                    results[k], rows = results[k]
+                    self._record.record_rows(k, ids, rows)
+        if task_errors:
+            self._raise_task_error(what, task_errors, [k for k, _, _ in calls] if mutating else [])
+        return [results[k] for k, _, _ in calls]
+
+    def _settle(self, what: str, refs: list[tuple[int, Any]]) -> tuple[dict[int, Any], list[tuple[int, Exception]]]:
+        """``({shard: reply}, [(shard, exception)])`` of submitted calls; a shard past
+        ``call_timeout_s`` poisons the backend (:class:`ShardTimeoutError`)."""
+        ray = self._ray
+        deadline = time.monotonic() + self.options.call_timeout_s
+        try:
+            replies = ray.get([r for _, r in refs], timeout=self.options.call_timeout_s)
+            return dict(zip([k for k, _ in refs], replies)), []
+        except ray.exceptions.GetTimeoutError:
+            pass
+        except Exception:  # noqa: S110 - some call failed: settled one by one below
+            pass
+        done, failures, slow = {}, [], []
+        for k, ref in refs:
+            try:
+                done[k] = ray.get(ref, timeout=max(0.0, deadline - time.monotonic()))
+            except ray.exceptions.GetTimeoutError:
+                slow.append(k)
+            except Exception as exc:
+                failures.append((k, exc))
+        if slow:
+            raise self._poison(ShardTimeoutError(
+                f"backend 'ray': {self._labels(slow)} gave no answer to {what} within call_timeout_s="
+                f"{self.options.call_timeout_s:g} s; the backend is now unusable", self._triples(slow))) from None
+        return done, failures
+
+    def _raise_task_error(self, what: str, failures: list[tuple[int, Exception]], resync: list[int]) -> None:
+        """An exception raised inside shards: the inner backend's own error class when it is one
+        (the backend stays usable; ``resync`` shards' cached state is re-read), else a fault."""
+        causes = [(k, rebuild_exception(getattr(e, "cause", None) or e)) for k, e in failures]
+        k0, c0 = causes[0]
+        if all(isinstance(c, UniSimError) for _, c in causes):
+            # The inner backend raised on purpose and stays usable (bad input, engine error):
+            # the same class reaches the caller, naming the shard; the live shards go on.
+            if resync:
+                self._resync(resync)
+            raise with_context(c0, f"backend 'ray', {self._labels([k0])}") from None
+        shards = [k for k, _ in causes]
+        raise self._poison(ShardCallError(
+            f"backend 'ray': inner backend raised in {self._labels(shards)} during {what}: "
+            f"{type(c0).__name__}: {c0}; envs may be half-updated, the backend is now unusable",
+            self._triples(shards))) from c0
+
+    def _recover(self, dead: list[int], what: str, errors: dict[int, Exception]) -> None:
+        """Rebuild the shards ``dead`` from the host's record (see ``_recovery``), or poison the
+        backend with :class:`ShardDiedError` when ``max_shard_restarts`` allows no more."""
+        ray, rec, limit = self._ray, self._record, self.options.max_shard_restarts
+        exc0 = errors[dead[0]]
+        reason = (str(exc0).splitlines() or [type(exc0).__name__])[0]
+        spent = [k for k in dead if rec is None or rec.restarts[k] >= limit]
+        if spent:
+            hint = ("max_shard_restarts=0: pass max_shard_restarts > 0 to rebuild dead shards" if limit == 0
+                    else f"{self._labels(spent)} already rebuilt max_shard_restarts={limit} time(s)")
+            raise self._poison(ShardDiedError(
+                f"backend 'ray': {self._labels(dead)} died during {what} ({reason}); {hint}; "
+                f"the backend is now unusable", self._triples(dead))) from exc0
+        t0 = time.perf_counter()
+        for k in dead:
+            rec.restarts[k] += 1
+            with contextlib.suppress(Exception):
+                ray.kill(self._actors[k], no_restart=True)
+        try:
+            self._launch(dead)
+            ray.get([self._actors[k].recover.remote(*rec.recover_args(k)) for k in dead],
+                    timeout=self.options.init_timeout_s)
+        except Exception as exc:
+            raise self._poison(ShardDiedError(
+                f"backend 'ray': {self._labels(dead)} died during {what} ({reason}) and could not be rebuilt: "
+                f"{type(exc).__name__}: {exc}; the backend is now unusable", self._triples(dead))) from exc
+        took = time.perf_counter() - t0
+        self._recoveries.append(took)
+        msg = (f"backend 'ray': {self._labels(dead)} died during {what} ({reason}); rebuilt in {took:.2f} s "
+               f"from the state of the last completed call (restart {int(rec.restarts[dead].max())} of "
+               f"max_shard_restarts={limit}); retrying the {what}")
+        log.info(msg)
+        warnings.warn(msg, ShardRecoveredWarning, stacklevel=2)
 
     def _resync(self, shards: list[int]) -> None:
         """Re-read the whole state of ``shards`` into the cache (after a call that raised in some)."""
@@ -397,43 +494,32 @@ class RayBackend(SimBackend):
         self._body_stale[shards] = False
         if self._lazy_sensors:
             self._sensor_stale[shards] = False
-
-    def _collect_failures(self, calls: list[tuple[int, Any]]) -> list[tuple[int, BaseException]]:
-        ray = self._ray
-        deadline = time.monotonic() + min(self.options.call_timeout_s, 10.0)
-        failures = []
-        for k, ref in calls:
-            try:
-                ray.get(ref, timeout=max(0.0, deadline - time.monotonic()))
-            except ray.exceptions.GetTimeoutError:
-                continue  # still running: outcome unknown (a fault elsewhere decides)
-            except Exception as exc:
-                failures.append((k, exc))
-        return failures
+        if self._record is not None:
+            for k, rows in zip(shards, self._fanout("state refresh", "restore_rows", shards=shards)):
+                self._record.record_rows(k, None, rows)
 
     def _fanout(self, what: str, method: str, per_shard: Callable[[int, int, int], tuple] | None = None, *,
-                shards: Sequence[int] | None = None, mutating: bool = False) -> list[Any]:
-        """Call ``actor.method(*per_shard(k, start, stop))`` on ``shards`` (all by default)."""
+                shards: Sequence[int] | None = None, mutating: bool = False, tracked: bool = False) -> list[Any]:
+        """Call ``actor.method(*per_shard(k, start, stop))`` on ``shards`` (all by default);
+        ``tracked``: a state-changing call of all the shards' envs."""
         self._check_open()
         ks = range(len(self._actors)) if shards is None else shards
-        calls = []
-        for k in ks:
-            a, b = self._ranges[k]
-            args = per_shard(k, a, b) if per_shard is not None else ()
-            calls.append((k, getattr(self._actors[k], method).remote(*args)))
-        return self._call(what, calls, mutating=mutating)
+        calls = [(k, method, per_shard(k, *self._ranges[k]) if per_shard is not None else ()) for k in ks]
+        return self._call(what, calls, mutating=mutating, tracked=dict.fromkeys(ks) if tracked else None)
 
     def _routed(self, what: str, method: str, env_ids: np.ndarray,
-                args: Callable[[np.ndarray, np.ndarray], tuple]) -> None:
+                args: Callable[[np.ndarray, np.ndarray], tuple]) -> list[tuple[int, np.ndarray, np.ndarray]]:
         """Route ``env_ids`` to their shards, call ``method(*args(rows, local_ids))`` on each
-        (``rows`` index ``env_ids`` and the value rows), write the returned state rows into the cache."""
+        (``rows`` index ``env_ids`` and the value rows), write the returned state rows into the
+        cache; the routes ``[(shard, rows, local_ids)]``."""
         self._check_open()
         routes = route(env_ids, self._ranges)
-        calls = [(k, getattr(self._actors[k], method).remote(*args(rows, local))) for k, rows, local in routes]
-        results = self._call(what, calls, mutating=True)
+        calls = [(k, method, args(rows, local)) for k, rows, local in routes]
+        results = self._call(what, calls, mutating=True, tracked={k: local for k, _, local in routes})
         for (k, _, local), rows_state in zip(routes, results):
             self._state[self._ranges[k][0] + local] = rows_state
         self._mark_sensors_stale([k for k, _, _ in routes])
+        return routes
 
     def _mark_sensors_stale(self, shards: Sequence[int]) -> None:
         if self._lazy_sensors:
@@ -469,8 +555,13 @@ class RayBackend(SimBackend):
         return len(self._ranges)
 
     def describe_shards(self) -> list[ShardInfo]:
-        """One :class:`ShardInfo` per shard: env range, node, pid, actor id."""
+        """One :class:`ShardInfo` per shard: env range, node, pid, actor id, restarts."""
         return list(self._shards)
+
+    @property
+    def recovery_seconds(self) -> tuple[float, ...]:
+        """Seconds each shard recovery took (kill noticed to shard rebuilt and restored), in order."""
+        return tuple(self._recoveries)
 
     # ------------------------------------------------------------------ primitives: model and state
     def _load_model_info(self) -> ModelInfo:
@@ -535,11 +626,13 @@ class RayBackend(SimBackend):
         sensors = self._has_sensors and (self._sensor_policy is True
                                          or (self._sensor_policy == "auto" and self._sensors_read))
         bodies = self._bodies_read or sensors
-        calls = [(k, act.step.remote(ctrl[a:b], nsteps, before, after, sensors, bodies))
-                 for k, (act, (a, b)) in enumerate(zip(self._actors, self._ranges))]
+        calls = [(k, "step", (ctrl[a:b], nsteps, before, after, sensors, bodies))
+                 for k, (a, b) in enumerate(self._ranges)]
         self._cleared = False
-        results = self._call("step", calls, mutating=True)
+        results = self._call("step", calls, mutating=True, tracked=dict.fromkeys(range(len(calls))))
         self._pending_clear, self._cleared = False, after
+        if after and self._record is not None:
+            self._record.clear_forces()
         width = self._state.shape[1] if bodies else self._core_width
         diverged = None
         for (a, b), (rows, bad) in zip(self._ranges, results):
@@ -568,6 +661,8 @@ class RayBackend(SimBackend):
                      lambda k, a, b: (clear, body_ids, force[a:b], None if torque is None else torque[a:b]),
                      mutating=True)
         self._pending_clear = False
+        if self._record is not None:
+            self._record.stage_forces(clear, body_ids, force, torque)
 
     def _clear_body_forces(self) -> None:
         # Normally already done by the shard at the end of the step. Otherwise (a step that
@@ -585,22 +680,25 @@ class RayBackend(SimBackend):
 
     def _set_physics_state(self, state: np.ndarray) -> None:
         results = self._fanout("set_physics_state", "set_physics_state", lambda k, a, b: (state[a:b],),
-                               mutating=True)
+                               mutating=True, tracked=True)
         for (a, b), rows in zip(self._ranges, results):
             self._state[a:b] = rows
         self._mark_sensors_stale(range(len(self._ranges)))
 
     def _write_model_field(self, term: str, env_ids: np.ndarray, target_ids: np.ndarray | None,
                            values: np.ndarray) -> None:
-        self._routed(f"write of model field {term!r}", "write_model_field", np.asarray(env_ids, dtype=np.int64),
-                     lambda rows, local: (term, local, target_ids, values[rows]))
+        routes = self._routed(f"write of model field {term!r}", "write_model_field", np.asarray(env_ids, np.int64),
+                              lambda rows, local: (term, local, target_ids, values[rows]))
+        if self._record is not None:
+            for k, rows, local in routes:
+                self._record.record_field(k, term, local, target_ids, values[rows])
 
     def _read_model_field(self, term: str) -> np.ndarray:
         return _cat(self._fanout(f"read of model field {term!r}", "read_model_field", lambda k, a, b: (term,)))
 
     # ------------------------------------------------------------------ primitives: terrain, scanners, mocap
     def _terrain_spawn_data(self) -> BackendTerrainSpawnData:
-        data = self._fanout("get_terrain_spawn_data", "terrain_spawn_data", shards=[0])[0]
+        data = self._handle("get_terrain_spawn_data", "terrain_spawn_data", (), shards=[0])[0]
 
         def sample_height(xy: np.ndarray) -> np.ndarray:
             out = self._fanout("sample_height", "sample_height", lambda k, a, b: (np.asarray(xy),), shards=[0])[0]
@@ -612,14 +710,21 @@ class RayBackend(SimBackend):
     def _create_hfield_scanner(self, hfield_geom_id: int, offsets: np.ndarray, frame_body_id: int,
                                alignment: str, output: str) -> BackendHeightScanner:
         key = next(self._handle_keys)
-        points = self._fanout("create_hfield_scanner", "create_scanner",
-                              lambda k, a, b: (key, hfield_geom_id, offsets, frame_body_id, alignment, output))
+        points = self._handle("create_hfield_scanner", "create_scanner",
+                              (key, hfield_geom_id, offsets, frame_body_id, alignment, output))
         return _RayHeightScanner(self, key, points[0])
 
     def _bind_mocap_pose(self, body_id: int) -> BackendMocapPoseBinding:
         key = next(self._handle_keys)
-        self._fanout("bind_mocap_pose", "bind_mocap", lambda k, a, b: (key, body_id))
+        self._handle("bind_mocap_pose", "bind_mocap", (key, body_id))
         return _RayMocapBinding(self, key, self._inner_info.body_names[body_id])
+
+    def _handle(self, what: str, method: str, args: tuple, shards: Sequence[int] | None = None) -> list[Any]:
+        """A call that creates a handle in the shards (recorded: a rebuilt shard replays it)."""
+        out = self._fanout(what, method, lambda k, a, b: args, shards=shards)
+        if self._record is not None:
+            self._record.handles.append((method, args))
+        return out
 
     def cleanup_scene_assets(self) -> None:
         """Forwarded to every shard."""
@@ -627,7 +732,7 @@ class RayBackend(SimBackend):
 
     # ------------------------------------------------------------------ teardown
     def _kill_actors(self) -> None:
-        ray, actors = self._ray, self._actors
+        ray, actors = self._ray, [a for a in self._actors if a is not None]
         self._actors = []
         if actors:
             try:  # let live shards close their engines and remove their scene copies
@@ -658,6 +763,8 @@ class RayBackend(SimBackend):
         if getattr(self, "_ray", None) is None:
             return
         self._kill_actors()
+        if self._placement is not None:
+            self._placement.release()
 
     def _close(self) -> None:
         self._release()

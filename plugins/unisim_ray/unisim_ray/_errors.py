@@ -5,7 +5,7 @@ from __future__ import annotations
 from unisim_core.errors import EngineError
 
 __all__ = ["ShardError", "ShardDiedError", "ShardTimeoutError", "ShardCallError", "ShardStartupError",
-           "ShardFaultedError"]
+           "ShardFaultedError", "ShardRecoveredWarning"]
 
 
 class ShardError(EngineError):
@@ -21,7 +21,7 @@ class ShardError(EngineError):
 
 
 class ShardDiedError(ShardError):
-    """A shard's actor died or its node went away."""
+    """A shard's actor died or its node went away (and ``max_shard_restarts`` allowed no rebuild)."""
 
 
 class ShardTimeoutError(ShardError):
@@ -38,3 +38,8 @@ class ShardStartupError(ShardError):
 
 class ShardFaultedError(ShardError):
     """A call on a backend that an earlier shard fault poisoned; ``__cause__`` is that fault."""
+
+
+class ShardRecoveredWarning(RuntimeWarning):
+    """A shard's actor or node died and the shard was rebuilt from the host's record; the call
+    that failed was retried and the trajectory goes on (``max_shard_restarts``)."""

@@ -9,12 +9,16 @@ from typing import Any
 import attrs
 
 from unisim_core.errors import InvalidInputError, InvalidTypeError
-from unisim_core.options import BackendOptions
+from unisim_core.options import BackendOptions, optional_choice
 
-__all__ = ["RayOptions", "SCENE_TRANSFER_MODES", "FORWARDED_OPTIONS"]
+__all__ = ["RayOptions", "SCENE_TRANSFER_MODES", "FORWARDED_OPTIONS", "PLACEMENTS"]
 
 #: ``scene_transfer`` modes (see :class:`RayOptions`).
 SCENE_TRANSFER_MODES = ("auto", "directory", "file", "path")
+#: ``placement`` strategies: Ray placement-group strategies for the shards' bundles.
+PLACEMENTS = {"spread": "SPREAD", "pack": "PACK"}
+#: ``actor_options`` keys that ``placement`` / ``shard_resources`` set themselves.
+_PLACED_KEYS = ("resources", "scheduling_strategy", "placement_group")
 #: Base options forwarded to the inner backend of every shard.
 FORWARDED_OPTIONS = ("np_dtype", "base_name")
 
@@ -41,6 +45,21 @@ def _opt_nonneg_float(inst, attribute, value):
         return
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
         raise InvalidInputError(f"{attribute.name}: expected a number >= 0, got {value!r}")
+
+
+def _nonneg_int(inst, attribute, value):
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidInputError(f"{attribute.name}: expected an int >= 0, got {value!r}")
+
+
+def _resources(inst, attribute, value):
+    for name, amount in value.items():
+        if name in ("CPU", "GPU", "memory"):
+            raise InvalidInputError(f"shard_resources: {name!r} is not a custom resource; use actor_num_cpus "
+                                    f"(CPU) or actor_options (num_gpus, memory), got {dict(value)!r}")
+        if (isinstance(amount, bool) or not isinstance(amount, int | float) or not math.isfinite(amount)
+                or amount <= 0):
+            raise InvalidInputError(f"shard_resources[{name!r}]: expected a positive number, got {amount!r}")
 
 
 def _str_dict(value: Any) -> dict[str, Any]:
@@ -83,6 +102,13 @@ def _progress(inst, attribute, value):
         raise InvalidTypeError(f"progress: expected a bool or a callable(ShardInfo), got {value!r}")
 
 
+def _actor_options(inst, attribute, value):
+    clash = [k for k in _PLACED_KEYS if k in value]
+    if clash and (inst.placement is not None or inst.shard_resources):
+        raise InvalidInputError(f"actor_options: {clash} conflict with placement={inst.placement!r} / "
+                                f"shard_resources={inst.shard_resources!r}, which set them; use one or the other")
+
+
 @attrs.frozen(kw_only=True)
 class RayOptions(BackendOptions):
     """Options of the Ray-sharded backend (on top of :class:`BackendOptions`).
@@ -102,8 +128,19 @@ class RayOptions(BackendOptions):
       multi-node cluster (Ray places shards by CPU), 0 on a single-node Ray instance (the
       OS schedules the shards; a reservation would only make a second backend's shards
       wait until the first backend closes).
-    - ``actor_options``: extra ``ActorClass.options(...)`` keywords (``resources``,
-      ``scheduling_strategy="SPREAD"``, ``runtime_env``, …).
+    - ``actor_options``: extra ``ActorClass.options(...)`` keywords (``runtime_env``, …).
+    - ``placement``: where the shards go. ``None`` (default): Ray's default scheduling.
+      ``"spread"``: one Ray placement group, shards on as many nodes as possible;
+      ``"pack"``: on as few nodes as possible. Each shard's bundle holds ``actor_num_cpus`` CPUs
+      (1 when ``None``) and ``shard_resources``; a bundle on a lost node is re-placed by Ray.
+    - ``shard_resources``: custom Ray resources each shard needs, e.g. ``{"sim_node": 1}`` to pin
+      shards to nodes started with ``--resources='{"sim_node": 4}'``.
+    - ``max_shard_restarts``: how many times each shard may be rebuilt after its actor or node
+      died (0, default: a death raises :class:`~unisim_ray.ShardDiedError`). When > 0 every
+      state-changing reply also carries the shard's restore rows (its full float64 state:
+      bit-exact for MuJoCo, the physics snapshot otherwise) and the host records model-field
+      writes, staged wrenches and handles, so a rebuilt shard continues where the dead one
+      stood and the failed call is retried (a warning is logged).
     - ``ray_init_options``: extra ``ray.init`` keywords when this backend starts Ray.
     - ``scene_transfer``: how the scene reaches the shards. ``"directory"`` sends the
       model file's whole directory (meshes and includes beside it resolve);
@@ -128,7 +165,10 @@ class RayOptions(BackendOptions):
     call_timeout_s: float = attrs.field(default=60.0, validator=_pos_float)
     init_timeout_s: float = attrs.field(default=300.0, validator=_pos_float)
     actor_num_cpus: float | None = attrs.field(default=None, validator=_opt_nonneg_float)
-    actor_options: dict[str, Any] = attrs.field(factory=dict, converter=_str_dict)
+    placement: str | None = attrs.field(default=None, validator=optional_choice(PLACEMENTS))
+    shard_resources: dict[str, float] = attrs.field(factory=dict, converter=_str_dict, validator=_resources)
+    actor_options: dict[str, Any] = attrs.field(factory=dict, converter=_str_dict, validator=_actor_options)
+    max_shard_restarts: int = attrs.field(default=0, validator=_nonneg_int)
     ray_init_options: dict[str, Any] = attrs.field(factory=dict, converter=_str_dict)
     scene_transfer: str = attrs.field(default="auto", validator=_transfer)
     scene_dir_limit_mb: float = attrs.field(default=32.0, validator=_pos_float)

@@ -5,7 +5,8 @@ with the contract's checks, so the shard calls the inner backend's *primitives*
 directly (no second validation or quaternion normalization: results stay
 bit-identical to the inner backend run in-process). Every call that can change
 what the getters read returns the shard's packed state rows, so the host cache
-is refreshed in the same round trip.
+is refreshed in the same round trip. With ``track`` (recovery enabled, see
+:mod:`unisim_ray._restore`) each of those replies is ``(reply, restore rows)``.
 
 Packed state row (one per env, dtype ``pack_dtype``)::
 
@@ -29,6 +30,7 @@ import numpy as np
 from unisim_core.capabilities import Capability
 from unisim_core.errors import rebuild_error
 
+from ._restore import RestoreRows
 from ._scene import materialize_scene
 
 __all__ = ["ShardHost", "STATE_FIELDS", "RemoteException", "rebuild_exception"]
@@ -102,11 +104,13 @@ class ShardHost:
         self.backend: Any = None
         self._workdir: str | None = None
         self._handles: dict[int, Any] = {}
+        self._restore: RestoreRows | None = None
 
     # ------------------------------------------------------------------ cold path
     def start(self, inner: str, scene_payload: dict[str, Any], sim_dt: float, options: dict[str, Any],
-              prefetch_sensors: bool | str = "auto") -> dict:
-        """Build the inner backend; return what the host needs (model info from shard 0)."""
+              prefetch_sensors: bool | str = "auto", track: bool = False) -> dict:
+        """Build the inner backend; return what the host needs (model info from shard 0).
+        With ``track`` every state-changing reply also carries the shard's restore rows."""
         from unisim_core.registry import create_backend
 
         t0 = time.perf_counter()
@@ -143,13 +147,15 @@ class ShardHost:
         self._core_width = int(offsets[2])  # qpos and qvel
         self._width = int(offsets[-1])
         state = self.state(True)
+        if track:
+            self._restore = RestoreRows(b)
         cls = type(b)
         try:
             import ray
 
-            node_ip = ray.util.get_node_ip_address()
+            node_ip, node_id = ray.util.get_node_ip_address(), ray.get_runtime_context().get_node_id()
         except Exception:  # outside Ray (unit tests of this class)
-            node_ip = "127.0.0.1"
+            node_ip, node_id = "127.0.0.1", ""
         return {
             "model_info": info,
             "capabilities": caps,
@@ -163,6 +169,7 @@ class ShardHost:
             "dtypes": tuple(dtypes),
             "pack_dtype": self._pack_dtype.str,
             "node_ip": node_ip,
+            "node_id": node_id,
             "hostname": socket.gethostname(),
             "pid": os.getpid(),
             "startup_s": time.perf_counter() - t0,
@@ -171,7 +178,25 @@ class ShardHost:
                              "KNOWN_KIT_DEVIATIONS": dict(cls.KNOWN_KIT_DEVIATIONS),
                              "SNAPSHOT_TIER": self.backend.snapshot_tier},
             "state": state,
+            "restore_tier": None if self._restore is None else self._restore.tier,
+            "restore": None if self._restore is None else self._restore.read(),
         }
+
+    def _tracked(self, reply: Any, env_ids: np.ndarray | None = None) -> Any:
+        """``reply``, or ``(reply, restore rows of env_ids / all envs)`` when tracking."""
+        return reply if self._restore is None else (reply, self._restore.read(env_ids))
+
+    def recover(self, model_writes: list[tuple], handles: list[tuple[str, tuple]], forces: list[tuple],
+                rows: np.ndarray) -> None:
+        """Bring a rebuilt shard to where the dead one stood: model-field writes (host's record, in
+        order), handles (scanners, mocap bindings, terrain), the restore rows, then staged wrenches."""
+        for term, env_ids, target_ids, values in model_writes:
+            self.backend._write_model_field(term, env_ids, target_ids, values)
+        for method, args in handles:
+            getattr(self, method)(*args)
+        self._restore.write(rows)
+        for body_ids, force, torque in forces:
+            self.backend._apply_body_force(body_ids, force, torque)
 
     def ping(self) -> int:
         return os.getpid()
@@ -192,6 +217,10 @@ class ShardHost:
         if self._sensors is not None and (self._prefetch if sensors is None else sensors):
             out[:, self._sensor_cols] = self.read_sensors()
         return out
+
+    def restore_rows(self) -> np.ndarray:
+        """``(num_envs, width)`` float64 restore rows (after a call that raised part-way)."""
+        return self._restore.read()
 
     def read_sensors(self) -> np.ndarray:
         """``(num_envs, nsensordata)`` all sensors (when not prefetched with the state)."""
@@ -214,11 +243,11 @@ class ShardHost:
             self._clear(clear_after)
         diverged = self.backend._diverged_mask()
         rows = None if diverged is None or not diverged.any() else np.flatnonzero(diverged)
-        return self.state(sensors, bodies), rows
+        return self._tracked((self.state(sensors, bodies), rows))
 
     def set_state(self, env_ids: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> np.ndarray:
         self.backend._set_state(_w(env_ids), _w(qpos), _w(qvel))
-        return self.state()[env_ids]
+        return self._tracked(self.state()[env_ids], env_ids)
 
     def apply_body_force(self, clear_forces: bool, body_ids: np.ndarray, force: np.ndarray,
                          torque: np.ndarray | None) -> None:
@@ -232,7 +261,7 @@ class ShardHost:
     def write_model_field(self, term: str, env_ids: np.ndarray, target_ids: np.ndarray | None,
                           values: np.ndarray) -> np.ndarray:
         self.backend._write_model_field(term, _w(env_ids), _w(target_ids), _w(values))
-        return self.state()[env_ids]
+        return self._tracked(self.state()[env_ids], env_ids)
 
     def read_model_field(self, term: str) -> np.ndarray:
         return self.backend._read_model_field(term)
@@ -242,7 +271,7 @@ class ShardHost:
 
     def set_physics_state(self, state: np.ndarray) -> np.ndarray:
         self.backend._set_physics_state(_w(state))
-        return self.state()
+        return self._tracked(self.state())
 
     def site_jacobian(self, site_id: int, dof_indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return self.backend._site_jacobian(site_id, _w(dof_indices))
@@ -274,7 +303,7 @@ class ShardHost:
 
     def mocap_write(self, key: int, env_ids: np.ndarray, pos: np.ndarray, quat: np.ndarray) -> np.ndarray:
         self._handles[key]._write(_w(env_ids), _w(pos), _w(quat))
-        return self.state()[env_ids]
+        return self._tracked(self.state()[env_ids], env_ids)
 
     def cleanup_scene_assets(self) -> None:
         self.backend.cleanup_scene_assets()
