@@ -3,9 +3,10 @@
 Restore rows are float64, one per env, and hold everything the next call depends on, best first:
 
 - ``"exact"``: the inner exposes MuJoCo's ``mujoco.batch.Batch`` as ``batch`` (unisim-mujoco
-  does). The rows are the batch's integration state less the inputs the host re-sends (ctrl,
-  applied forces): time, qpos, qvel, act, history, solver warm start, eq_active, mocap, userdata,
-  plugin state. A rebuilt shard continues bit for bit. The contract's physics snapshot row alone is
+  does). The rows are the batch's integration state less the applied forces, which are zero
+  between calls (the contract stages wrenches; the host records and re-applies them): time, qpos,
+  qvel, act, history, solver warm start, ctrl (acceleration-stage sensors read it), eq_active,
+  mocap, userdata, plugin state. A rebuilt shard continues bit for bit. The contract's physics snapshot row alone is
   not enough: it drops the warm start, and a fresh instance then differs by ~1e-14 after a contact.
 - ``"snapshot"``: the contract's physics snapshot (``[time, qpos, qvel, mocap]``): reads equal,
   the continuation within the engine's solver tolerance.
@@ -22,8 +23,8 @@ from unisim_core.capabilities import Capability
 
 __all__ = ["RestoreRows"]
 
-#: MuJoCo state components the host re-sends (not captured): ctrl, applied generalized and body forces.
-_RESENT = ("mjSTATE_CTRL", "mjSTATE_QFRC_APPLIED", "mjSTATE_XFRC_APPLIED")
+#: MuJoCo state components not captured: applied forces, zero between calls.
+_RESENT = ("mjSTATE_QFRC_APPLIED", "mjSTATE_XFRC_APPLIED")
 #: The contract's snapshot row, in MuJoCo state components.
 _SNAPSHOT = ("mjSTATE_TIME", "mjSTATE_QPOS", "mjSTATE_QVEL", "mjSTATE_MOCAP_POS", "mjSTATE_MOCAP_QUAT")
 
