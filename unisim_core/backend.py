@@ -643,12 +643,16 @@ class SimBackend(ModelQueries, Playback, metaclass=_BackendMeta):
             nsteps = check_int("nsteps", nsteps, 1)
         self._last_diverged = None
         if self._pre_step is None and nsteps <= self._chunk and not self.ATOMIC_STEP_CALLS:
-            try:  # the hot path: one engine call
-                t0 = time.perf_counter()
-                self._final_call = True
-                self._step(ctrl, nsteps)
-                self._time_chunk(time.perf_counter() - t0, nsteps)
-                self._collect_divergence()
+            try:  # the hot path: one engine call (timed only when it may size the chunks of long steps)
+                if nsteps <= _MIN_CHUNK:
+                    self._step(ctrl, nsteps)
+                else:
+                    t0 = time.perf_counter()
+                    self._step(ctrl, nsteps)
+                    self._time_chunk(time.perf_counter() - t0, nsteps)
+                mask = self._diverged_mask()  # _collect_divergence inlined: one engine call
+                if mask is not None and mask.any():
+                    self._last_diverged = mask
             finally:
                 if self._clears_forces:
                     self._clear_body_forces()
@@ -659,6 +663,7 @@ class SimBackend(ModelQueries, Playback, metaclass=_BackendMeta):
             try:
                 self._step_chunked(ctrl, nsteps, interrupt)
             finally:
+                self._final_call = True  # outside a chunked step, every _step call ends its step
                 if self._clears_forces:
                     self._clear_body_forces()
             if self._last_diverged is not None:

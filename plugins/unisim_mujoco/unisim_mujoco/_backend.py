@@ -86,6 +86,7 @@ class MujocoBackend(SimBackend):
         self._cvel, self._subtree_com = b.bind("cvel"), b.bind("subtree_com")
         self._site_xpos = b.bind("site_xpos") if m.nsite else np.zeros((n, 0, 3))
         self._sensordata = b.bind("sensordata") if m.nsensordata else np.zeros((n, 0))
+        self._warnings = b.warning  # live (n, mjNWARNING, 2) [lastinfo, count] per env
         self._unstable = b.warning[:, _UNSTABLE[0]:_UNSTABLE[-1] + 1, 1]  # live view: counters per env
         self._stage = _STAGE_VEL
         self._acc_sensor = m.sensor_needstage == _STAGE_ACC  # (nsensor,) refreshed lazily
@@ -132,10 +133,14 @@ class MujocoBackend(SimBackend):
     def _diverged_mask(self) -> np.ndarray | None:
         # MuJoCo checks qpos/qvel/qacc against mjMAXVAL on every substep and resets an unstable env
         # itself (its state is finite again), counting a warning: read and clear the counters.
-        w = self._unstable
-        if not w.any():
+        # First test: no warning of any kind in any env, one pass over the contiguous counters (after a
+        # step, with the caches cold, ~2 µs where w.any() on the strided columns takes ~5 µs at N=1).
+        if not np.count_nonzero(self._warnings):
             return None
+        w = self._unstable
         mask = w.any(axis=1)
+        if not mask.any():
+            return None
         w[mask] = 0
         return mask
 
