@@ -465,18 +465,26 @@ class RayBackend(SimBackend):
                 f"backend 'ray': {self._labels(dead)} died during {what} ({reason}); {hint}; "
                 f"the backend is now unusable", self._triples(dead))) from exc0
         t0 = time.perf_counter()
-        for k in dead:
-            rec.restarts[k] += 1
-            with contextlib.suppress(Exception):
-                ray.kill(self._actors[k], no_restart=True)
-        try:
-            self._launch(dead)
-            ray.get([self._actors[k].recover.remote(*rec.recover_args(k)) for k in dead],
-                    timeout=self.options.init_timeout_s)
-        except Exception as exc:
-            raise self._poison(ShardDiedError(
-                f"backend 'ray': {self._labels(dead)} died during {what} ({reason}) and could not be rebuilt: "
-                f"{type(exc).__name__}: {exc}; the backend is now unusable", self._triples(dead))) from exc
+        rec.restarts[dead] += 1
+        deadline = time.monotonic() + self.options.init_timeout_s
+        while True:
+            for k in dead:
+                with contextlib.suppress(Exception):
+                    ray.kill(self._actors[k], no_restart=True)
+            try:
+                self._launch(dead)
+                ray.get([self._actors[k].recover.remote(*rec.recover_args(k)) for k in dead],
+                        timeout=max(0.0, deadline - time.monotonic()))
+                break
+            except Exception as exc:
+                # A new actor placed on a node Ray has not yet declared dead dies with it: place again.
+                cause = exc.__cause__ if isinstance(exc, ShardStartupError) else exc
+                if isinstance(cause, ray.exceptions.RayActorError) and time.monotonic() < deadline:
+                    continue
+                raise self._poison(ShardDiedError(
+                    f"backend 'ray': {self._labels(dead)} died during {what} ({reason}) and could not be rebuilt "
+                    f"within init_timeout_s={self.options.init_timeout_s:g} s: {type(exc).__name__}: {exc}; "
+                    f"the backend is now unusable", self._triples(dead))) from exc
         took = time.perf_counter() - t0
         self._recoveries.append(took)
         msg = (f"backend 'ray': {self._labels(dead)} died during {what} ({reason}); rebuilt in {took:.2f} s "
