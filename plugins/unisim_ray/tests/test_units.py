@@ -192,3 +192,69 @@ def test_exceptions_that_do_not_pickle_are_rebuilt_on_the_host():
     assert rebuilt.backend == "thirdparty"
     plain = ValueError("x")
     assert rebuild_exception(plain) is plain
+
+
+# ----------------------------------------------------------------------------- placement and recovery
+def test_placement_resource_and_restart_options_are_validated_naming_the_argument():
+    o = RayOptions(placement="spread", shard_resources={"sim_node": 1}, max_shard_restarts=2)
+    assert (o.placement, o.shard_resources, o.max_shard_restarts) == ("spread", {"sim_node": 1}, 2)
+    assert RayOptions().max_shard_restarts == 0  # recovery costs per step: opt-in
+    cases = [
+        ({"placement": "scatter"}, r"placement: expected None or one of \['pack', 'spread'\], got 'scatter'"),
+        ({"shard_resources": {"CPU": 1}}, "shard_resources: 'CPU' is not a custom resource; use actor_num_cpus"),
+        ({"shard_resources": {"sim_node": 0}}, r"shard_resources\['sim_node'\]: expected a positive number, got 0"),
+        ({"max_shard_restarts": -1}, "max_shard_restarts: expected an int >= 0, got -1"),
+        ({"max_shard_restarts": True}, "max_shard_restarts: expected an int >= 0, got True"),
+        ({"placement": "pack", "actor_options": {"scheduling_strategy": "SPREAD"}},
+         r"actor_options: \['scheduling_strategy'\] conflict with placement='pack'"),
+    ]
+    for kwargs, message in cases:
+        with pytest.raises(InvalidInputError, match=message):
+            RayOptions(**kwargs)
+
+
+def test_recovery_record_folds_model_writes_to_the_latest_value_per_cell():
+    from unisim_ray._recovery import RecoveryRecord
+
+    rec = RecoveryRecord([(0, 3), (3, 6)])
+    rec.record_field(1, "body_mass", np.array([0, 2]), np.array([1, 4]), np.array([[1.0, 2.0], [3.0, 4.0]]))
+    rec.record_field(1, "gravity", np.array([1]), None, np.array([[0.0, 0.0, -5.0]]))
+    rec.record_field(1, "body_mass", np.array([2]), np.array([1]), np.array([[9.0]]))
+    writes = [(t, ids.tolist(), None if tg is None else tg.tolist(), v.tolist())
+              for t, ids, tg, v in rec.field_writes(1)]
+    assert writes == [("body_mass", [0, 2], [1], [[1.0], [9.0]]), ("body_mass", [0, 2], [4], [[2.0], [4.0]]),
+                      ("gravity", [1], None, [[0.0, 0.0, -5.0]])]
+    assert rec.field_writes(0) == []
+    force = np.arange(6 * 2 * 3, dtype=float).reshape(6, 2, 3)
+    rec.stage_forces(False, np.array([1, 2]), force, None)
+    assert np.array_equal(rec.forces(1)[0][1], force[3:6])
+    rec.stage_forces(True, np.array([1]), force[:, :1], None)  # cleared the earlier wrench first
+    assert len(rec.forces(0)) == 1
+    rec.clear_forces()
+    assert rec.forces(0) == []
+
+
+def test_a_shard_rebuilt_from_restore_rows_continues_bit_for_bit():
+    """Shard host in-process, recovery on: a second host built from the first one's restore rows
+    and model writes steps on exactly like the first (MuJoCo: the 'exact' tier, warm start included)."""
+    pytest.importorskip("unisim_mujoco")
+    scene = SceneCfg(QUADRUPED, default_keyframe="home")
+    payload, _ = pack_scene(scene, "auto", 32.0)
+    hosts = [ShardHost(0, 0, 3), ShardHost(0, 0, 3)]
+    try:
+        first = hosts[0].start("mujoco", payload, 0.005, {"np_dtype": np.float64, "threads": 1}, track=True)
+        assert first["restore_tier"] == "exact"
+        ctrl = np.tile(first["model_info"].qpos0[7:], (3, 1)).astype(np.float32)
+        write = ("body_mass", np.array([1]), np.array([2]), np.array([[3.5]]))
+        hosts[0].write_model_field(*write)
+        for _ in range(20):  # into contact: the warm start matters from here on
+            (_, _), rows = hosts[0].step(ctrl, 2, False, True, False)
+        hosts[1].start("mujoco", payload, 0.005, {"np_dtype": np.float64, "threads": 1}, track=True)
+        hosts[1].recover([write], [], [], rows)
+        for _ in range(20):
+            (a, _), _ = hosts[0].step(ctrl, 2, False, True, True)
+            (b, _), _ = hosts[1].step(ctrl, 2, False, True, True)
+            assert np.array_equal(a, b)
+    finally:
+        for h in hosts:
+            h.close()
