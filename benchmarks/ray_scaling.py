@@ -13,8 +13,14 @@ in-process step time at the same N (the price of the round trip: serialization,
 the object store, scheduling, and waiting for the slowest shard). The configurations
 of one N are timed in interleaved rounds, best round kept.
 
+``--recovery`` adds, per shard count, the same backend with ``max_shard_restarts=1`` (mode
+``ray+rec``: every step reply also carries the shards' restore rows), so the per-step price of
+keeping recovery possible is read off the table; afterwards shard 0's actor is killed and the
+next step's rebuild time is reported as "restart s" (new actor, inner backend build, model
+writes and restore rows replayed).
+
     python benchmarks/ray_scaling.py [--inner mujoco] [--envs 64 512 4096] [--shards 1 2]
-        [--nsteps 4] [--seconds 3] [--rounds 5] [--json out.json]
+        [--nsteps 4] [--seconds 3] [--rounds 5] [--recovery] [--json out.json]
 
 ``--inner-option key=value`` adds inner options (values parsed as Python literals).
 """
@@ -29,6 +35,7 @@ import os
 import platform
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -104,6 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--inner-option", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--no-inline-results", dest="inline_results", action="store_false",
                    help="keep Ray's default 100 KB inline cut-off (state replies go through the object store)")
+    p.add_argument("--recovery", action="store_true",
+                   help="also time each shard count with max_shard_restarts=1, then kill a shard and time the rebuild")
     p.add_argument("--json", help="also write the results to this file")
     args = p.parse_args(argv)
 
@@ -132,22 +141,32 @@ def main(argv: list[str] | None = None) -> int:
             configs = [("in-process", 0, args.baseline_threads,
                         create_backend(args.inner, scene, n, args.dt, **inner_opts(args.baseline_threads)))]
             for k in args.shards:
-                if k <= n:
-                    configs.append(("ray", k, args.shard_threads,
-                                    create_backend("ray", scene, n, args.dt, inner=args.inner, shards=k,
-                                                   inner_options=inner_opts(args.shard_threads), progress=False)))
+                for mode, restarts in [("ray", 0), ("ray+rec", 1)][:1 + args.recovery]:
+                    if k <= n:
+                        configs.append((mode, k, args.shard_threads,
+                                        create_backend("ray", scene, n, args.dt, inner=args.inner, shards=k,
+                                                       inner_options=inner_opts(args.shard_threads),
+                                                       max_shard_restarts=restarts, progress=False)))
             loops = [_loop(c[3], args.nsteps) for c in configs]
             best = [float("inf")] * len(configs)
             for _ in range(args.rounds):
                 for i, loop in enumerate(loops):
                     best[i] = min(best[i], _time(loop, args.seconds / args.rounds))
+            restart = {}
+            for i, (mode, _, _, backend) in enumerate(configs):
+                if mode == "ray+rec":  # a shard killed: the next step rebuilds it
+                    ray.kill(backend._actors[0], no_restart=True)
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        loops[i]()
+                    restart[i] = backend.recovery_seconds[-1]
             for c in configs:
                 c[3].close()
             t_in = best[0]
-            for (mode, k, threads, _), t in zip(configs, best):
+            for i, ((mode, k, threads, _), t) in enumerate(zip(configs, best)):
                 rows.append({"envs": n, "mode": mode, "shards": k, "threads": threads, "step_ms": t * 1e3,
                              "env_steps_per_s": n * args.nsteps / t, "ratio": t_in / t,
-                             "added_ms": (t - t_in) * 1e3})
+                             "added_ms": (t - t_in) * 1e3, "restart_s": restart.get(i)})
                 print(f"  N={n:5d} {mode:<10} shards={k} {t * 1e3:8.3f} ms/step", file=sys.stderr, flush=True)
         # the floor of any remote step: one empty actor call round trip
         from unisim_ray._shard import ShardHost
@@ -160,14 +179,15 @@ def main(argv: list[str] | None = None) -> int:
         ray.shutdown()
 
     header = f"{'envs':>6} {'mode':<10} {'shards':>6} {'threads':>7} {'ms/step':>9} {'env-steps/s':>12} " \
-             f"{'vs in-proc':>10} {'added ms/step':>13}"
+             f"{'vs in-proc':>10} {'added ms/step':>13} {'restart s':>9}"
     print(f"inner={args.inner} scene={Path(args.scene).name} nsteps={args.nsteps} dt={args.dt} "
           f"cpus={os.cpu_count()} ray={ray.__version__} unisim-core={unisim_core.__version__}")
     print(header)
     print("-" * len(header))
     for r in rows:
         print(f"{r['envs']:>6} {r['mode']:<10} {r['shards'] or '-':>6} {r['threads']:>7} {r['step_ms']:>9.3f} "
-              f"{r['env_steps_per_s']:>12,.0f} {r['ratio']:>9.2f}x {r['added_ms']:>+13.3f}")
+              f"{r['env_steps_per_s']:>12,.0f} {r['ratio']:>9.2f}x {r['added_ms']:>+13.3f} "
+              f"{'-' if r['restart_s'] is None else format(r['restart_s'], '.2f'):>9}")
     print(f"empty actor round trip (ray.get(actor.ping.remote())): {t_rt * 1e3:.3f} ms")
     if args.json:
         meta = {"inner": args.inner, "scene": args.scene, "nsteps": args.nsteps, "dt": args.dt,

@@ -36,14 +36,6 @@ def cluster():
         yield c
 
 
-@pytest.fixture
-def made():
-    backends = []
-    yield backends
-    for b in backends:
-        b.close()
-
-
 def _nodes(b) -> list[str]:
     return [s.node_id for s in b.describe_shards()]
 

@@ -13,7 +13,6 @@ Ray is started once for the module (``address="local"``, 4 logical CPUs so a
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import signal
 import subprocess
@@ -69,20 +68,7 @@ MUJOCO_REASON = _mujoco_reason()
 needs_mujoco = pytest.mark.skipif(MUJOCO_REASON is not None, reason=MUJOCO_REASON or "")
 
 
-@pytest.fixture(scope="module", autouse=True)
-def ray_session():
-    ray.init(address="local", num_cpus=4, include_dashboard=False, log_to_driver=False,
-             logging_level=logging.WARNING)
-    yield
-    ray.shutdown()
-
-
-@pytest.fixture
-def made():
-    backends = []
-    yield backends
-    for b in backends:
-        b.close()
+pytestmark = pytest.mark.usefixtures("local_ray")
 
 
 def pair(made, inner, num_envs, shards, scene=QUADRUPED, *, dtype=np.float32, inner_options=None, **ray_opts):

@@ -8,8 +8,6 @@ Node loss is tested on a multi-node cluster in test_cluster.py.
 
 from __future__ import annotations
 
-import logging
-
 import numpy as np
 import pytest
 
@@ -22,21 +20,7 @@ import unisim_core  # noqa: E402
 from unisim_core import InitRandomizationPlan, RandomizationOp  # noqa: E402
 from unisim_ray import ShardDiedError, ShardFaultedError, ShardRecoveredWarning  # noqa: E402
 
-
-@pytest.fixture(scope="module", autouse=True)
-def ray_session():
-    ray.init(address="local", num_cpus=4, include_dashboard=False, log_to_driver=False,
-             logging_level=logging.WARNING)
-    yield
-    ray.shutdown()
-
-
-@pytest.fixture
-def made():
-    backends = []
-    yield backends
-    for b in backends:
-        b.close()
+pytestmark = pytest.mark.usefixtures("local_ray")
 
 
 def test_killed_shard_actors_are_rebuilt_and_the_trajectory_matches_in_process(made):
