@@ -234,22 +234,28 @@ def test_recovery_record_folds_model_writes_to_the_latest_value_per_cell():
     assert rec.forces(0) == []
 
 
-def test_a_shard_rebuilt_from_restore_rows_continues_bit_for_bit():
+@pytest.mark.parametrize(("inner", "tier", "options"), [
+    ("mujoco", "exact", {"threads": 1}),  # the batch's integration state, warm start included
+    ("fake", "snapshot", {}),  # the contract's physics snapshot (the fake has no hidden state)
+])
+def test_a_shard_rebuilt_from_restore_rows_continues_bit_for_bit(inner, tier, options):
     """Shard host in-process, recovery on: a second host built from the first one's restore rows
-    and model writes steps on exactly like the first (MuJoCo: the 'exact' tier, warm start included)."""
-    pytest.importorskip("unisim_mujoco")
+    and model writes steps on exactly like the first."""
+    if inner == "mujoco":
+        pytest.importorskip("unisim_mujoco")
     scene = SceneCfg(QUADRUPED, default_keyframe="home")
     payload, _ = pack_scene(scene, "auto", 32.0)
     hosts = [ShardHost(0, 0, 3), ShardHost(0, 0, 3)]
+    kwargs = {"np_dtype": np.float64, **options}
     try:
-        first = hosts[0].start("mujoco", payload, 0.005, {"np_dtype": np.float64, "threads": 1}, track=True)
-        assert first["restore_tier"] == "exact"
+        first = hosts[0].start(inner, payload, 0.005, kwargs, track=True)
+        assert first["restore_tier"] == tier
         ctrl = np.tile(first["model_info"].qpos0[7:], (3, 1)).astype(np.float32)
         write = ("body_mass", np.array([1]), np.array([2]), np.array([[3.5]]))
         hosts[0].write_model_field(*write)
-        for _ in range(20):  # into contact: the warm start matters from here on
+        for _ in range(20):  # into contact: MuJoCo's warm start matters from here on
             (_, _), rows = hosts[0].step(ctrl, 2, False, True, False)
-        hosts[1].start("mujoco", payload, 0.005, {"np_dtype": np.float64, "threads": 1}, track=True)
+        hosts[1].start(inner, payload, 0.005, kwargs, track=True)
         hosts[1].recover([write], [], [], rows)
         for _ in range(20):
             (a, _), _ = hosts[0].step(ctrl, 2, False, True, True)

@@ -63,8 +63,9 @@ class RestoreRows:
     def read(self, env_ids: np.ndarray | None = None) -> np.ndarray:
         """``(len(env_ids) or num_envs, width)`` float64 rows (a new array)."""
         if self.tier == "exact":
-            rows = self._batch.state[:, self._cols]
-        elif self.tier == "snapshot":
+            state = self._batch.state
+            return state[:, self._cols] if env_ids is None else state[np.ix_(env_ids, self._cols)]
+        if self.tier == "snapshot":
             rows = np.asarray(self._b._get_physics_state(), dtype=np.float64)
         else:
             rows = np.concatenate([np.asarray(self._b.get_qpos(), np.float64),
