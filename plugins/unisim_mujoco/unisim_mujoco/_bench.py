@@ -32,13 +32,15 @@ def _keyframe(m, backend) -> int:
 
 
 def raw_stepper(scene: str, n: int, sim_dt: float, nsteps: int, backend, ctrl):
-    """``(call, close)``: ``mujoco.batch.Batch`` of ``n`` envs with the backend's threads: write ctrl,
-    step ``nsteps``, read qpos and qvel."""
+    """``(call, close)``: ``mujoco.batch.Batch`` of ``n`` envs with the backend's threads and
+    persistence: write ctrl, step ``nsteps``, read qpos and qvel."""
     from mujoco.batch import Batch
+
+    from ._backend import needs_persistent
 
     m = _model(scene, sim_dt, backend.options)
     threads = backend.options.threads
-    b = Batch(m, n, 0 if threads is None else threads, persistent=True)
+    b = Batch(m, n, 0 if threads is None else threads, persistent=needs_persistent(m))
     b.reset(keyframe=_keyframe(m, backend))
     ctrl_v, qpos_v, qvel_v = b.bind("ctrl"), b.bind("qpos"), b.bind("qvel")
     ctrl = np.asarray(ctrl, dtype=np.float64)

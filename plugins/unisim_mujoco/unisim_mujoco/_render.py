@@ -62,7 +62,8 @@ class BatchRenderer:
 
     def capture(self, batch) -> np.ndarray:
         for i, d in enumerate(self.datas):
-            batch.get_data(i, d)  # persistent batch: derived fields (xpos, geom_xpos) are current
+            batch.get_data(i, d)  # the state; the poses drawn are computed here
+            mujoco.mj_kinematics(self.model, d)
         d0 = self.datas[0]
         if self.lookat is not None:
             self.cam.lookat[:] = self.lookat

@@ -81,6 +81,7 @@ class MujocoHeightScanner(BackendHeightScanner):
 
     def scan(self) -> np.ndarray:
         be = self._backend
+        be._derive()
         pos = be._xpos[:, self._body]  # (N, 3) live view, read only
         if self._alignment == "world":
             xy = pos[:, None, :2] + self._offsets
