@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import mujoco
 import numpy as np
 import pytest
@@ -62,6 +64,46 @@ def test_step_matches_plain_mj_step_and_getters_are_current(make):
     # the added frame sensors of the body frames agree with the getters
     np.testing.assert_allclose(sim.get_sensor_data("FL_calf_linvel")[1],
                                sim.get_body_lin_vel_w(np.array([4]))[1, 0], atol=1e-12)
+
+
+def test_getters_are_current_whichever_forward_stage_the_step_computed(make):
+    # A step computes the forward stages at the new state only when derived fields were read since
+    # the previous step; a read after a step that did not must still see the current state. Each read
+    # is compared bit for bit with mj_forward on a copy of plain MuJoCo stepped alongside.
+    sim = make(QUADRUPED, num_envs=2)
+    qpos, qvel, ctrl = _random_states(sim, 2, seed=3)
+    sim.set_state(np.arange(2), qpos, qvel)
+    m, d = reference(QUADRUPED, sim.sim_dt)
+    d.qpos[:], d.qvel[:], d.ctrl[:] = qpos[0], qvel[0], ctrl[0]
+    ids = np.arange(m.nbody)
+    for read_poses in (False, False, True, True, False, True):
+        sim.step(ctrl, 2)
+        for _ in range(2):
+            mujoco.mj_step(m, d)
+        assert np.array_equal(sim.get_qpos()[0], d.qpos)
+        if read_poses:
+            now = copy.copy(d)
+            mujoco.mj_forward(m, now)
+            np.testing.assert_array_equal(sim.get_body_pos_w(ids)[0], now.xpos)
+            np.testing.assert_array_equal(sim.get_body_quat_w(ids)[0], now.xquat)
+            np.testing.assert_array_equal(sim.get_sensor_data("imu_acc")[0], now.sensor("imu_acc").data)
+    # a state written while the outputs lag is seen by the next read
+    sim.step(ctrl, 1)
+    sim.set_state(np.array([0]), qpos[:1], qvel[:1])
+    ref = copy.copy(d)
+    ref.qpos[:], ref.qvel[:] = qpos[0], qvel[0]
+    mujoco.mj_forward(m, ref)
+    np.testing.assert_array_equal(sim.get_body_pos_w(ids)[0], ref.xpos)
+
+
+def test_batch_is_persistent_only_for_models_that_need_it(make, tmp_path):
+    # One MjData per thread is cheaper (measured in the module docstring); sleep, IPC and plugins
+    # need one MjData per env.
+    assert not make(QUADRUPED).batch.persistent
+    xml = tmp_path / "sleepy.xml"
+    xml.write_text('<mujoco><option><flag sleep="enable"/></option>'
+                   '<worldbody><body><freejoint/><geom size=".1"/></body></worldbody></mujoco>')
+    assert make(xml).batch.persistent
 
 
 @pytest.mark.parametrize(("scene", "dt"), [("actuated_hinges.xml", 0.001), ("frictionloss_hinge.xml", 0.001),
