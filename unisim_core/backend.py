@@ -64,7 +64,7 @@ from .randomization import (
 )
 from .validation import check_env_ids, check_float_array, check_index_array, check_int, check_limit, check_names
 
-__all__ = ["SimBackend", "DeviceArrays"]
+__all__ = ["SimBackend", "DeviceArrays", "diverged_rows"]
 
 #: Primitive methods a backend must override for each capability it declares.
 CAPABILITY_PRIMITIVES: dict[Capability, tuple[str, ...]] = {
@@ -717,12 +717,9 @@ class SimBackend(ModelQueries, Playback, metaclass=_BackendMeta):
         The default reads ``get_qpos``/``get_qvel``. Override where the engine detects it itself
         (MuJoCo resets an unstable env on its own) or where the state lives elsewhere.
         """
-        lim = self.MAX_ABS_VALUE
         with np.errstate(over="ignore", invalid="ignore"):  # a state cast to float32 may overflow: detected
             q, v = self.get_qpos(), self.get_qvel()
-            if _within(q, lim) and _within(v, lim):
-                return None
-            return ~((np.abs(q) <= lim).all(axis=1) & (np.abs(v) <= lim).all(axis=1))
+        return diverged_rows(self.MAX_ABS_VALUE, q, v)
 
     def _collect_divergence(self) -> None:
         """After each engine call of a step: remember the envs that diverged in it."""
@@ -1183,6 +1180,19 @@ class SimBackend(ModelQueries, Playback, metaclass=_BackendMeta):
         if Capability.INIT_RANDOMIZATION not in caps and Capability.RESET_RANDOMIZATION not in caps:
             raise self._unsupported(Capability.INIT_RANDOMIZATION)
         return self._read_model_field(term)
+
+def diverged_rows(limit: float, *state: np.ndarray) -> np.ndarray | None:
+    """``(num_envs,)`` mask of the envs with a value non-finite or beyond ``limit`` in any of the
+    ``(num_envs, k)`` ``state`` arrays, or ``None`` when there is none (the common case: one BLAS
+    reduction per array)."""
+    for a in state:
+        if not _within(a, limit):
+            break
+    else:
+        return None
+    with np.errstate(invalid="ignore"):
+        return ~np.logical_and.reduce([(np.abs(a) <= limit).all(axis=1) for a in state])
+
 
 def _within(arr: np.ndarray, limit: float) -> bool:
     """Sufficient test that every ``|value| <= limit`` (one BLAS reduction, no temporary): the

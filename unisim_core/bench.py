@@ -83,24 +83,17 @@ def contract_stepper(name: str, scene: str, n: int, sim_dt: float, nsteps: int,
     return backend, call, cold, ctrl
 
 
-def _calibrate(call: Call, target_s: float = 0.01) -> float:
-    """Seconds per call, from a batch of calls lasting about ``target_s`` (after a warm-up call)."""
-    call()
-    n = 1
-    while True:
-        t0 = time.perf_counter()
-        for _ in range(n):
-            call()
-        dt = time.perf_counter() - t0
-        if dt >= target_s or n >= 1 << 16:
-            return max(dt / n, 1e-8)
-        n *= 2
-
-
 def measure(calls: Mapping[str, Call], budget_s: float, rounds: int = 5, steps: int | None = None) -> dict[str, float]:
-    """Best per-call seconds of each callable; rounds interleave them (warm-up first). Each
-    round runs every callable ``steps`` times, or as often as fits ``budget_s`` over all rounds."""
-    per_call = max(_calibrate(call) for call in calls.values())
+    """Best per-call seconds of each callable; rounds interleave them. Every callable runs the same
+    number of times (one warm-up call, one sizing call, then ``steps`` per round, or as many as fit
+    ``budget_s`` over all rounds), so loops that start from the same state follow the same
+    trajectory and pay the same state-dependent costs (contacts) when timed."""
+    per_call = 1e-8
+    for call in calls.values():
+        call()  # warm-up
+        t = time.perf_counter()
+        call()
+        per_call = max(per_call, time.perf_counter() - t)
     per_round = steps if steps else max(3, int(budget_s / rounds / len(calls) / per_call))
     best = dict.fromkeys(calls, np.inf)
     for _ in range(rounds):

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from unisim_core import quat as Q
-from unisim_core.backend import SimBackend
+from unisim_core.backend import SimBackend, diverged_rows
 from unisim_core.capabilities import Capability
 from unisim_core.config import BackendTerrainSpawnData, SceneCfg
 from unisim_core.errors import EngineError, InvalidInputError
@@ -126,6 +126,7 @@ class MotrixBackend(SimBackend):
         # persistent query programs and buffers
         with engine_call("compile_query"):
             self._q_state = M.compile_query({"q": mq.DofPosition(), "v": mq.DofVelocity()}).allocate(D)
+            self._q_state_rows = self._q_state.buffer  # (N, nq + nv) float32, rewritten by every execute
             self._q_body = M.compile_query({"p": mq.LinkPosition(), "r": mq.LinkRotation(),
                                             "lv": mq.LinkLinearVelocity(), "av": mq.LinkAngularVelocity()}).allocate(D)
             self._q_sens = (M.compile_query({"s": mq.SensorValues([s.name for s in self._sensor_decl])}).allocate(D)
@@ -210,6 +211,13 @@ class MotrixBackend(SimBackend):
 
     def _mark_stale(self) -> None:
         self._stale_state = self._stale_body = self._stale_sens = True
+
+    def _diverged_mask(self) -> np.ndarray | None:
+        # one test over the query's packed (N, nq + nv) [dof_pos, dof_vel] rows, which the getters
+        # then gather from
+        if self._stale_state:
+            self._refresh_state()
+        return diverged_rows(self.MAX_ABS_VALUE, self._q_state_rows)
 
     # ------------------------------------------------------------------ state primitives
     def get_qpos(self) -> np.ndarray:
