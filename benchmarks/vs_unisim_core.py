@@ -4,7 +4,8 @@ Same model (gymnasium's ant), same workload, same CPUs: every call writes ``ctrl
 float32 (a fixed seeded sequence, cycled), steps ``--nsteps`` substeps of 0.01 s and reads
 qpos and qvel as float32. The stacks run *alternately*, one subprocess each per round
 (``--rounds``), pinned to the same ``--threads`` CPUs; the table holds the median over rounds
-of each run's median µs per call.
+of each run's median µs per call, and the speedup (their time / ours) in wall time and in CPU
+time of the process (the latter is not inflated by other load on a shared machine).
 
 - ``unisim-core 2.2.0``: steps MuJoCo 3.11 through ``mjbatch-uni``; timed through the fastest of
   its two public hot paths, ``step_tensor`` + ``get_state_views`` and the host-bridge plan
@@ -57,22 +58,24 @@ def ctrl_sequence(n: int, nu: int) -> np.ndarray:
     return np.ascontiguousarray(streams[:, np.arange(n) % STREAMS])
 
 
-def time_loop(call, est_s: float, budget_s: float, blocks: int = 5) -> float:
-    """Median seconds per call over ``blocks`` timed blocks, after ``WARMUP_CALLS`` calls."""
+def time_loop(call, est_s: float, budget_s: float, blocks: int = 5) -> np.ndarray:
+    """``[wall, cpu]``: median seconds per call (wall clock, and CPU time of this process, which
+    other load on the machine does not inflate) over ``blocks`` timed blocks, after
+    ``WARMUP_CALLS`` calls."""
     for i in range(WARMUP_CALLS):
         call(i)
     per_block = max(3, int(budget_s / blocks / est_s))
     times, i = [], WARMUP_CALLS
     for _ in range(blocks):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         for _ in range(per_block):
             call(i)
             i += 1
-        times.append((time.perf_counter() - t0) / per_block)
-    return float(np.median(times))
+        times.append([time.perf_counter() - t0, time.process_time() - c0])
+    return np.median(times, axis=0) / per_block
 
 
-def one_env_cost(xml: str, n: int, nsteps: int, budget_s: float) -> float:
+def one_env_cost(xml: str, n: int, nsteps: int, budget_s: float) -> np.ndarray:
     """Seconds of one env's ``nsteps`` single-thread ``mj_step`` calls: the mean over the first
     ``min(n, 8)`` envs' control streams (contacts, hence costs, differ between envs)."""
     import mujoco
@@ -93,7 +96,7 @@ def one_env_cost(xml: str, n: int, nsteps: int, budget_s: float) -> float:
     return time_loop(call, 40e-6 * nsteps * k, budget_s) / k
 
 
-def ours(xml: str, n: int, threads: int, nsteps: int, budget_s: float) -> float:
+def ours(xml: str, n: int, threads: int, nsteps: int, budget_s: float) -> np.ndarray:
     from unisim_core import SceneCfg, create_backend
 
     sim = create_backend("mujoco", SceneCfg(xml), n, SIM_DT, threads=threads)
@@ -109,7 +112,7 @@ def ours(xml: str, n: int, threads: int, nsteps: int, budget_s: float) -> float:
         sim.close()
 
 
-def theirs(xml: str, n: int, threads: int, nsteps: int, budget_s: float) -> float:
+def theirs(xml: str, n: int, threads: int, nsteps: int, budget_s: float) -> np.ndarray:
     """unisim-core 2.2.0's faster public hot path (it sizes its pool to the CPUs this process may use)."""
     import torch
     from unisim import create_backend
@@ -135,14 +138,16 @@ def theirs(xml: str, n: int, threads: int, nsteps: int, budget_s: float) -> floa
 
     est = 40e-6 * nsteps * n / min(n, threads)
     try:
-        return min(time_loop(tensor_api, est, budget_s / 2), time_loop(host_bridge, est, budget_s / 2))
+        return min(time_loop(tensor_api, est, budget_s / 2), time_loop(host_bridge, est, budget_s / 2),
+                   key=lambda t: t[0])
     finally:
         plan.close()
         be.close()
 
 
 def worker(args) -> None:
-    """Time one stack at every N and print one JSON line: ``{"calls": {N: s}, "one_env": {N: s}}``."""
+    """Time one stack at every N and print one JSON line: ``{"calls": {N: [wall, cpu]}, "one_env": ...}``
+(seconds per call)."""
     os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[: args.threads])
     import mujoco
 
@@ -150,8 +155,8 @@ def worker(args) -> None:
     budget = lambda n: args.seconds * (1 + np.log10(n))  # noqa: E731  (bigger N: fewer, longer calls)
     out = {"mujoco": mujoco.__version__, "calls": {}, "one_env": {}}
     for n in args.envs:
-        out["one_env"][str(n)] = one_env_cost(args.xml, n, args.nsteps, args.seconds)
-        out["calls"][str(n)] = run(args.xml, n, args.threads, args.nsteps, budget(n))
+        out["one_env"][str(n)] = one_env_cost(args.xml, n, args.nsteps, args.seconds).tolist()
+        out["calls"][str(n)] = run(args.xml, n, args.threads, args.nsteps, budget(n)).tolist()
     print(json.dumps(out))
 
 
@@ -179,18 +184,20 @@ def run_worker(python: Path, which: str, args) -> dict:
 
 
 def table(args, runs: dict[str, list[dict]]) -> list[dict]:
-    med = lambda xs: float(np.median(xs))  # noqa: E731
+    """Per N: medians over rounds of wall and CPU µs per call, the limits and the ratios."""
     rows = []
     for n in args.envs:
         k = str(n)
-        us = {w: med([r["calls"][k] for r in runs[w]]) * 1e6 for w in runs}
-        limit = {w: med([r["one_env"][k] for r in runs[w]]) * n / min(n, args.threads) * 1e6 for w in runs}
+        wall, cpu = ({w: float(np.median([r["calls"][k][col] for r in runs[w]])) * 1e6 for w in runs}
+                     for col in (0, 1))
+        limit = {w: float(np.median([r["one_env"][k][0] for r in runs[w]])) * n / min(n, args.threads) * 1e6
+                 for w in runs}
         rows.append({"num_envs": n, "limit_us_mujoco4": limit["ours"], "limit_us_mujoco311": limit["theirs"],
-                     "unisim_core_2_2_0_us": us["theirs"], "unisim_us": us["ours"],
-                     "speedup": us["theirs"] / us["ours"], "of_limit": limit["ours"] / us["ours"],
-                     "theirs_of_limit": limit["theirs"] / us["theirs"],
-                     "rounds_unisim_us": [r["calls"][k] * 1e6 for r in runs["ours"]],
-                     "rounds_unisim_core_us": [r["calls"][k] * 1e6 for r in runs["theirs"]]})
+                     "unisim_core_2_2_0_us": wall["theirs"], "unisim_us": wall["ours"],
+                     "speedup": wall["theirs"] / wall["ours"], "cpu_speedup": cpu["theirs"] / cpu["ours"],
+                     "of_limit": limit["ours"] / wall["ours"], "theirs_of_limit": limit["theirs"] / wall["theirs"],
+                     "rounds_unisim_us": [r["calls"][k][0] * 1e6 for r in runs["ours"]],
+                     "rounds_unisim_core_us": [r["calls"][k][0] * 1e6 for r in runs["theirs"]]})
     return rows
 
 
@@ -219,11 +226,11 @@ def main(argv: list[str] | None = None) -> list[dict] | None:
     print(f"ant, {args.nsteps} substeps of {SIM_DT} s per call, {args.threads} threads, median of "
           f"{args.rounds} alternating rounds (µs per call)")
     print(f"{'N':>5} {'limit (MuJoCo 4 / 3.11)':>24} {'unisim-core 2.2.0':>18} {'UniSim':>9} "
-          f"{'UniSim/them':>12} {'UniSim of limit':>16} {'them of limit':>14}")
+          f"{'speedup':>8} {'CPU speedup':>12} {'UniSim of limit':>16} {'them of limit':>14}")
     for r in rows:
         print(f"{r['num_envs']:>5} {r['limit_us_mujoco4']:>11,.0f} / {r['limit_us_mujoco311']:<10,.0f} "
-              f"{r['unisim_core_2_2_0_us']:>18,.0f} {r['unisim_us']:>9,.0f} {r['speedup']:>11.2f}x "
-              f"{r['of_limit']:>16.2f} {r['theirs_of_limit']:>14.2f}")
+              f"{r['unisim_core_2_2_0_us']:>18,.0f} {r['unisim_us']:>9,.0f} {r['speedup']:>7.2f}x "
+              f"{r['cpu_speedup']:>11.2f}x {r['of_limit']:>16.2f} {r['theirs_of_limit']:>14.2f}")
     if args.json is not None:
         args.json.write_text(json.dumps(rows, indent=2))
     return rows
