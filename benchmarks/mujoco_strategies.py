@@ -31,7 +31,7 @@ import mujoco
 import numpy as np
 from mujoco import rollout
 from mujoco.batch import Batch
-from vs_unisim_core import CTRL_CYCLE, SIM_DT, ant_xml, ctrl_sequence
+from vs_unisim_core import CTRL_CYCLE, SIM_DT, ant_xml, ctrl_sequence, one_env_loop
 
 from unisim_core import SceneCfg, create_backend
 
@@ -116,22 +116,6 @@ def unisim(xml, n, threads):
     return call, sim.close
 
 
-def one_env(m, n):
-    """One env stepped on this thread, ``min(n, 8)`` control streams in turn: seconds per env-call."""
-    k = min(n, 8)
-    datas = [mujoco.MjData(m) for _ in range(k)]
-    seq = ctrl_sequence(k, m.nu)
-
-    def call(i):
-        for j, d in enumerate(datas):
-            d.ctrl[:] = seq[i % CTRL_CYCLE, j]
-            for _ in range(NSTEPS):
-                mujoco.mj_step(m, d)
-            d.qpos.astype(np.float32), d.qvel.astype(np.float32)
-
-    return call, k
-
-
 def run(n: int, threads: int, seconds: float, rounds: int = 7) -> None:
     xml = ant_xml()
     m = mujoco.MjModel.from_xml_path(xml)
@@ -146,7 +130,7 @@ def run(n: int, threads: int, seconds: float, rounds: int = 7) -> None:
         "py threads": py_threads(m, n, threads),
         "unisim": unisim(xml, n, threads),
     }
-    probe, k = one_env(m, n)
+    probe, k = one_env_loop(m, n, NSTEPS)
     calls = {name: c for name, (c, _) in loops.items()} | {"one env": probe}
     for call in calls.values():
         for i in range(50):  # the ant lands

@@ -75,16 +75,14 @@ def time_loop(call, est_s: float, budget_s: float, blocks: int = 5) -> np.ndarra
     return np.median(times, axis=0) / per_block
 
 
-def one_env_cost(xml: str, n: int, nsteps: int, budget_s: float) -> np.ndarray:
-    """Seconds of one env's ``nsteps`` single-thread ``mj_step`` calls: the mean over the first
-    ``min(n, 8)`` envs' control streams (contacts, hence costs, differ between envs)."""
+def one_env_loop(m, n: int, nsteps: int):
+    """``(call, k)``: ``call(i)`` steps one env at a time on this thread with plain ``mj_step``,
+    ``k = min(n, 8)`` envs under the first ``k`` control streams (contacts, hence costs, differ
+    between envs); its time / k is one env's cost."""
     import mujoco
 
-    m = mujoco.MjModel.from_xml_path(xml)
-    m.opt.timestep = SIM_DT
-    k = min(n, 8)
-    datas = [mujoco.MjData(m) for _ in range(k)]
-    seq = ctrl_sequence(k, m.nu)
+    datas = [mujoco.MjData(m) for _ in range(min(n, 8))]
+    seq = ctrl_sequence(len(datas), m.nu)
 
     def call(i):
         for j, d in enumerate(datas):
@@ -93,6 +91,16 @@ def one_env_cost(xml: str, n: int, nsteps: int, budget_s: float) -> np.ndarray:
                 mujoco.mj_step(m, d)
         return [(d.qpos.astype(np.float32), d.qvel.astype(np.float32)) for d in datas]
 
+    return call, len(datas)
+
+
+def one_env_cost(xml: str, n: int, nsteps: int, budget_s: float) -> np.ndarray:
+    """Seconds of one env's ``nsteps`` single-thread ``mj_step`` calls (``one_env_loop``)."""
+    import mujoco
+
+    m = mujoco.MjModel.from_xml_path(xml)
+    m.opt.timestep = SIM_DT
+    call, k = one_env_loop(m, n, nsteps)
     return time_loop(call, 40e-6 * nsteps * k, budget_s) / k
 
 
