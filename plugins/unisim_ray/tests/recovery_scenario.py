@@ -10,6 +10,7 @@ retries the call, so its continuation is the in-process one exactly.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,6 +22,21 @@ from unisim_core import InitRandomizationPlan, IntervalRandomizationPlan, Random
 SCENE = SceneCfg(Path(unisim_core.__file__).parent / "scenes" / "quadruped.xml", default_keyframe="home")
 TESTS = Path(__file__).resolve().parent
 N = 6  # two shards: envs [0:3) and [3:6)
+
+
+def kill_and_confirm(actor, within_s: float = 30.0) -> None:
+    """``ray.kill`` (asynchronous), then wait until the actor no longer answers, so that the next
+    call is the one that finds it dead."""
+    import ray
+
+    ray.kill(actor, no_restart=True)
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            ray.get(actor.ping.remote(), timeout=within_s)
+        except ray.exceptions.RayActorError:
+            return
+    raise AssertionError(f"actor still answers {within_s:g} s after ray.kill")
 
 
 def runtime_env(die_once_dir: Path | None = None) -> dict:

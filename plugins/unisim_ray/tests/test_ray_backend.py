@@ -43,6 +43,8 @@ from unisim_core.fake import FakeBackend
 
 ray = pytest.importorskip("ray")
 
+from recovery_scenario import kill_and_confirm  # noqa: E402
+
 from unisim_ray import (  # noqa: E402
     RayBackend,
     ShardDiedError,
@@ -312,8 +314,7 @@ def test_killed_shard_names_itself_and_poisons_the_backend(made):
     b, _ = pair(made, "fake", 6, 2, call_timeout_s=20.0)
     ctrl = np.zeros((6, b.num_actuators), np.float32)
     b.step(ctrl)
-    victim = b._actors[1]
-    ray.kill(victim, no_restart=True)
+    kill_and_confirm(b._actors[1])
     with pytest.raises(ShardDiedError, match=r"shard 1 \(envs \[3:6\)\) died during step") as info:
         b.step(ctrl)
     assert info.value.shards == ((1, 3, 6),)

@@ -14,7 +14,7 @@ import pytest
 ray = pytest.importorskip("ray")
 pytest.importorskip("unisim_mujoco")
 
-from recovery_scenario import N, assert_same, make_pair, run, runtime_env  # noqa: E402
+from recovery_scenario import N, assert_same, kill_and_confirm, make_pair, run, runtime_env  # noqa: E402
 
 import unisim_core  # noqa: E402
 from unisim_core import InitRandomizationPlan, RandomizationOp  # noqa: E402
@@ -23,13 +23,15 @@ from unisim_ray import ShardDiedError, ShardFaultedError, ShardRecoveredWarning 
 pytestmark = pytest.mark.usefixtures("local_ray")
 
 
+
+
 def test_killed_shard_actors_are_rebuilt_and_the_trajectory_matches_in_process(made):
     b, ref = make_pair(made, max_shard_restarts=2)
     killed = []
 
     def kill(call: str, k: int) -> dict:
         killed.append((call, b.describe_shards()[k].pid))
-        ray.kill(b._actors[k], no_restart=True)
+        kill_and_confirm(b._actors[k])
         return {}
 
     with pytest.warns(ShardRecoveredWarning) as caught:
@@ -44,7 +46,7 @@ def test_killed_shard_actors_are_rebuilt_and_the_trajectory_matches_in_process(m
     assert {s.pid for s in shards}.isdisjoint(pid for _, pid in killed)  # fresh actors
     assert len(b.recovery_seconds) == 3
     # shard 1 has used its restarts: the next death is raised as before and poisons the backend
-    ray.kill(b._actors[1], no_restart=True)
+    kill_and_confirm(b._actors[1])
     with pytest.raises(ShardDiedError, match=r"shard 1 \(envs \[3:6\)\) died during step .*already rebuilt "
                                              r"max_shard_restarts=2 time\(s\); the backend is now unusable"):
         b.step(np.zeros((N, b.num_actuators)), 1)
@@ -89,7 +91,7 @@ def test_engine_errors_keep_their_class_name_the_shard_and_do_not_fault(made):
         assert type(sharded.value) is type(in_process.value) is unisim_core.EngineError
         assert_same(b, ref, f"after an engine error in {what}")
     assert b.recovery_seconds == ()
-    ray.kill(b._actors[1], no_restart=True)
+    kill_and_confirm(b._actors[1])
     with pytest.warns(ShardRecoveredWarning):
         b.step(np.tile(ref.get_default_qpos()[7:], (N, 1)), 2)
     ref.step(np.tile(ref.get_default_qpos()[7:], (N, 1)), 2)

@@ -153,7 +153,10 @@ def _ensure_ray(ray: Any, opts: RayOptions, num_envs: int) -> None:
                                   "logging_level": logging.WARNING}
         if opts.address is None and not os.environ.get("RAY_ADDRESS"):
             need = math.ceil(min(opts.shards, num_envs) * (opts.actor_num_cpus or 0))
-            kwargs.update(num_cpus=max(os.cpu_count() or 1, need), _system_config=dict(LOCAL_RAY_SYSTEM_CONFIG))
+            # address="local": a new instance even when another Ray runs on this machine (a bare
+            # ray.init() would join a cluster some other process started with `ray start`)
+            kwargs.update(address="local", num_cpus=max(os.cpu_count() or 1, need),
+                          _system_config=dict(LOCAL_RAY_SYSTEM_CONFIG))
             where = "a local Ray instance"
         else:
             kwargs["address"] = opts.address

@@ -150,11 +150,11 @@ class ShardHost:
         if track:
             self._restore = RestoreRows(b)
         cls = type(b)
-        try:
-            import ray
+        import ray
 
+        if ray.is_initialized():  # get_runtime_context() would start Ray outside an actor
             node_ip, node_id = ray.util.get_node_ip_address(), ray.get_runtime_context().get_node_id()
-        except Exception:  # outside Ray (unit tests of this class)
+        else:  # outside Ray (unit tests of this class)
             node_ip, node_id = "127.0.0.1", ""
         return {
             "model_info": info,
