@@ -2,7 +2,7 @@
 
 For each backend and ``num_envs`` N, two loops run on the same scene (the shipped
 quadruped under a hold of its ``home`` pose unless told otherwise), interleaved in rounds
-so that other load on the machine hits both alike (best round kept):
+so that other load on the machine hits both alike (median call kept):
 
 - contract: ``backend.step(ctrl, nsteps)`` then ``get_qpos()`` and ``get_qvel()``;
 - raw: the engine's own batched API doing the same work (write ctrl, step ``nsteps``,
@@ -84,10 +84,12 @@ def contract_stepper(name: str, scene: str, n: int, sim_dt: float, nsteps: int,
 
 
 def measure(calls: Mapping[str, Call], budget_s: float, rounds: int = 5, steps: int | None = None) -> dict[str, float]:
-    """Best per-call seconds of each callable; rounds interleave them. Every callable runs the same
-    number of times (one warm-up call, one sizing call, then ``steps`` per round, or as many as fit
-    ``budget_s`` over all rounds), so loops that start from the same state follow the same
-    trajectory and pay the same state-dependent costs (contacts) when timed."""
+    """Median seconds per call of each callable, each call timed alone; rounds interleave the
+    callables. Every callable runs the same number of times (one warm-up call, one sizing call,
+    then ``steps`` per round, or as many as fit ``budget_s`` over all rounds), so loops that start
+    from the same state follow the same trajectory and pay the same state-dependent costs
+    (contacts). The median drops the first call of each round, whose caches the other loops left
+    cold (it costs a one-env loop up to twice its steady time after a 512-env step)."""
     per_call = 1e-8
     for call in calls.values():
         call()  # warm-up
@@ -95,14 +97,16 @@ def measure(calls: Mapping[str, Call], budget_s: float, rounds: int = 5, steps: 
         call()
         per_call = max(per_call, time.perf_counter() - t)
     per_round = steps if steps else max(3, int(budget_s / rounds / len(calls) / per_call))
-    best = dict.fromkeys(calls, np.inf)
+    times: dict[str, list[float]] = {name: [] for name in calls}
+    clock = time.perf_counter
     for _ in range(rounds):
         for name, call in calls.items():
-            t = time.perf_counter()
+            out = times[name]
             for _ in range(per_round):
+                t = clock()
                 call()
-            best[name] = min(best[name], (time.perf_counter() - t) / per_round)
-    return best
+                out.append(clock() - t)
+    return {name: float(np.median(t)) for name, t in times.items()}
 
 
 def bench_cell(name: str, scene: str, n: int, *, sim_dt: float = 0.002, nsteps: int = 4, budget_s: float = 1.0,
@@ -120,27 +124,27 @@ def bench_cell(name: str, scene: str, n: int, *, sim_dt: float = 0.002, nsteps: 
         one_env = step_cost_probe(name, scene, sim_dt, nsteps, backend, ctrl)
         if one_env is not None:
             calls["one_env"] = one_env
-        best = measure(calls, budget_s, steps=steps)
+        med = measure(calls, budget_s, steps=steps)
         if raw is not None:
             raw[1]()
         threads = backend_threads(backend)
     finally:
         backend.close()
-    row["contract_us_per_call"] = best["contract"] * 1e6
-    row["contract_env_steps_per_s"] = n * nsteps / best["contract"]
+    row["contract_us_per_call"] = med["contract"] * 1e6
+    row["contract_env_steps_per_s"] = n * nsteps / med["contract"]
     row["ratio"] = row["of_limit"] = None
-    if "raw" in best:
-        row["raw_us_per_call"] = best["raw"] * 1e6
-        row["raw_env_steps_per_s"] = n * nsteps / best["raw"]
-        row["ratio"] = best["raw"] / best["contract"]
-        row["overhead_us_per_call"] = (best["contract"] - best["raw"]) * 1e6
+    if "raw" in med:
+        row["raw_us_per_call"] = med["raw"] * 1e6
+        row["raw_env_steps_per_s"] = n * nsteps / med["raw"]
+        row["ratio"] = med["raw"] / med["contract"]
+        row["overhead_us_per_call"] = (med["contract"] - med["raw"]) * 1e6
     else:
         row["note"] = f"the {name!r} plugin offers no raw-engine loop (hook unisim_raw_stepper)"
-    if "one_env" in best:
-        limit = best["one_env"] * (1 if n == 1 else n / min(threads, n))
+    if "one_env" in med:
+        limit = med["one_env"] * (1 if n == 1 else n / min(threads, n))
         row["threads"] = threads
         row["limit_us_per_call"] = limit * 1e6
-        row["of_limit"] = limit / best["contract"]
+        row["of_limit"] = limit / med["contract"]
     return row
 
 

@@ -42,7 +42,7 @@ class UniSimHookSpecs:
 
     @hookspec
     def unisim_step_cost_probe(self):
-        """Return ``fn(scene, sim_dt, nsteps, backend, ctrl) -> call``: ONE env stepped ``nsteps``
-        substeps on one thread with the engine's plain API (``ctrl`` is ``(1, nu)``). Its cost per
-        call is the unit of the physical limit, ``cost x N / threads``, that ``unisim bench``
-        reports each backend's fraction of."""
+        """Return ``fn(scene, sim_dt, nsteps, backend, ctrl) -> call``: ONE env doing the raw loop's
+        work on one thread with the engine's plain API (write ``ctrl``, which is ``(1, nu)``, step
+        ``nsteps`` substeps, read qpos and qvel). Its cost per call is the unit of the physical
+        limit, ``cost x N / threads``, that ``unisim bench`` reports each backend's fraction of."""

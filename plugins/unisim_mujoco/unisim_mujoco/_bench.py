@@ -54,7 +54,8 @@ def raw_stepper(scene: str, n: int, sim_dt: float, nsteps: int, backend, ctrl):
 
 
 def step_cost_probe(scene: str, sim_dt: float, nsteps: int, backend, ctrl):
-    """One ``MjData`` stepped with ``mj_step`` ``nsteps`` times on the calling thread."""
+    """One ``MjData`` on the calling thread doing the raw loop's work: write ctrl, ``mj_step``
+    ``nsteps`` times, read qpos and qvel."""
     import mujoco
 
     m = _model(scene, sim_dt, backend.options)
@@ -62,10 +63,12 @@ def step_cost_probe(scene: str, sim_dt: float, nsteps: int, backend, ctrl):
     key = _keyframe(m, backend)
     if key >= 0:
         mujoco.mj_resetDataKeyframe(m, d, key)
-    d.ctrl[:] = np.asarray(ctrl, dtype=np.float64).reshape(-1)
+    ctrl = np.asarray(ctrl, dtype=np.float64).reshape(-1)
 
     def call():
+        d.ctrl[:] = ctrl
         for _ in range(nsteps):
             mujoco.mj_step(m, d)
+        return d.qpos.astype(np.float32), d.qvel.astype(np.float32)
 
     return call
