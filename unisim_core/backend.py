@@ -241,6 +241,8 @@ class SimBackend(ModelQueries, Playback, metaclass=_BackendMeta):
     ATOMIC_STEP_CALLS: ClassVar[bool] = False
     #: What a physics snapshot restores (``snapshot_tier``): ``"exact"`` or ``"state"``.
     SNAPSHOT_TIER: ClassVar[str] = "exact"
+    #: Whether ``_restore_rows`` loaded into another instance continues bit for bit (``restore_tier``).
+    EXACT_RESTORE: ClassVar[bool] = False
 
     _checked_classes: ClassVar[set[type]] = set()
 
@@ -412,6 +414,27 @@ class SimBackend(ModelQueries, Playback, metaclass=_BackendMeta):
     def _set_physics_state(self, state: np.ndarray) -> None:
         """Primitive (PHYSICS_SNAPSHOT): restore validated float64 rows, refresh derived data."""
         raise self._unsupported(Capability.PHYSICS_SNAPSHOT)
+
+    def _restore_rows(self, env_ids: np.ndarray | None = None) -> np.ndarray:
+        """Hook: ``(len(env_ids) or num_envs, width)`` float64 rows holding what the next call of these
+        envs depends on, for ``_load_restore_rows`` in another instance of this backend on the same
+        scene and options (a rebuilt Ray shard). Staged wrenches and model fields are not in them.
+        The default (``restore_tier``): the physics snapshot row with ``PHYSICS_SNAPSHOT``, else qpos
+        and qvel. A backend whose snapshot row lacks state its continuation depends on (solver warm
+        starts) overrides both hooks and sets ``EXACT_RESTORE``."""
+        if Capability.PHYSICS_SNAPSHOT in self.capabilities:
+            rows = np.asarray(self._get_physics_state(), dtype=np.float64)
+        else:
+            rows = np.concatenate([np.asarray(self.get_qpos(), np.float64),
+                                   np.asarray(self.get_qvel(), np.float64)], axis=1)
+        return np.array(rows if env_ids is None else rows[env_ids], dtype=np.float64, order="C")
+
+    def _load_restore_rows(self, rows: np.ndarray) -> None:
+        """Hook: put every env back to ``rows`` (``_restore_rows()`` of all envs of an instance)."""
+        if Capability.PHYSICS_SNAPSHOT in self.capabilities:
+            self._set_physics_state(rows)
+        else:
+            self._set_state(np.arange(len(rows)), rows[:, :self.nq].copy(), rows[:, self.nq:].copy())
 
     def _init_renderer(self, spacing: float, offset_mode: str, headless: bool, capture: bool,
                        width: int, height: int, camera: CameraCfg) -> None:
@@ -1068,6 +1091,15 @@ class SimBackend(ModelQueries, Playback, metaclass=_BackendMeta):
         playback and across backends); an ``"exact"`` backend keeps any hidden state it needs itself.
         """
         return self.SNAPSHOT_TIER
+
+    @property
+    def restore_tier(self) -> str:
+        """What ``_restore_rows`` loaded into another instance (``_load_restore_rows``) reproduces:
+        ``"exact"`` (the continuation bit for bit), ``"snapshot"`` (the physics snapshot row: reads
+        equal, the continuation within solver tolerance) or ``"qpos_qvel"`` (time restarts)."""
+        if self.EXACT_RESTORE:
+            return "exact"
+        return "snapshot" if Capability.PHYSICS_SNAPSHOT in self.capabilities else "qpos_qvel"
 
     def get_physics_state(self) -> np.ndarray:
         """``(num_envs, physics_state_size)`` rows ``[time, qpos, qvel, mocap_pos, mocap_quat]``

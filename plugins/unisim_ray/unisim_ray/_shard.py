@@ -5,8 +5,9 @@ with the contract's checks, so the shard calls the inner backend's *primitives*
 directly (no second validation or quaternion normalization: results stay
 bit-identical to the inner backend run in-process). Every call that can change
 what the getters read returns the shard's packed state rows, so the host cache
-is refreshed in the same round trip. With ``track`` (recovery enabled, see
-:mod:`unisim_ray._restore`) each of those replies is ``(reply, restore rows)``.
+is refreshed in the same round trip. With ``track`` (recovery enabled) each of those replies is
+``(reply, restore rows)``: the inner's ``_restore_rows`` (its ``restore_tier`` says what loading
+them into a rebuilt shard reproduces; MuJoCo's are exact).
 
 Packed state row (one per env, dtype ``pack_dtype``)::
 
@@ -30,7 +31,6 @@ import numpy as np
 from unisim_core.capabilities import Capability
 from unisim_core.errors import rebuild_error
 
-from ._restore import RestoreRows
 from ._scene import materialize_scene
 
 __all__ = ["ShardHost", "STATE_FIELDS", "RemoteException", "rebuild_exception"]
@@ -104,7 +104,7 @@ class ShardHost:
         self.backend: Any = None
         self._workdir: str | None = None
         self._handles: dict[int, Any] = {}
-        self._restore: RestoreRows | None = None
+        self._track = False  # whether state-changing replies carry restore rows
 
     # ------------------------------------------------------------------ cold path
     def start(self, inner: str, scene_payload: dict[str, Any], sim_dt: float, options: dict[str, Any],
@@ -147,8 +147,7 @@ class ShardHost:
         self._core_width = int(offsets[2])  # qpos and qvel
         self._width = int(offsets[-1])
         state = self.state(True)
-        if track:
-            self._restore = RestoreRows(b)
+        self._track = track
         cls = type(b)
         import ray
 
@@ -178,13 +177,13 @@ class ShardHost:
                              "KNOWN_KIT_DEVIATIONS": dict(cls.KNOWN_KIT_DEVIATIONS),
                              "SNAPSHOT_TIER": self.backend.snapshot_tier},
             "state": state,
-            "restore_tier": None if self._restore is None else self._restore.tier,
-            "restore": None if self._restore is None else self._restore.read(),
+            "restore_tier": b.restore_tier if track else None,
+            "restore": b._restore_rows() if track else None,
         }
 
     def _tracked(self, reply: Any, env_ids: np.ndarray | None = None) -> Any:
         """``reply``, or ``(reply, restore rows of env_ids / all envs)`` when tracking."""
-        return reply if self._restore is None else (reply, self._restore.read(env_ids))
+        return (reply, self.backend._restore_rows(env_ids)) if self._track else reply
 
     def recover(self, model_writes: list[tuple], handles: list[tuple[str, tuple]], forces: list[tuple],
                 rows: np.ndarray) -> None:
@@ -194,7 +193,7 @@ class ShardHost:
             self.backend._write_model_field(term, env_ids, target_ids, values)
         for method, args in handles:
             getattr(self, method)(*args)
-        self._restore.write(rows)
+        self.backend._load_restore_rows(rows)
         for body_ids, force, torque in forces:
             self.backend._apply_body_force(body_ids, force, torque)
 
@@ -220,7 +219,7 @@ class ShardHost:
 
     def restore_rows(self) -> np.ndarray:
         """``(num_envs, width)`` float64 restore rows (after a call that raised part-way)."""
-        return self._restore.read()
+        return self.backend._restore_rows()
 
     def read_sensors(self) -> np.ndarray:
         """``(num_envs, nsensordata)`` all sensors (when not prefetched with the state)."""
