@@ -3,7 +3,8 @@
 Workload (gymnasium's ant, as ``vs_unisim_core.py``): write ``ctrl (N, 8)`` from a seeded
 sequence, step 4 substeps of 0.01 s, read qpos and qvel. Every strategy runs the same number of
 calls in interleaved rounds from the same start, so all time the same trajectory (contacts, hence
-costs, match). Reported per strategy: wall µs per call (median round), ``of limit`` = limit / wall,
+costs, match). Reported per strategy: wall µs per call (median call: the first call of a round
+finds the caches cold), ``of limit`` = limit / wall,
 where the limit is one env's single-thread ``mj_step`` cost × N / min(N, threads), and
 ``cpu eff`` = one env's cost × N / the process CPU time per call (what the strategy spends,
 whatever else runs on the machine: the better measure on a shared one).
@@ -141,10 +142,11 @@ def run(n: int, threads: int, seconds: float, rounds: int = 7) -> None:
     i = 50
     for _ in range(rounds):
         for name, call in calls.items():
-            t, c = time.perf_counter(), time.process_time()
+            c = time.process_time()
             for j in range(per_round):
+                t = time.perf_counter()
                 call(i + j)
-            wall[name].append((time.perf_counter() - t) / per_round)
+                wall[name].append(time.perf_counter() - t)
             cpu[name].append((time.process_time() - c) / per_round)
         i += per_round
     for _, close in loops.values():
