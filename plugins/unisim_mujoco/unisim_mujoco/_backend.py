@@ -41,6 +41,7 @@ __all__ = ["MujocoBackend"]
 
 
 _S = mujoco.mjtState
+_INTEGRATION = int(_S.mjSTATE_INTEGRATION)  # what a batch's state row holds
 _STAGE_NONE = int(mujoco.mjtStage.mjSTAGE_NONE)
 _STAGE_VEL = int(mujoco.mjtStage.mjSTAGE_VEL)
 _STAGE_ACC = int(mujoco.mjtStage.mjSTAGE_ACC)
@@ -114,6 +115,10 @@ class MujocoBackend(SimBackend):
         self._stage_torque = np.zeros((n, m.nbody, 3))
         self._staged = np.zeros(m.nbody, dtype=bool)
         self._staged_ids = np.zeros(0, dtype=np.int64)
+        width = mujoco.mj_stateSize(m, _INTEGRATION)
+        if b.nstate != width:  # the layout _component_cols assumes
+            raise EngineError(f"mujoco.batch.Batch rows hold {b.nstate} values, not mjSTATE_INTEGRATION's "
+                              f"{width}: unsupported MuJoCo version {mujoco.__version__}")
         # snapshots: [time, qpos, qvel, mocap_pos, mocap_quat] columns of the state rows
         self._snap_cols = np.concatenate([self._component_cols(c) for c in (
             _S.mjSTATE_TIME, _S.mjSTATE_QPOS, _S.mjSTATE_QVEL, _S.mjSTATE_MOCAP_POS, _S.mjSTATE_MOCAP_QUAT)])
@@ -129,8 +134,11 @@ class MujocoBackend(SimBackend):
         self._call(lambda: b.reset(keyframe=key, stage=_STAGE_VEL))
 
     def _component_cols(self, component) -> np.ndarray:
-        start, size = self._batch._component(component)
-        return np.arange(start, start + size, dtype=np.int64)
+        """Columns of one state component in the batch's rows: ``mjSTATE_INTEGRATION`` in
+        ``mj_getState``'s layout (its components in bit order)."""
+        bit, m = int(component), self._m
+        start = mujoco.mj_stateSize(m, _INTEGRATION & (bit - 1))
+        return np.arange(start, start + mujoco.mj_stateSize(m, bit), dtype=np.int64)
 
     # ------------------------------------------------------------------ engine calls
     def _call(self, fn) -> None:
