@@ -165,6 +165,17 @@ class LiteModel:
                     pairs.add((i, j))
         return sorted(pairs)
 
+    def frame_offset(self, objtype: str, obj: int) -> tuple[int, np.ndarray, np.ndarray]:
+        """``(body, pos, quat)``: the body a sensor's frame object is fixed to and the frame's pose in
+        that body's frame (m, wxyz). ``objtype``: ``"site"``, ``"body"`` (the inertial frame) or
+        ``"xbody"`` (the body frame itself)."""
+        if objtype == "site":
+            s = self.sites[obj]
+            return s["body"], s["pos"], s["quat"]
+        if objtype == "body":
+            return obj, self.body_ipos[obj], self.body_iquat[obj]
+        return obj, np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])
+
     def qpos0(self) -> np.ndarray:
         q = np.zeros(self.nq)
         for j in self.joints:

@@ -174,3 +174,23 @@ def test_gravity_flag_and_unknown_class(tmp_path):
     path = write_scene(tmp_path, f"<worldbody>{BODY.format(site)}</worldbody>", "b.xml")
     with pytest.raises(MjcfLiteError, match="unknown default class 'nope'"):
         load_mjcf(str(path))
+
+
+def test_frame_offset_of_sites_inertial_frames_and_body_frames(tmp_path):
+    m = load_mjcf(str(write_scene(tmp_path, """
+      <worldbody><body name="b" pos="0 0 1"><freejoint/>
+        <inertial pos="0.1 0 0" quat="0 0 0 1" mass="1" diaginertia="1 1 1"/>
+        <site name="s" pos="0 0.2 0" quat="0 1 0 0"/>
+      </body></worldbody>""")))
+    body, pos, quat = m.frame_offset("site", 0)
+    assert body == 1
+    np.testing.assert_array_equal(pos, [0, 0.2, 0])
+    np.testing.assert_array_equal(quat, [0, 1, 0, 0])
+    body, pos, quat = m.frame_offset("body", 1)
+    assert body == 1
+    np.testing.assert_array_equal(pos, [0.1, 0, 0])
+    np.testing.assert_array_equal(quat, [0, 0, 0, 1])
+    body, pos, quat = m.frame_offset("xbody", 1)
+    assert body == 1
+    np.testing.assert_array_equal(pos, np.zeros(3))
+    np.testing.assert_array_equal(quat, [1, 0, 0, 0])

@@ -324,14 +324,7 @@ class ExampleBackend(SimBackend):
     def _frame(self, objtype: str, obj: int) -> tuple[np.ndarray, np.ndarray, int]:
         """World ``(pos, quat)`` of a site, a body's inertial frame (``body``) or its frame (``xbody``),
         and the body it is attached to."""
-        lite = self._lite
-        if objtype == "site":
-            s = lite.sites[obj]
-            body, off_pos, off_quat = s["body"], s["pos"], s["quat"]
-        elif objtype == "body":
-            body, off_pos, off_quat = obj, lite.body_ipos[obj], lite.body_iquat[obj]
-        else:
-            body, off_pos, off_quat = obj, np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])
+        body, off_pos, off_quat = self._lite.frame_offset(objtype, obj)
         quat_b = self._quat[:, body]
         return self._pos[:, body] + Q.quat_apply(quat_b, off_pos), Q.quat_mul(quat_b, off_quat), body
 

@@ -27,14 +27,14 @@ from mujoco.batch import Batch, SimulationError
 
 from unisim_core.backend import SimBackend
 from unisim_core.config import BackendTerrainSpawnData, CameraCfg, SceneCfg
-from unisim_core.errors import EngineError, InvalidInputError
+from unisim_core.errors import EngineError
 from unisim_core.model import ModelInfo
 
 from . import _spec as spec
 from ._mocap import MujocoMocapPoseBinding
 from ._model_info import actuator_gains, build_model_info, load_model
 from ._options import MujocoOptions
-from ._randomization import SETCONST_TERMS, SIZED_GEOMS, TERM_FIELDS, primitive_aabb
+from ._randomization import SETCONST_TERMS, TERM_FIELDS, check_term_targets, primitive_aabb
 from ._scanner import HFieldSampler, MujocoHeightScanner, terrain_spawn_data
 
 __all__ = ["MujocoBackend"]
@@ -372,17 +372,7 @@ class MujocoBackend(SimBackend):
                            values: np.ndarray) -> None:
         self._check_open()
         m, b = self._m, self._batch
-        if term in ("actuator_kp", "actuator_kd"):
-            bad = [int(a) for a in target_ids if m.actuator_biastype[a] != int(mujoco.mjtBias.mjBIAS_AFFINE)]
-            if bad:
-                names = [self.model_info.actuator_names[a] for a in bad]
-                raise InvalidInputError(f"{term}.target_ids: actuators {names} have no PD bias "
-                                        "(only position/velocity-type actuators have kp/kd)")
-        if term == "geom_size":
-            bad = [int(g) for g in target_ids if int(m.geom_type[g]) not in SIZED_GEOMS]
-            if bad:
-                raise InvalidInputError(f"geom_size.target_ids: geoms {bad} are not primitives "
-                                        "(sphere, capsule, ellipsoid, cylinder, box); their size cannot change")
+        check_term_targets(m, term, target_ids, self.model_info.actuator_names)
         rows = env_ids[:, None]
         if target_ids is None:  # gravity
             b.expand(TERM_FIELDS[term])[env_ids] = values

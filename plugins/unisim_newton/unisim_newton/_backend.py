@@ -239,14 +239,7 @@ class NewtonBackend(SimBackend):
     def _frame(self, kin: tuple[np.ndarray, ...], objtype: str, obj: int) -> tuple[np.ndarray, ...]:
         """World ``(pos, quat, lin_vel, ang_vel)`` of a site, a body's inertial frame (``body``) or
         its frame (``xbody``), from the body kinematics ``kin``."""
-        lite = self._lite
-        if objtype == "site":
-            s = lite.sites[obj]
-            body, off_pos, off_quat = s["body"], s["pos"], s["quat"]
-        elif objtype == "body":
-            body, off_pos, off_quat = obj, lite.body_ipos[obj], lite.body_iquat[obj]
-        else:
-            body, off_pos, off_quat = obj, np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])
+        body, off_pos, off_quat = self._lite.frame_offset(objtype, obj)
         pos_b, quat_b, lin_b, ang_b = (k[:, body] for k in kin)
         arm = Q.quat_apply(quat_b, np.broadcast_to(off_pos, pos_b.shape))
         quat = Q.quat_mul(quat_b, np.broadcast_to(off_quat, quat_b.shape))
