@@ -23,21 +23,11 @@ import time
 
 import numpy as np
 
+from unisim_core.bench import median_call_s
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_SCENE = os.path.join(HERE, "..", "unisim_core", "scenes", "quadruped.xml")
 DT = 0.005
-
-
-def _time(fn, seconds: float, min_calls: int = 3) -> float:
-    """Median seconds per call over ~``seconds`` (at least ``min_calls`` calls, after one warm-up)."""
-    fn()
-    samples = []
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end or len(samples) < min_calls:
-        t0 = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - t0)
-    return float(np.median(samples))
 
 
 def _raw(scene: str, num_envs: int, device: str, q0: np.ndarray, ctrl: np.ndarray):
@@ -98,9 +88,9 @@ def bench(scene: str, num_envs: int, device: str, seconds: float, with_mujoco: b
     row = {"num_envs": num_envs, "device": backend.device, "construct_s": construct_s}
     t_raw, t_con, t_dev = [], [], []
     for _ in range(rounds):  # interleaved: the variants share thermal and load conditions
-        t_raw.append(_time(raw, seconds / (3 * rounds)))
-        t_con.append(_time(contract, seconds / (3 * rounds)))
-        t_dev.append(_time(on_device, seconds / (3 * rounds)))
+        t_raw.append(median_call_s(raw, seconds / (3 * rounds)))
+        t_con.append(median_call_s(contract, seconds / (3 * rounds)))
+        t_dev.append(median_call_s(on_device, seconds / (3 * rounds)))
     backend.close()
     row.update(raw_ms=min(t_raw) * 1e3, contract_ms=min(t_con) * 1e3, views_ms=min(t_dev) * 1e3)
     row["ratio"] = row["raw_ms"] / row["contract_ms"]
@@ -108,7 +98,8 @@ def bench(scene: str, num_envs: int, device: str, seconds: float, with_mujoco: b
     if with_mujoco:
         with create_backend("mujoco", SceneCfg(scene, default_keyframe="home"), num_envs, DT) as mj:
             mj_ctrl = ctrl.astype(mj.np_dtype)
-            row["mujoco_ms"] = _time(lambda: (mj.step(mj_ctrl, 1), mj.get_qpos(), mj.get_qvel()), seconds / 3) * 1e3
+            mj_call = lambda: (mj.step(mj_ctrl, 1), mj.get_qpos(), mj.get_qvel())  # noqa: E731
+            row["mujoco_ms"] = median_call_s(mj_call, seconds / 3) * 1e3
     return row
 
 
