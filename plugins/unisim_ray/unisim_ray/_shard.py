@@ -253,9 +253,6 @@ class ShardHost:
         self._clear(clear_forces)
         self.backend._apply_body_force(_w(body_ids), _w(force), _w(torque))
 
-    def clear_body_forces(self) -> None:
-        self._clear(True)
-
     # ------------------------------------------------------------------ model fields, snapshots, kinematics
     def write_model_field(self, term: str, env_ids: np.ndarray, target_ids: np.ndarray | None,
                           values: np.ndarray) -> np.ndarray:
