@@ -186,7 +186,7 @@ def run_bench(backends: Sequence[str], num_envs: Sequence[int], scene: str, *, s
 
 
 def format_rows(rows: Sequence[dict]) -> str:
-    from .cli import _table
+    from .tables import table as _table
 
     def num(r, key, fmt):
         return "-" if r.get(key) is None else format(r[key], fmt)

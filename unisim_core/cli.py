@@ -20,14 +20,8 @@ from .config import SceneCfg
 from .errors import OptionalDependencyError, UniSimError
 from .options import describe_options
 from .scenes import scene_path
-
-
-def _table(rows: Sequence[Sequence[object]], header: Sequence[str]) -> str:
-    cells = [list(map(str, header))] + [[str(c) for c in r] for r in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+from .tables import progress
+from .tables import table as _table
 
 
 def _parse_options(items: Sequence[str] | None) -> dict[str, object]:
@@ -70,17 +64,6 @@ def cmd_info(args: argparse.Namespace) -> int:
     return 0
 
 
-def _progress(done: int, total: int, start: float, stream=sys.stderr) -> None:
-    width = 30
-    frac = done / total
-    rate = done / max(time.perf_counter() - start, 1e-9)
-    bar = "#" * int(frac * width)
-    stream.write(f"\r[{bar:<{width}}] {done}/{total} steps  {rate:,.0f} steps/s")
-    if done == total:
-        stream.write("\n")
-    stream.flush()
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     if args.video:  # fail before the run, not after it
         _require("imageio", "unisim run --video", "imageio[ffmpeg]")
@@ -106,7 +89,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             if args.video and k % max(1, round(1 / (30 * args.sim_dt * args.decimation))) == 0:
                 frames.append(backend.capture_video_frame())
             if show and (k % every == 0 or k == args.steps):
-                _progress(k, args.steps, start)
+                progress(k, args.steps, start)
         wall = time.perf_counter() - start
         height = backend.get_base_pos()[:, 2]
         state = np.concatenate([backend.get_qpos(), backend.get_qvel()], axis=1)

@@ -373,7 +373,7 @@ def _fmt(x: float) -> str:
 
 def format_table(res: CompareResult, checkpoints: int = 4) -> str:
     """Running max deviation per quantity at ``checkpoints`` times, tolerance and status."""
-    from .cli import _table
+    from .tables import table as _table
 
     n = res.steps
     marks = sorted({max(1, round(n * (i + 1) / checkpoints)) for i in range(checkpoints)})
