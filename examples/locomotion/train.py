@@ -5,7 +5,7 @@
 
 Writes to ``--out`` (default: this folder): ``policy.pt`` (TorchScript: observation normalizer +
 MLP, deterministic actions), ``learning_curve.png`` and ``training_log.json`` (per iteration: mean
-return of the episodes finished in it, mean episode length, wall time). Needs ``unisim-gym[rsl_rl]``,
+return of the episodes finished in it, mean episode length, wall time). Needs ``unisim-gym[rslrl]``,
 ``unisim-mujoco``, ``tqdm`` and ``matplotlib``.
 """
 

@@ -17,7 +17,7 @@ try:
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise OptionalDependencyError(
         f"unisim_gym.RslRlVecEnv needs torch and rsl-rl-lib ({exc.name} is missing): "
-        "pip install 'unisim-gym[rsl_rl]'"
+        "pip install 'unisim-gym[rslrl]'"
     ) from exc
 
 from ._vector_env import UniSimVectorEnv

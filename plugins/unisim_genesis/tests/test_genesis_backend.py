@@ -9,11 +9,13 @@ import sys
 
 import numpy as np
 import pytest
-from genesis_testutil import QUADRUPED
+from genesis_testutil import QUADRUPED, require_genesis
 
-from unisim_core import InvalidInputError, SceneCfg, UnsupportedCapabilityError, list_backends
-from unisim_core import quat as Q
-from unisim_genesis import GenesisBackend
+require_genesis()
+
+from unisim_core import InvalidInputError, SceneCfg, UnsupportedCapabilityError, list_backends  # noqa: E402
+from unisim_core import quat as Q  # noqa: E402
+from unisim_genesis import GenesisBackend  # noqa: E402
 
 HOME = np.array([0.0, 0.9, -1.8] * 4)
 

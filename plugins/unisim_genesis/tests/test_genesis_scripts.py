@@ -8,7 +8,11 @@ import json
 from pathlib import Path
 
 import pytest
-import torch
+from genesis_testutil import require_genesis
+
+require_genesis()
+
+import torch  # noqa: E402
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "gpu_acceptance.py"
 
