@@ -27,7 +27,8 @@ a plugin that compiled the model itself can build the uses from the compiled tab
 :class:`~unisim_core.errors.UnsupportedCapabilityError` whose ``capability`` is the feature name
 and whose message names the element, e.g. ``sensor 'left_foot_force' of type <force> is not
 supported by motrix``. :func:`check_layout` compares the engine's model sizes with the file's.
-Engine-free: stdlib XML only.
+Engine-free: stdlib XML and numpy only. :func:`normalize_key_quats` is MuJoCo's compile-time rule
+for keyframe quaternions.
 """
 
 from __future__ import annotations
@@ -37,11 +38,13 @@ import xml.etree.ElementTree as ET
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
+import numpy as np
+
 from .errors import EngineError, InvalidInputError, UnsupportedCapabilityError
 
 __all__ = ["FeatureUse", "KINDS", "SENSOR_TAGS", "ACTUATOR_TAGS", "TRANSMISSIONS", "EQUALITY_TAGS",
-           "feature_name", "use", "mj_enum_tag", "scan_mjcf", "features", "unsupported_error", "check_features",
-           "check_layout"]
+           "feature_name", "use", "mj_enum_tag", "walk_mjcf", "scan_mjcf", "normalize_key_quats", "features",
+           "unsupported_error", "check_features", "check_layout"]
 
 #: Feature kinds, in the order :func:`scan_mjcf` reports them within one element.
 KINDS = ("sensor", "actuator", "transmission", "tendon", "equality", "joint", "geom", "model")
@@ -119,11 +122,13 @@ def mj_enum_tag(enum_name: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------- scanning
-def _elements(path: str, seen: set[str]) -> Iterator[tuple[ET.Element, list[ET.Element], str]]:
-    """``(element, ancestors, file)`` in document order, ``<include file>`` expanded in place
-    (the included file's root children take the include's place; paths relative to the
-    including file)."""
-    path = os.path.abspath(path)
+def walk_mjcf(path: str | os.PathLike, seen: frozenset[str] = frozenset()
+              ) -> Iterator[tuple[ET.Element, list[ET.Element], str]]:
+    """``(element, ancestors, file)`` of an MJCF file in document order, the root first,
+    ``<include file>`` expanded in place (the included file's root children take the
+    include's place; paths relative to the including file). Bad XML or a missing file is an
+    :class:`~unisim_core.errors.InvalidInputError` naming the file."""
+    path = os.path.abspath(os.fspath(path))
     if path in seen:
         raise InvalidInputError(f"{path}: included recursively")
     seen = seen | {path}
@@ -142,7 +147,7 @@ def _elements(path: str, seen: set[str]) -> Iterator[tuple[ET.Element, list[ET.E
             if child.tag == "include":
                 if not child.get("file"):
                     raise InvalidInputError(f"{path}: <include> without file=")
-                for sub, sub_anc, f in _elements(os.path.join(base, child.get("file")), seen):
+                for sub, sub_anc, f in walk_mjcf(os.path.join(base, child.get("file")), seen):
                     if sub_anc:  # the included root itself stands for the <include>
                         yield sub, anc + [el] + sub_anc[1:], f
             else:
@@ -189,7 +194,7 @@ def _resolved(el: ET.Element, anc: list[ET.Element], defaults: dict, key: str, f
 
 def scan_mjcf(path: str | os.PathLike) -> tuple[FeatureUse, ...]:
     """Every feature use of the MJCF file ``path``, in document order (see the module table)."""
-    elements = list(_elements(os.fspath(path), set()))
+    elements = list(walk_mjcf(path))
     defaults = _defaults(elements)
     uses: list[FeatureUse] = []
 
@@ -269,3 +274,20 @@ def check_layout(backend: str, path: str, expected: Mapping[str, int], got: Mapp
     if diff:
         raise EngineError(f"{backend} builds {path} with a different layout than the file's: {', '.join(diff)}; "
                           "the scene is refused rather than simulated as another model")
+
+
+def normalize_key_quats(qpos: np.ndarray, joint_types: Iterable[str], joint_qposadr: Iterable[int]) -> np.ndarray:
+    """A keyframe ``qpos`` (``(..., nq)``) with each free/ball joint's wxyz quaternion normalised
+    as MuJoCo's compiler does: ``q / |q|``, and the identity ``[1, 0, 0, 0]`` for a zero
+    quaternion (norm below MuJoCo's ``mjMINVAL``, 1e-15). ``joint_types``: ``"free"``, ``"ball"``,
+    ``"hinge"`` or ``"slide"`` per joint."""
+    q = np.array(qpos, dtype=np.float64, copy=True)
+    for jtype, adr in zip(joint_types, joint_qposadr):
+        if jtype not in ("free", "ball"):
+            continue
+        a = int(adr) + (3 if jtype == "free" else 0)
+        block = q[..., a:a + 4]
+        n = np.linalg.norm(block, axis=-1, keepdims=True)
+        ok = n > 1e-15
+        q[..., a:a + 4] = np.where(ok, block / np.where(ok, n, 1.0), np.array([1.0, 0.0, 0.0, 0.0]))
+    return q

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from unisim_core.errors import EngineError, InvalidInputError, UnsupportedCapabilityError
@@ -13,6 +14,7 @@ from unisim_core.mjcf_features import (
     feature_name,
     features,
     mj_enum_tag,
+    normalize_key_quats,
     scan_mjcf,
     use,
 )
@@ -130,3 +132,12 @@ def test_scan_real_robots() -> None:
     assert {"site_transmission", "free_joint", "mesh", "gyro_sensor"} <= crazyflie
     cassie = features(scan_mjcf(CORPUS / "agility_cassie" / "scene.xml"))
     assert {"magnetometer_sensor", "actuatorpos_sensor", "connect_equality", "ball_joint"} <= cassie
+
+
+def test_normalize_key_quats_as_mujoco() -> None:
+    # free joint (qpos 0..6) with a zero quaternion, hinge (7), ball (8..11) scaled by 2
+    key = np.array([[0.0, 0, 1, 0, 0, 0, 0, 0.3, 2, 0, 0, 0]])
+    out = normalize_key_quats(key, ["free", "hinge", "ball"], [0, 7, 8])
+    np.testing.assert_array_equal(out[0, 3:7], [1, 0, 0, 0])  # zero -> identity
+    np.testing.assert_array_equal(out[0, 8:12], [1, 0, 0, 0])
+    assert out[0, 7] == 0.3 and key[0, 3] == 0.0  # other coordinates kept; the input is not modified
