@@ -212,6 +212,16 @@ class VelocityTrackingTask(Task):
         low, high = self.ctrl_range[:, 0], self.ctrl_range[:, 1]
         return (low - self.ctrl_default) / scale, (high - self.ctrl_default) / scale
 
+    def observation_bounds(self, obs_dim: int) -> tuple[np.ndarray, np.ndarray]:
+        """Unit gravity in [-1, 1], the command in its ranges, the last action in the action box;
+        velocities and joint offsets unbounded (MuJoCo-style joint limits are soft)."""
+        cfg, na = self.cfg, len(self.ctrl_default)
+        low, high = np.full(obs_dim, -np.inf), np.full(obs_dim, np.inf)
+        low[6:9], high[6:9] = -1.0, 1.0
+        low[9:12], high[9:12] = zip(cfg.lin_vel_x, cfg.lin_vel_y, cfg.ang_vel_z)
+        low[obs_dim - na:], high[obs_dim - na:] = self.action_bounds()
+        return low, high
+
     # ------------------------------------------------------------------ hot path
     def ctrl_from_action(self, action: np.ndarray) -> np.ndarray:
         ctrl = self.ctrl_default + self.cfg.action_scale * action

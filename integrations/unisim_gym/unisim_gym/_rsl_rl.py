@@ -1,4 +1,4 @@
-"""``RslRlVecEnv``: rsl-rl-lib's ``VecEnv`` interface over a :class:`UniSimVectorEnv` (CPU torch tensors)."""
+"""``RslRlVecEnv``: rsl-rl-lib's ``VecEnv`` interface over a :class:`UniSimVectorEnv` (torch tensors on ``device``)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from gymnasium.vector import AutoresetMode
 
-from unisim_core import OptionalDependencyError
+from unisim_core import InvalidInputError, OptionalDependencyError
 
 try:
     import torch
@@ -20,56 +21,65 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "pip install 'unisim-gym[rslrl]'"
     ) from exc
 
+from ._torch import TorchVecEnv
 from ._vector_env import UniSimVectorEnv
 
 __all__ = ["RslRlVecEnv", "ppo_runner_cfg", "load_policy"]
 
 
 class RslRlVecEnv(VecEnv):
-    """rsl_rl ``VecEnv`` view of a :class:`UniSimVectorEnv`: same episodes, torch tensors on the CPU.
+    """rsl_rl ``VecEnv`` view of a same-step :class:`UniSimVectorEnv`: same episodes, torch tensors on ``device``.
 
+    - ``device``: where observations, rewards and dones live (default: the backend's, see
+      :class:`TorchVecEnv`); pass the runner the same ``device`` (``rsl_rl``'s ``OnPolicyRunner(...,
+      device=env.device)``). The conversions are :class:`TorchVecEnv`'s (``self.torch_env``).
     - Observations: ``TensorDict({"policy": (num_envs, obs_dim)})``; use ``obs_groups =
       {"actor": ["policy"], "critic": ["policy"]}`` in the runner config.
     - ``step`` returns ``dones = terminated | truncated`` and ``extras["time_outs"]`` (the truncated
       envs, which PPO bootstraps) and ``extras["log"]`` (mean of each weighted reward term, keys
       ``"/reward/<name>"``), as ``rsl_rl.env.VecEnv`` documents.
-    - ``episode_length_buf`` shares memory with ``env.episode_length`` (rsl_rl's
-      ``init_at_random_ep_len`` writes it). Actions are clipped to the env's action space.
+    - ``episode_length_buf`` reads ``env.episode_length`` (on the CPU it shares its memory);
+      rsl_rl's ``init_at_random_ep_len`` writes it. Actions are clipped to the env's action space.
     """
 
-    def __init__(self, env: UniSimVectorEnv, *, seed: int | None = None) -> None:
+    def __init__(self, env: UniSimVectorEnv, *, seed: int | None = None,
+                 device: str | torch.device | None = None) -> None:
         if not isinstance(env, UniSimVectorEnv):
             raise TypeError(f"env: expected a UniSimVectorEnv, got {type(env).__name__}")
+        if env.autoreset_mode is not AutoresetMode.SAME_STEP:
+            raise InvalidInputError(f"env: rsl_rl expects same-step autoreset, got an env with autoreset_mode="
+                                    f"{env.autoreset_mode}; create it with autoreset_mode='same_step'")
         self.env = env
+        self.torch_env = TorchVecEnv(env, device=device)
+        self.device = self.torch_env.device
         self.num_envs = env.num_envs
         self.num_actions = int(env.single_action_space.shape[0])
         self.max_episode_length = env.max_episode_steps
-        self.device = "cpu"
         self.cfg = getattr(env.task, "cfg", {})
-        obs, _ = env.reset(seed=seed)
+        obs, _ = self.torch_env.reset(seed=seed)
         self._obs = self._wrap(obs)
 
     @property
     def episode_length_buf(self) -> torch.Tensor:
-        """``(num_envs,)`` int64 control steps into each episode (a view of ``env.episode_length``)."""
-        return torch.from_numpy(self.env.episode_length)
+        """``(num_envs,)`` int64 control steps into each episode (``env.episode_length``, on ``device``)."""
+        return torch.from_numpy(self.env.episode_length).to(self.device)
 
     @episode_length_buf.setter
     def episode_length_buf(self, value: torch.Tensor) -> None:
         self.env.episode_length[:] = np.asarray(value.cpu(), dtype=np.int64)
 
-    def _wrap(self, obs: np.ndarray) -> TensorDict:
-        return TensorDict({"policy": torch.from_numpy(obs)}, batch_size=[self.num_envs])
+    def _wrap(self, obs: torch.Tensor) -> TensorDict:
+        return TensorDict({"policy": obs}, batch_size=[self.num_envs], device=self.device)
 
     def get_observations(self) -> TensorDict:
         return self._obs
 
     def step(self, actions: torch.Tensor) -> tuple[TensorDict, torch.Tensor, torch.Tensor, dict[str, Any]]:
-        obs, reward, terminated, truncated, info = self.env.step(actions.detach().cpu().numpy())
+        obs, reward, terminated, truncated, info = self.torch_env.step(actions)
         self._obs = self._wrap(obs)
-        extras = {"time_outs": torch.from_numpy(truncated),
+        extras = {"time_outs": truncated,
                   "log": {f"/reward/{k}": float(v.mean()) for k, v in info["reward_terms"].items()}}
-        return self._obs, torch.from_numpy(reward), torch.from_numpy(terminated | truncated), extras
+        return self._obs, reward, terminated | truncated, extras
 
     def close(self) -> None:
         self.env.close()

@@ -64,3 +64,8 @@ class Task(abc.ABC):
 
     def reseed(self, rng: np.random.Generator) -> None:
         """Use ``rng`` from now on (``reset(seed=...)``); tasks that draw randomness override this."""
+
+    def observation_bounds(self, obs_dim: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(low, high)`` of one env's observation, each ``(obs_dim,)``; ``±inf`` where no bound is
+        known (default: unbounded). Called after ``bind``."""
+        return np.full(obs_dim, -np.inf), np.full(obs_dim, np.inf)
