@@ -18,6 +18,7 @@ from .config import (
     SceneCfg,
     TerrainCfg,
 )
+from .contacts import ContactForceBinding
 from .errors import (
     BackendClosedError,
     BackendLoadError,
@@ -67,6 +68,7 @@ __all__ = [
     "BackendTerrainSpawnData",
     "CameraCfg",
     "Capability",
+    "ContactForceBinding",
     "DomainRandomizationCapabilities",
     "DuplicateBackendError",
     "EngineError",

@@ -41,6 +41,7 @@ from .config import (
     DomainRandomizationCapabilities,
     SceneCfg,
 )
+from .contacts import ContactSensing
 from .errors import (
     BackendClosedError,
     DivergenceError,
@@ -81,11 +82,13 @@ CAPABILITY_PRIMITIVES: dict[Capability, tuple[str, ...]] = {
     Capability.INIT_RANDOMIZATION: ("_write_model_field", "_read_model_field"),
     Capability.RESET_RANDOMIZATION: ("_write_model_field", "_read_model_field"),
     Capability.DEVICE_ARRAYS: ("_device_arrays",),
+    Capability.CONTACT_FORCES: ("_bind_contact_forces",),
 }
 #: Capabilities that are derived from others.
 CAPABILITY_REQUIRES: dict[Capability, tuple[Capability, ...]] = {
     Capability.PUSH: (Capability.BODY_FORCE,),
     Capability.PLAYBACK: (Capability.VIDEO_CAPTURE,),
+    Capability.CONTACT_FORCES: (Capability.CONTACTS,),
 }
 
 
@@ -207,7 +210,7 @@ _INDEX_ATTRS = frozenset({
 })
 
 
-class SimBackend(ModelQueries, Playback, metaclass=_BackendMeta):
+class SimBackend(ModelQueries, Playback, ContactSensing, metaclass=_BackendMeta):
     """Unified simulation backend contract (see module docstring for conventions)."""
 
     #: Registry name (entry-point name), e.g. ``"mujoco"``.
@@ -679,6 +682,8 @@ class SimBackend(ModelQueries, Playback, metaclass=_BackendMeta):
             finally:
                 if self._clears_forces:
                     self._clear_body_forces()
+            if self._contact_watch:
+                self._contacts_stepped(nsteps)
             if self._last_diverged is not None:
                 self._settle_divergence(nsteps)
             return None
@@ -689,6 +694,8 @@ class SimBackend(ModelQueries, Playback, metaclass=_BackendMeta):
                 self._final_call = True  # outside a chunked step, every _step call ends its step
                 if self._clears_forces:
                     self._clear_body_forces()
+            if self._contact_watch:
+                self._contacts_stepped(nsteps)
             if self._last_diverged is not None:
                 self._settle_divergence(nsteps)
         return None
@@ -767,6 +774,7 @@ class SimBackend(ModelQueries, Playback, metaclass=_BackendMeta):
         """Write the default state (default keyframe or ``qpos0``, zero velocity) into ``env_ids``."""
         qpos0 = np.asarray(self.get_default_qpos(), dtype=np.float64)  # UnknownNameError for a bad keyframe
         self._set_state(env_ids, np.tile(qpos0, (len(env_ids), 1)), np.zeros((len(env_ids), self.nv)))
+        self._contacts_reset(env_ids)
 
     def get_diverged_envs(self) -> np.ndarray:
         """``(num_envs,)`` bool: the envs the last ``step`` reset because their state diverged."""
@@ -812,6 +820,7 @@ class SimBackend(ModelQueries, Playback, metaclass=_BackendMeta):
                 if spec.kind == "state":
                     self._add_root_velocity(qvel, np.array([row_of[int(i)] for i in ids]), spec, values)
         self._set_state(env_ids, qpos, qvel)
+        self._contacts_reset(env_ids)
         self._apply_resolved(resolved, skip_kinds=("state",))
         return None
 
@@ -1126,6 +1135,7 @@ class SimBackend(ModelQueries, Playback, metaclass=_BackendMeta):
                     f"state: expected unit quaternions in columns {c}:{c + 4} (as get_physics_state returns), "
                     f"got norm {norms[bad[0]]:g} in row {int(bad[0])}")
         self._set_physics_state(state)
+        self._contacts_reset(None)
 
     # ------------------------------------------------------------------ randomization
     def _counts(self) -> dict[str, int]:
@@ -1251,4 +1261,3 @@ def _as_slice(cols: np.ndarray) -> slice | np.ndarray:
     if np.all(np.diff(cols) == 1):
         return slice(int(cols[0]), int(cols[-1]) + 1)
     return cols
-

@@ -49,6 +49,7 @@ LAYERS = {
     "reference": "replays of MuJoCo trajectories shipped with the kit, within documented tolerance tiers",
     "coverage": "every kit scene loads or is refused for a declared feature; articulated scenes load",
     "reliability": "lifecycle after close, divergence policy, extreme finite values, error types",
+    "contacts": "net contact forces per body (contact_forces) against closed forms",
 }
 MARKERS = [f"{name}: UniSim conformance layer - {doc}" for name, doc in LAYERS.items()] + [
     "contract(version): UniSim conformance: contract version that introduced the check",

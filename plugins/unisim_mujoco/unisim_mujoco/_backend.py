@@ -31,6 +31,7 @@ from unisim_core.errors import EngineError
 from unisim_core.model import ModelInfo
 
 from . import _spec as spec
+from ._contacts import MujocoContactFill
 from ._mocap import MujocoMocapPoseBinding
 from ._model_info import actuator_gains, build_model_info, load_model
 from ._options import MujocoOptions
@@ -115,6 +116,7 @@ class MujocoBackend(SimBackend):
         self._stage_torque = np.zeros((n, m.nbody, 3))
         self._staged = np.zeros(m.nbody, dtype=bool)
         self._staged_ids = np.zeros(0, dtype=np.int64)
+        self._last_wrench: tuple[np.ndarray, np.ndarray] | None = None  # (body ids, xfrc rows) of the last step
         width = mujoco.mj_stateSize(m, _INTEGRATION)
         if b.nstate != width:  # the layout _component_cols assumes
             raise EngineError(f"mujoco.batch.Batch rows hold {b.nstate} values, not mjSTATE_INTEGRATION's "
@@ -284,12 +286,18 @@ class MujocoBackend(SimBackend):
         self._staged_ids = np.flatnonzero(self._staged)
 
     def _clear_body_forces(self) -> None:
-        if self._staged_ids.size:
+        if not self._staged_ids.size:
+            self._last_wrench = None
+        else:  # contact reads recompute the state the step reached under the wrench that acted in it
+            self._last_wrench = (self._staged_ids, self._xfrc[:, self._staged_ids].copy())
             self._xfrc[:, self._staged_ids] = 0.0
             self._stage_force[:, self._staged_ids] = 0.0
             self._stage_torque[:, self._staged_ids] = 0.0
             self._staged[:] = False
             self._staged_ids = self._staged_ids[:0]
+
+    def _bind_contact_forces(self, body_ids: np.ndarray, against_ids: np.ndarray | None) -> MujocoContactFill:
+        return MujocoContactFill(self, body_ids, against_ids)
 
     # ------------------------------------------------------------------ kinematics
     def _site_jacobian(self, site_id: int, dof_indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -16,7 +16,7 @@ CAPABILITIES = frozenset({
     Capability.PUSH, Capability.SITE_JACOBIAN, Capability.HEIGHT_SCAN, Capability.TERRAIN,
     Capability.MOCAP, Capability.PRE_STEP_CONTROL, Capability.PHYSICS_SNAPSHOT,
     Capability.VIDEO_CAPTURE, Capability.PLAYBACK, Capability.INIT_RANDOMIZATION,
-    Capability.INTERVAL_RANDOMIZATION, Capability.RESET_RANDOMIZATION,
+    Capability.INTERVAL_RANDOMIZATION, Capability.RESET_RANDOMIZATION, Capability.CONTACT_FORCES,
 })
 STATE_TERMS = frozenset({"root_lin_vel_delta", "root_ang_vel_delta", "body_force", "body_torque"})
 INIT_TERMS = frozenset(MODEL_TERMS)

@@ -1,0 +1,106 @@
+"""Deliberately broken contact sensing (subclasses of the MuJoCo backend), each with one classic bug.
+
+Referenced by ``test_kit_contacts.py`` as ``broken_contact_backends:Name``; each must fail the
+named ``contacts`` check (``EXPECTED``). MuJoCo is the base: the fake backend has no contacts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from unisim_mujoco import MujocoBackend
+
+
+def _wrap(fill, fn):
+    def wrapped(out):
+        fill(out)
+        fn(out)
+    return wrapped
+
+
+class ReactionForce(MujocoBackend):
+    """Reports the force the body exerts on the others (the reaction), not the one it receives."""
+
+    name = "broken_contact_reaction"
+
+    def _bind_contact_forces(self, body_ids, against_ids):
+        return _wrap(super()._bind_contact_forces(body_ids, against_ids), lambda out: np.negative(out, out=out))
+
+
+class WeightNotContact(MujocoBackend):
+    """Reports contact force plus the body's weight support (m g up) whether or not it touches."""
+
+    name = "broken_contact_weight"
+
+    def _bind_contact_forces(self, body_ids, against_ids):
+        fill = super()._bind_contact_forces(body_ids, against_ids)
+        mass = np.asarray(self.model.body_mass)[body_ids]
+
+        def wrapped(out):
+            fill(out)
+            touching = np.linalg.norm(out, axis=-1) > 0
+            out[..., 2] += np.where(touching, 0.0, mass * 9.81)
+        return wrapped
+
+
+class MostLoadedOnly(MujocoBackend):
+    """Reports only the most loaded of the bound bodies in each env (the others read 0)."""
+
+    name = "broken_contact_most_loaded_only"
+
+    def _bind_contact_forces(self, body_ids, against_ids):
+        def keep_max(out):
+            norms = np.linalg.norm(out, axis=-1)
+            keep = norms == norms.max(axis=1, keepdims=True)
+            out[~keep] = 0.0
+        return _wrap(super()._bind_contact_forces(body_ids, against_ids), keep_max)
+
+
+class NormalOnly(MujocoBackend):
+    """Drops the friction (tangential) components: only the vertical part is reported."""
+
+    name = "broken_contact_normal_only"
+
+    def _bind_contact_forces(self, body_ids, against_ids):
+        def vertical(out):
+            out[..., :2] = 0.0
+        return _wrap(super()._bind_contact_forces(body_ids, against_ids), vertical)
+
+
+class FilterIgnored(MujocoBackend):
+    """Ignores ``against``: every contact of the body counts."""
+
+    name = "broken_contact_filter_ignored"
+
+    def _bind_contact_forces(self, body_ids, against_ids):
+        return super()._bind_contact_forces(body_ids, None)
+
+
+class StaleAfterReset(MujocoBackend):
+    """Keeps serving the last read after set_state (no invalidation of reset envs)."""
+
+    name = "broken_contact_stale"
+
+    def _contacts_reset(self, env_ids):
+        pass
+
+
+class TimersPerSubstep(MujocoBackend):
+    """Advances air/contact timers by one substep per step call, whatever nsteps is."""
+
+    name = "broken_contact_timers"
+
+    def _contacts_stepped(self, nsteps):
+        super()._contacts_stepped(1)
+
+
+#: class -> (layer marker, check id it must fail)
+EXPECTED = {
+    "ReactionForce": ("contacts", "contacts::resting_box_weight"),
+    "WeightNotContact": ("contacts", "contacts::free_fall_reads_zero"),
+    "MostLoadedOnly": ("contacts", "contacts::standing_quadruped_weight"),
+    "NormalOnly": ("contacts", "contacts::friction_force_within_cone"),
+    "FilterIgnored": ("contacts", "contacts::filtered_pair_equal_and_opposite"),
+    "StaleAfterReset": ("contacts", "contacts::lifted_body_reads_off_at_once"),
+    "TimersPerSubstep": ("contacts", "contacts::air_time_of_a_drop"),
+}

@@ -1,0 +1,218 @@
+"""Layer ``contacts`` - net contact forces per body (capability ``contact_forces``) against closed forms.
+
+``bind_contact_forces`` reports the force contacts exert on each body, world frame, N, at the state
+of the last step (see ``unisim_core.contacts``). Every check has a closed-form answer from
+Newton's laws on the kit's box scenes (g = 9.81, box m = 1 kg, mu = 0.5) and the quadruped
+(12.6 kg). Tolerances are relative to the weight involved and explained per check: soft contacts
+(MuJoCo's solref) settle over ~0.1 s, and a PD-held robot still rocks after a second.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from unisim_core import Capability, InvalidInputError, UnknownNameError
+
+from .._support import home_ctrl
+
+pytestmark = [pytest.mark.contacts, pytest.mark.contract("1.0"), pytest.mark.requires(Capability.CONTACT_FORCES)]
+
+G = 9.81
+MU = 0.5
+FEET = ("FL_calf", "FR_calf", "RL_calf", "RR_calf")
+
+
+def _settled_box(kit, num_envs=2, seconds=0.3):
+    b = kit.make("box_on_plane", num_envs)
+    b.step(np.zeros((num_envs, b.num_actuators)), int(round(seconds / b.sim_dt)))
+    return b
+
+
+def _lift(b, env_ids, z=1.0):
+    q, v = b.get_qpos().astype(np.float64), np.zeros((len(env_ids), b.nv))
+    q = q[env_ids]
+    q[:, 2] = z
+    q[:, 3:7] = [1.0, 0.0, 0.0, 0.0]
+    b.set_state(np.asarray(env_ids), q, v)
+
+
+def test_resting_box_weight(kit, record_property):
+    """box_on_plane after 0.3 s at rest: F = (0, 0, m g) = (0, 0, 9.81) N on the box, the same
+    filtered against the world (its only contact). Tolerance 1 % of m g on each component: soft
+    contacts settle to their equilibrium penetration within ~0.1 s (MuJoCo: 9.795 N at 0.1 s);
+    rigid solvers are exact."""
+    b = _settled_box(kit)
+    f = b.bind_contact_forces(["box"]).read()
+    assert f.shape == (2, 1, 3) and f.dtype == np.dtype(kit.dtype), f"read(): {f.shape} {f.dtype}"
+    f = f.astype(np.float64)
+    g = b.bind_contact_forces(["box"], against=["world"]).read().astype(np.float64)
+    record_property("resting_box_fz_N", float(f[0, 0, 2]))
+    np.testing.assert_allclose(f[:, 0], np.tile([0.0, 0.0, G], (2, 1)), atol=0.01 * G,
+                               err_msg="net contact force on a resting 1 kg box: (0, 0, m g) N, world frame")
+    np.testing.assert_allclose(g, f, atol=1e-6 * G, err_msg="the box touches only the world: filtered == net")
+
+
+def test_free_fall_reads_zero(kit):
+    """The box released 0.9 m above the floor: no contact for 0.2 s (it falls 0.2 m), so every read
+    is exactly 0 and ``in_contact`` is False (a zero force is not a small one: tolerance 0)."""
+    b = kit.make("box_on_plane", 2)
+    c = b.bind_contact_forces(["box"], threshold=0.0)
+    _lift(b, [0, 1])
+    for _ in range(10):
+        b.step(np.zeros((2, b.num_actuators)), 10)
+        f = c.read()
+        assert np.all(f == 0.0), f"box in free fall: contact force {f[:, 0].tolist()} N, expected exactly 0"
+        assert not c.in_contact().any(), "box in free fall reported in contact"
+
+
+def test_standing_quadruped_weight(kit, record_property):
+    """quadruped at ``home`` held by its PD servos: the feet against the world carry the whole
+    weight, M g = 12.6 * 9.81 = 123.6 N, each foot a positive share, and nothing else touches the
+    floor (all bodies vs world == feet vs world). The robot still rocks (sum F = M g + M a_com), so
+    the sum is averaged over 0.4-1.0 s, read every 5 substeps: the mean is M g + M dv_com / 0.6 s.
+    Tolerance 3 % of M g on each component (MuJoCo: x 0.5 %, z 0.2 %; a 0.4 s window gives 2 %)."""
+    b = kit.make("quadruped", 1)
+    q0 = np.asarray(b.get_keyframe_qpos("home"), dtype=np.float64)[None]
+    b.set_state(np.array([0]), q0, np.zeros((1, b.nv)))
+    feet = b.bind_contact_forces(list(FEET), against=["world"])
+    bodies = [n for n in b.model_info.body_names[1:] if n]
+    everything = b.bind_contact_forces(bodies, against=["world"])
+    ctrl, k = home_ctrl(b), 5
+    b.step(ctrl, int(round(0.4 / b.sim_dt)))
+    samples = []
+    for _ in range(int(round(0.6 / (k * b.sim_dt)))):
+        b.step(ctrl, k)
+        samples.append(feet.read().astype(np.float64)[0])
+    f = np.mean(samples, axis=0)
+    weight = float(np.sum(b.get_body_mass())) * G
+    total = f.sum(axis=0)
+    record_property("quadruped_feet_sum_N", total.tolist())
+    record_property("quadruped_weight_N", weight)
+    assert np.all(f[:, 2] > 0.05 * weight / 4), f"each foot must carry a positive share: mean f_z = {f[:, 2]} N"
+    np.testing.assert_allclose(total, [0.0, 0.0, weight], atol=0.03 * weight,
+                               err_msg=f"mean sum over the feet of the contact force vs M g = {weight:.2f} N")
+    np.testing.assert_allclose(everything.read().astype(np.float64)[0].sum(axis=0), samples[-1].sum(axis=0),
+                               atol=1e-4 * weight, err_msg="only the feet touch the floor: all bodies vs world "
+                                                           "must equal the feet vs world")
+
+
+@pytest.mark.requires(Capability.BODY_FORCE)
+def test_friction_force_within_cone(kit, record_property):
+    """box_on_plane pushed along +x for 0.2 s after settling, read every substep of the last 0.1 s.
+    Below the limit (4.5 N < mu m g = 4.905 N) static friction balances the push: mean F_x =
+    -4.5 N; above it (5.3 N) the box slides and friction saturates at the cone, mean F_x = -mu m g;
+    every sample stays inside the cone, |F_t| <= mu F_n. Mean normal force m g. Tolerances: 5 %
+    of mu m g (0.25 N) on the means (a soft contact rocks the pushed box: MuJoCo's samples swing
+    by +-1 N, their means are within 0.06 N), 2 % of mu F_n + 0.01 N on the cone (pyramidal and
+    linearized cones are exact along their axes, and the push is along one)."""
+    out = {}
+    tol = 0.05 * MU * G
+    for push in (4.5, 5.3):
+        b = _settled_box(kit, 1, 0.1)
+        box = b.get_body_ids(["box"])
+        c = b.bind_contact_forces(["box"])
+        n = int(round(0.2 / b.sim_dt))
+        samples = []
+        for i in range(n):
+            b.apply_body_force(box, np.array([[[push, 0.0, 0.0]]]))
+            b.step(np.zeros((1, b.num_actuators)), 1)
+            if i >= n // 2:
+                samples.append(c.read().astype(np.float64)[0, 0])
+        s = np.asarray(samples)
+        tangential = np.hypot(s[:, 0], s[:, 1])
+        worst = int(np.argmax(tangential - MU * s[:, 2]))
+        assert tangential[worst] <= 1.02 * MU * s[worst, 2] + 0.01, \
+            f"push {push} N: |F_t| {tangential[worst]:.4f} N exceeds mu F_n = {MU * s[worst, 2]:.4f} N"
+        out[push] = s.mean(axis=0)
+        assert abs(out[push][2] - G) <= tol, f"push {push} N: mean normal force {out[push][2]:.4f} N, expected {G}"
+        assert abs(out[push][1]) <= tol, f"push {push} N along x: mean lateral friction {out[push][1]:.4f} N"
+    record_property("friction_below_limit_mean_N", out[4.5].tolist())
+    record_property("friction_above_limit_mean_N", out[5.3].tolist())
+    assert abs(out[4.5][0] + 4.5) <= tol, \
+        f"below the limit friction balances the push: mean F_x {out[4.5][0]:.4f} N, expected -4.5 N"
+    assert abs(out[5.3][0] + MU * G) <= tol, \
+        f"sliding: mean F_x {out[5.3][0]:.4f} N, expected -mu m g = -{MU * G} N"
+
+
+def test_filtered_pair_equal_and_opposite(kit, record_property):
+    """box_stack (bottom 2 kg on the floor, top 1 kg on bottom) after 0.3 s: the force on top from
+    bottom is (0, 0, m_top g) = 9.81 N, the force on bottom from top is its opposite (Newton's
+    third law, tolerance 1e-4 m_top g: the same contacts read from both sides), bottom against
+    the world carries both, 29.43 N, and bottom's net force is m_bottom g = 19.62 N (1 % each,
+    soft-contact settling as for the resting box)."""
+    b = kit.make("box_stack", 2)
+    top_vs_bottom = b.bind_contact_forces(["top"], against=["bottom"])
+    bottom_vs_top = b.bind_contact_forces(["bottom"], against=["top"])
+    bottom_vs_world = b.bind_contact_forces(["bottom"], against=["world"])
+    both = b.bind_contact_forces(["bottom", "top"])
+    b.step(np.zeros((2, b.num_actuators)), int(round(0.3 / b.sim_dt)))
+    ft = top_vs_bottom.read().astype(np.float64)[:, 0]
+    fb = bottom_vs_top.read().astype(np.float64)[:, 0]
+    record_property("stack_top_from_bottom_N", ft[0].tolist())
+    record_property("stack_bottom_from_top_N", fb[0].tolist())
+    np.testing.assert_allclose(ft, np.tile([0, 0, G], (2, 1)), atol=0.01 * G, err_msg="force on top from bottom")
+    np.testing.assert_allclose(fb, -ft, atol=1e-4 * G, err_msg="force on bottom from top: equal and opposite")
+    np.testing.assert_allclose(bottom_vs_world.read().astype(np.float64)[:, 0], np.tile([0, 0, 3 * G], (2, 1)),
+                               atol=0.01 * 3 * G, err_msg="force on bottom from the floor: (m_bottom + m_top) g")
+    net = both.read().astype(np.float64)
+    np.testing.assert_allclose(net[:, 0], np.tile([0, 0, 2 * G], (2, 1)), atol=0.01 * 3 * G,
+                               err_msg="net contact force on bottom: m_bottom g (floor minus top)")
+    np.testing.assert_allclose(net[:, 1], ft, atol=1e-4 * G, err_msg="top's only contact is bottom: net == filtered")
+
+
+def test_lifted_body_reads_off_at_once(kit):
+    """set_state lifting the resting box of env 0 to z = 1 m: the next read of env 0 is exactly 0
+    and not in contact (no stale value of the resting contact), its timers restart (contact time
+    0, air time dt after one step); env 1, not reset, reads what it read before, bit for bit."""
+    b = _settled_box(kit)
+    c = b.bind_contact_forces(["box"], track_air_time=True)
+    before = c.read().copy()
+    assert c.in_contact().all(), f"resting box not in contact: {before[:, 0].tolist()} N"
+    _lift(b, [0])
+    f = c.read()
+    assert np.all(f[0] == 0.0), f"env 0 lifted by set_state still reads {f[0, 0].tolist()} N"
+    assert np.array_equal(f[1], before[1]), "env 1 was not reset: its contact force must not change"
+    assert c.in_contact().tolist() == [[False], [True]], "contact state right after the lift"
+    assert c.contact_time[0, 0] == 0.0 and c.air_time[0, 0] == 0.0, "timers of the reset env restart at 0"
+    b.step(np.zeros((2, b.num_actuators)), 1)
+    assert np.all(c.read()[0] == 0.0), "env 0 in the air one step after the lift"
+    assert c.air_time[0, 0] == pytest.approx(b.sim_dt), f"air time after one step: {c.air_time[0, 0]}"
+    assert c.contact_time[1, 0] > 0.0 and c.air_time[1, 0] == 0.0, "env 1 stays in contact"
+
+
+def test_air_time_of_a_drop(kit, record_property):
+    """The box released from rest h = 0.05 m above its resting height lands after
+    t = sqrt(2 h / g) = 0.1010 s: ``first_contact`` fires once, and ``last_air_time`` then holds
+    the flight time. Steps of 5 substeps (0.01 s) sample the contact state; tolerance one such
+    step plus 2 substeps (soft-contact penetration before the force passes the 1 N threshold)."""
+    b = kit.make("box_on_plane", 1)
+    c = b.bind_contact_forces(["box"], track_air_time=True)
+    _lift(b, [0], 0.1 + 0.05)
+    k, firsts, landed_air = 5, 0, None
+    for _ in range(int(0.2 / (k * b.sim_dt))):
+        b.step(np.zeros((1, b.num_actuators)), k)
+        if c.first_contact()[0, 0]:
+            firsts += 1
+            landed_air = float(c.last_air_time[0, 0])
+    expected = float(np.sqrt(2 * 0.05 / G))
+    record_property("drop_air_time_s", landed_air)
+    assert firsts == 1, f"first_contact fired {firsts} times during one landing"
+    assert abs(landed_air - expected) <= (k + 2) * b.sim_dt, \
+        f"last_air_time {landed_air:.4f} s, expected sqrt(2 h/g) = {expected:.4f} s"
+    assert c.air_time[0, 0] == 0.0 and c.contact_time[0, 0] > 0.0, "the box is resting after landing"
+
+
+def test_binding_rejects_bad_input(kit):
+    """Unknown bodies, the world as a sensed body, duplicates, a negative threshold: named errors."""
+    b = kit.make("box_on_plane", 1)
+    with pytest.raises(UnknownNameError, match="bodies"):
+        b.bind_contact_forces(["no_such_body"])
+    with pytest.raises(UnknownNameError, match="against"):
+        b.bind_contact_forces(["box"], against=["no_such_body"])
+    with pytest.raises(InvalidInputError, match="bodies"):
+        b.bind_contact_forces(["box", "box"])
+    with pytest.raises(InvalidInputError, match="world"):
+        b.bind_contact_forces([b.model_info.body_names[0]])
+    with pytest.raises(InvalidInputError, match="threshold"):
+        b.bind_contact_forces(["box"], threshold=-1.0)

@@ -1,0 +1,267 @@
+"""Contact sensing (capability ``contact_forces``): net contact force per body, contact state, air time.
+
+``SimBackend.bind_contact_forces(bodies, against=None, threshold=1.0, track_air_time=False)``
+resolves names once (cold path) and returns a :class:`ContactForceBinding`; its ``read()`` fills a
+preallocated ``(num_envs, len(bodies), 3)`` array (hot path, nothing allocated per call):
+
+- **what**: the net force, N, in the **world frame**, that contacts exert **on** each body, summed
+  over all its contacts (a box of mass m resting on a plane reads ``(0, 0, +m g)``). With
+  ``against``, only contacts with those bodies count (``against=["world"]``: the ground and every
+  other static geom). Forces, not impulses; torques are not reported.
+- **when**: the state reached by the last ``step``. After ``set_state(env_ids)`` (and a divergence
+  reset) those envs read zero, not in contact, and their timers restart at 0 until the next step;
+  after ``set_physics_state`` every env does. A reset env has not been stepped: no contact force
+  has acted on it yet (Isaac Lab's ``ContactSensor.reset`` does the same).
+- **contact state**: ``in_contact()`` is ``|F| > threshold`` (N, default 1.0).
+- **timers** (``track_air_time=True``, the backend keeps them): ``air_time`` / ``contact_time``, s,
+  time since the body last lost / made contact (0 while in contact / in the air);
+  ``last_air_time`` / ``last_contact_time``, the length of the previous phase; ``first_contact()``,
+  whether contact was made during the last step. They advance by ``nsteps * sim_dt`` per
+  ``step`` call: the contact state is sampled once per call, at its end (step with ``nsteps`` =
+  your control decimation and the timers have that resolution).
+
+A backend declaring ``contact_forces`` implements one primitive,
+``_bind_contact_forces(body_ids, against_ids) -> fill``, where ``fill(out)`` writes the forces of
+the current state into ``out (num_envs, n, 3) float64`` (zeros first). Engines that list contacts
+(pairs of bodies and a force) sum them with :class:`ContactSums`.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .capabilities import Capability
+from .errors import InvalidInputError, InvalidTypeError
+from .validation import check_env_ids
+
+if TYPE_CHECKING:
+    from .backend import SimBackend
+
+__all__ = ["ContactForceBinding", "ContactSensing", "ContactSums", "ContactFill"]
+
+#: ``fill(out)``: write the net contact forces of the current state into ``out (num_envs, n, 3)`` float64.
+ContactFill = Callable[[np.ndarray], None]
+
+
+class ContactSums:
+    """Per-body sums of per-contact forces, with the binding's filter, for engines that list contacts.
+
+    ``body_ids (n,)`` are the bound bodies (slot i of the output), ``against_ids`` the filter
+    (``None``: every body counts), ``nbody`` the model's body count. ``add(out, env, body1, body2,
+    force)`` adds contact k's force on ``body2[k]`` (exerted by ``body1[k]``, world frame, N) to
+    ``out[env[k], slot(body2[k])]`` and its reaction to ``out[env[k], slot(body1[k])]``.
+    """
+
+    def __init__(self, body_ids: np.ndarray, against_ids: np.ndarray | None, nbody: int) -> None:
+        self.slot = np.full(nbody, -1, dtype=np.int64)
+        self.slot[body_ids] = np.arange(len(body_ids))
+        self.counts = np.ones(nbody, dtype=bool) if against_ids is None else np.isin(np.arange(nbody), against_ids)
+        self.n = len(body_ids)
+
+    def add(self, out: np.ndarray, env: np.ndarray, body1: np.ndarray, body2: np.ndarray, force: np.ndarray) -> None:
+        """Accumulate into ``out (num_envs, n, 3)``; ``env, body1, body2 (k,)`` ints, ``force (k, 3)``."""
+        if not len(env):
+            return
+        flat = out.reshape(-1, 3)
+        size = flat.shape[0]
+        for mine, other, sign in ((body2, body1, 1.0), (body1, body2, -1.0)):
+            slot = self.slot[mine]
+            keep = (slot >= 0) & self.counts[other]
+            if not keep.any():
+                continue
+            idx = env[keep] * self.n + slot[keep]
+            f = force[keep]
+            for c in range(3):
+                flat[:, c] += sign * np.bincount(idx, weights=f[:, c], minlength=size)
+
+
+class ContactForceBinding:
+    """Net contact forces on ``body_names`` (see the module docstring for frames, units, timing).
+
+    ``read()`` -> ``(num_envs, n, 3)`` N, world frame, in ``np_dtype``: the binding's own array,
+    overwritten by the next read after a step (copy it to keep it). ``in_contact()`` ->
+    ``(num_envs, n)`` bool. Timers (``track_air_time``): ``air_time``, ``contact_time``,
+    ``last_air_time``, ``last_contact_time`` ``(num_envs, n)`` float64 s (read-only views), and
+    ``first_contact()``.
+    """
+
+    def __init__(self, backend: SimBackend, body_names: tuple[str, ...], body_ids: np.ndarray,
+                 against_names: tuple[str, ...] | None, against_ids: np.ndarray | None, threshold: float,
+                 track_air_time: bool, fill: ContactFill) -> None:
+        self._backend = backend
+        self.body_names, self.body_ids = body_names, body_ids
+        self.against_names, self.against_ids = against_names, against_ids
+        self.threshold = threshold
+        self.track_air_time = track_air_time
+        n, k = backend.num_envs, len(body_ids)
+        self._fill = fill
+        self._raw = np.zeros((n, k, 3))
+        self._out = np.zeros((n, k, 3), dtype=backend.np_dtype)
+        self._contact = np.zeros((n, k), dtype=bool)
+        self._fresh = False  # _out holds the current state's forces
+        self._timers = np.zeros((4, n, k))  # air, contact, last air, last contact
+        self._first = np.zeros((n, k), dtype=bool)
+
+    # -- reads ---------------------------------------------------------------------------------
+    def read(self) -> np.ndarray:
+        """``(num_envs, n, 3)`` net contact force on each body, N, world frame."""
+        self._backend._check_open()  # BackendClosedError after close(), never stale data
+        if not self._fresh:
+            raw = self._raw
+            raw.fill(0.0)
+            self._fill(raw)
+            unstepped = self._backend._contact_unstepped
+            if unstepped is None:
+                raw.fill(0.0)
+            elif unstepped.any():
+                raw[unstepped] = 0.0
+            self._out[...] = raw
+            np.greater(np.einsum("ekc,ekc->ek", raw, raw), self.threshold * self.threshold, out=self._contact)
+            self._fresh = True
+        return self._out
+
+    def in_contact(self) -> np.ndarray:
+        """``(num_envs, n)`` bool: ``|F| > threshold``."""
+        self.read()
+        return self._contact.copy()
+
+    def first_contact(self) -> np.ndarray:
+        """``(num_envs, n)`` bool: contact made during the last step (``track_air_time``)."""
+        self._require_timers()
+        return self._first.copy()
+
+    def _require_timers(self) -> None:
+        self._backend._check_open()
+        if not self.track_air_time:
+            raise InvalidInputError("contact timers: bind with track_air_time=True to read air/contact times")
+
+    def _timer(self, i: int) -> np.ndarray:
+        self._require_timers()
+        view = self._timers[i].view()
+        view.flags.writeable = False
+        return view
+
+    @property
+    def air_time(self) -> np.ndarray:
+        """``(num_envs, n)`` s since the body lost contact (0 while in contact)."""
+        return self._timer(0)
+
+    @property
+    def contact_time(self) -> np.ndarray:
+        """``(num_envs, n)`` s since the body made contact (0 while in the air)."""
+        return self._timer(1)
+
+    @property
+    def last_air_time(self) -> np.ndarray:
+        """``(num_envs, n)`` s: length of the body's previous air phase."""
+        return self._timer(2)
+
+    @property
+    def last_contact_time(self) -> np.ndarray:
+        """``(num_envs, n)`` s: length of the body's previous contact phase."""
+        return self._timer(3)
+
+    # -- backend hooks ---------------------------------------------------------------------------
+    def _stepped(self, dt: float) -> None:
+        self._fresh = False
+        if not self.track_air_time:
+            return
+        was_air = self._timers[0] > 0.0
+        was_contact = self._timers[1] > 0.0
+        self.read()
+        now = self._contact
+        air, contact, last_air, last_contact = self._timers
+        self._first[...] = now & ~was_contact
+        lost = ~now & was_contact
+        last_air[self._first & was_air] = air[self._first & was_air]
+        last_contact[lost] = contact[lost]
+        air[now] = 0.0
+        contact[~now] = 0.0
+        air[~now] += dt
+        contact[now] += dt
+
+    def _reset(self, env_ids: np.ndarray | None) -> None:
+        rows = slice(None) if env_ids is None else env_ids
+        self._fresh = False
+        self._timers[:, rows] = 0.0
+        self._first[rows] = False
+
+
+class ContactSensing:
+    """Mixed into ``SimBackend``: ``bind_contact_forces`` and the hooks ``step``/``set_state`` call."""
+
+    _contact_bindings: weakref.WeakSet | tuple = ()
+    #: ``(num_envs,)`` bool, envs not stepped since their last reset (``None``: every env, the
+    #: state at construction); reads of those envs are zero.
+    _contact_unstepped: np.ndarray | None = None
+    #: Whether the next ``step`` must call ``_contacts_stepped`` (bindings exist or envs were reset).
+    _contact_watch: bool = True
+
+    def _bind_contact_forces(self, body_ids: np.ndarray, against_ids: np.ndarray | None) -> ContactFill:
+        """Primitive (CONTACT_FORCES): ``fill(out)`` for the validated bodies and filter (``None``: all)."""
+        raise self._unsupported(Capability.CONTACT_FORCES)
+
+    def bind_contact_forces(self, bodies: Sequence[str], *, against: Sequence[str] | None = None,
+                            threshold: float = 1.0, track_air_time: bool = False) -> ContactForceBinding:
+        """Resolve ``bodies`` (names, not the world) and ``against`` (names; ``"world"`` is the
+        ground) once; the binding reads their net contact forces (see :mod:`unisim_core.contacts`)."""
+        self._require(Capability.CONTACT_FORCES)
+        names = _names("bodies", bodies)
+        ids = np.array([self._lookup(self._body_index, n, "body", "bodies") for n in names], dtype=np.int64)
+        if len(set(names)) != len(names):
+            raise InvalidInputError(f"bodies: expected distinct body names, got {list(names)}")
+        if (ids == 0).any():
+            raise InvalidInputError(f"bodies: the world body {self.model_info.body_names[0]!r} has no contact force "
+                                    "of its own; name it in against= to filter contacts with the ground")
+        against_names = against_ids = None
+        if against is not None:
+            against_names = _names("against", against)
+            against_ids = np.unique([self._lookup(self._body_index, n, "body", "against") for n in against_names])
+        if isinstance(threshold, bool) or not isinstance(threshold, int | float) or not np.isfinite(threshold) \
+                or threshold < 0:
+            raise InvalidInputError(f"threshold: expected a finite force >= 0 in N, got {threshold!r}")
+        if not isinstance(track_air_time, bool):
+            raise InvalidTypeError(f"track_air_time: expected a bool, got {type(track_air_time).__name__}")
+        fill = self._bind_contact_forces(ids, against_ids)
+        binding = ContactForceBinding(self, names, ids, against_names, against_ids, float(threshold),
+                                      track_air_time, fill)
+        if not self._contact_bindings:
+            self._contact_bindings = weakref.WeakSet()
+        self._contact_bindings.add(binding)
+        self._contact_watch = True
+        return binding
+
+    def _contacts_stepped(self, nsteps: int) -> None:
+        """After a step of ``nsteps`` substeps: bindings read the new state, timers advance."""
+        if self._contact_unstepped is None:
+            self._contact_unstepped = np.zeros(self.num_envs, dtype=bool)
+        else:
+            self._contact_unstepped.fill(False)
+        dt = nsteps * self.sim_dt
+        for binding in list(self._contact_bindings):
+            binding._stepped(dt)
+        self._contact_watch = bool(self._contact_bindings)
+
+    def _contacts_reset(self, env_ids: np.ndarray | None) -> None:
+        """After ``env_ids`` (``None``: all) got a new state: they read zero until the next step."""
+        ids = None if env_ids is None else check_env_ids("env_ids", env_ids, self.num_envs)
+        if ids is None:
+            self._contact_unstepped = None
+        elif self._contact_unstepped is not None:
+            self._contact_unstepped[ids] = True
+        self._contact_watch = True
+        for binding in list(self._contact_bindings):
+            binding._reset(ids)
+
+
+def _names(arg: str, value: object) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, Sequence | np.ndarray):
+        raise InvalidTypeError(f"{arg}: expected a sequence of body names, got {type(value).__name__}")
+    names = tuple(value)
+    if not names:
+        raise InvalidInputError(f"{arg}: expected a non-empty sequence of body names, got an empty one")
+    return names
