@@ -1,0 +1,348 @@
+"""``SapienBackend``: the SimBackend contract on SAPIEN 3's PhysX 5 (CPU), one scene per env.
+
+The MJCF file is read by ``unisim_core.mjcf_lite`` (tables, names, sensors, keyframes; features
+outside its subset refused by name) and :mod:`._mjcf_extra` (geom poses, height-field data), and
+built as PhysX articulations by :mod:`._build` with the PhysX mapping of ``unisim_core.physx``:
+MuJoCo's body/joint semantics set explicitly, joint damping and servo ``kv`` on an implicit drive,
+the rest of every actuator as a joint effort recomputed before each substep.
+
+Conventions converted here: PhysX link velocities are centre-of-mass velocities with a world
+angular velocity; the contract's free-joint ``qvel`` is ``[v_origin (world), w (body frame)]`` and
+body linear velocities are at the body origin. Engine state is float32. Sensors are evaluated from
+link kinematics by MuJoCo's definitions; PhysX reports no link accelerations, so the accelerometer
+uses the velocity change over the last substep (after ``set_state``, over one probe substep that
+is undone with ``PhysxCpuSystem.pack``/``unpack``).
+"""
+
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+import sapien
+
+from unisim_core import MjcfLiteError, SimBackend, UnsupportedCapabilityError, load_mjcf
+from unisim_core import quat as Q
+from unisim_core.model import ModelInfo
+from unisim_core.physx import physx_drives
+
+from . import _spec
+from ._build import build_env, check_scene, configure_engine, layout_of
+from ._mjcf_extra import read_extras
+from ._options import SapienOptions
+from ._readback import read_solver_values
+
+__all__ = ["SapienBackend"]
+
+#: Snapshots whose engine state is remembered for exact restores (per env row).
+_SNAPSHOT_MEMORY = 8
+#: MuJoCo integrators whose servo ``kv`` is implicit (PhysX's drive damping is); Euler's is explicit.
+_IMPLICIT_KV = {"implicitfast": True, "implicit": True, "euler": False}
+
+
+def _xyz(v) -> np.ndarray:
+    return np.asarray(v, dtype=np.float64)
+
+
+class SapienBackend(SimBackend):
+    """SAPIEN 3 (PhysX 5, CPU) behind the UniSim contract: ``num_envs`` scenes."""
+
+    name = "sapien"
+    version = _spec.__version__
+    contract_range = ">=1.0,<2"
+    options_cls = SapienOptions
+    CAPABILITIES = _spec.CAPABILITIES
+    SNAPSHOT_TIER = "state"  # PhysX's contact cache is not part of a snapshot
+    MAX_ABS_VALUE = float(np.finfo(np.float32).max)  # PhysX state and inputs are float32
+    UNSUPPORTED_SCENE_FEATURES = {
+        "frictionloss": "PhysX joint friction is a coefficient on the joint's constraint force, not MuJoCo's "
+                        "maximum dry-friction torque; no PhysX law matches it",
+    }
+    #: Measured on SAPIEN 3.0.3, PhysX CPU, PGS (kit, 2 envs).
+    KNOWN_KIT_DEVIATIONS = {
+        "capabilities::declared_works[physics_snapshot]": (
+            "state tier: a restore writes the packed engine state back (qpos/qvel bit for bit), but PhysX recomputes "
+            "the link poses from it by forward kinematics: body positions and velocities differ from those when the "
+            "snapshot was taken by one float32 ulp (1.2e-7)"),
+        "reference::trajectory[hfield_terrain]": (
+            "contact tier: PhysX contacts are rigid: the ball stops on the height field at impact (vertical velocity "
+            "-0.0016 m/s at t = 0.150 s) while MuJoCo's soft contact is still absorbing it (-0.506 m/s), 0.504 over "
+            "the 0.5 m/s velocity tolerance; positions stay within the tier"),
+        "reference::trajectory[sensor_probe]": (
+            "tight tier: PhysX reports no link accelerations; the accelerometer is the velocity change over the last "
+            "substep, 3.18 m/s^2 off MuJoCo's exact acceleration on the hanging link at t = 0.370 s (env 1); states "
+            "and the other sensors stay within the tier"),
+    }
+
+    options: SapienOptions
+
+    def __init__(self, scene, num_envs, sim_dt, **options) -> None:
+        super().__init__(scene, num_envs, sim_dt, **options)
+        path = str(self.scene.model_file)
+        try:
+            self._lite = lite = load_mjcf(path)
+        except MjcfLiteError as exc:
+            if exc.feature is None:
+                raise
+            raise UnsupportedCapabilityError(self.name, exc.feature, str(exc)) from None
+        frames, fields, integrator = read_extras(path)
+        if integrator not in _IMPLICIT_KV:
+            raise UnsupportedCapabilityError(self.name, "integrator", f"{path}: <option integrator={integrator!r}>; "
+                                             f"mapped: {sorted(_IMPLICIT_KV)}")
+        check_scene(lite, frames, fields, path)
+        _ = self.model_info  # names given by the options are checked before the engine loads
+        self._drives = physx_drives(lite.joints, lite.actuators, implicit_kv=_IMPLICIT_KV[integrator])
+        cfg = self.options.physx
+        configure_engine(cfg, lite.gravity)
+        self._scenes, self._arts = [], []
+        for _ in range(self._num_envs):
+            scene_, arts = build_env(lite, frames, fields, self._drives, cfg, self.sim_dt)
+            self._scenes.append(scene_)
+            self._arts.append(arts)
+        self._systems = [s.physx_system for s in self._scenes]
+        self._layout = lay = layout_of(lite, self._arts[0])
+        self._links = [[None] + [arts[a].get_links()[k] for a, k in lay.body_link[1:]] for arts in self._arts]
+        self._com = np.array([[0.0, 0.0, 0.0]] + [_xyz(link.cmass_local_pose.p) for link in self._links[0][1:]])
+        self._dof_rows = [np.flatnonzero(lay.dof_src[:, 0] == a) for a in range(len(lay.tops))]
+        self.solver_readback = read_solver_values(self._systems, self._arts, cfg)
+        self._accel = any(s["type"] == "accelerometer" for s in lite.sensors)
+        self._cache: tuple[np.ndarray, ...] | None = None
+        self._prev_vel: tuple[np.ndarray, np.ndarray] | None = None
+        self._fresh = np.ones(self._num_envs, dtype=bool)
+        self._time = np.zeros(self._num_envs)
+        self._snapshots: collections.OrderedDict[bytes, tuple] = collections.OrderedDict()
+        self._wrench: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._reset_to_default(np.arange(self._num_envs))
+
+    # ------------------------------------------------------------------ engine access
+    @property
+    def sapien_scenes(self) -> list[sapien.Scene]:
+        """The per-env ``sapien.Scene`` objects (advanced use; writes bypass validation)."""
+        return self._scenes
+
+    @property
+    def sapien_articulations(self) -> list[list]:
+        """Per env, its ``PhysxArticulation`` objects (one per MJCF world child)."""
+        return self._arts
+
+    def _load_model_info(self) -> ModelInfo:
+        return self._lite.model_info()
+
+    # ------------------------------------------------------------------ kinematics
+    def _kinematics(self) -> tuple[np.ndarray, ...]:
+        """``(pos, quat_wxyz, lin_vel at origin, ang_vel)``, each ``(n, nbody, 3|4)`` float64, world frame."""
+        n, nb = self._num_envs, len(self._com)
+        pos, quat = np.zeros((n, nb, 3)), np.zeros((n, nb, 4))
+        lin, ang = np.zeros((n, nb, 3)), np.zeros((n, nb, 3))
+        quat[:, 0, 0] = 1.0
+        for i, links in enumerate(self._links):
+            for b in range(1, nb):
+                link = links[b]
+                pose = link.entity_pose
+                pos[i, b], quat[i, b] = pose.p, pose.q
+                lin[i, b], ang[i, b] = link.linear_velocity, link.angular_velocity
+        lin -= np.cross(ang, Q.quat_apply(quat, np.broadcast_to(self._com, pos.shape)))  # COM -> origin
+        return pos, quat, lin, ang
+
+    def _now(self) -> tuple[np.ndarray, ...]:
+        if self._cache is None:
+            self._cache = self._kinematics()
+        return self._cache
+
+    def _joint_state(self) -> tuple[np.ndarray, np.ndarray]:
+        """Hinge/slide ``(q, qd)``, ``(n, J)`` in MJCF joint order."""
+        n, J = self._num_envs, len(self._layout.dof_src)
+        q, qd = np.zeros((n, J)), np.zeros((n, J))
+        for i, arts in enumerate(self._arts):
+            for a, art in enumerate(arts):
+                rows = self._dof_rows[a]
+                if rows.size:
+                    cols = self._layout.dof_src[rows, 1]
+                    q[i, rows], qd[i, rows] = art.get_qpos()[cols], art.get_qvel()[cols]
+        return q, qd
+
+    # ------------------------------------------------------------------ primitives
+    def _step(self, ctrl: np.ndarray, nsteps: int) -> None:
+        drives, dofs = self._drives, self._layout.dof_src
+        efforts = None
+        for _ in range(nsteps):
+            if drives.state_dependent or efforts is None:
+                q, qd = self._joint_state() if drives.state_dependent else (None, None)
+                efforts = drives.efforts(ctrl, q if q is not None else np.zeros((len(ctrl), len(dofs))),
+                                         qd if qd is not None else np.zeros((len(ctrl), len(dofs))))
+                for i, arts in enumerate(self._arts):
+                    for a, art in enumerate(arts):
+                        rows = self._dof_rows[a]
+                        if rows.size:
+                            qf = np.zeros(art.dof, dtype=np.float32)
+                            qf[dofs[rows, 1]] = efforts[i, rows]
+                            art.set_qf(qf)
+            if self._wrench:
+                self._apply_wrenches()
+            if self._accel:
+                self._prev_vel = self._now()[2:]
+            for s in self._scenes:
+                s.step()
+            self._cache = None
+        self._time += nsteps * self.sim_dt
+        self._fresh[:] = False
+
+    def _set_state(self, env_ids: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> None:
+        self._check_open()
+        lay = self._layout
+        for k, i in enumerate(env_ids):
+            arts = self._arts[i]
+            for a, qa, da, body in lay.free:
+                p, q = qpos[k, qa:qa + 3], Q.quat_normalize(qpos[k, qa + 3:qa + 7])
+                w = Q.quat_apply(q, qvel[k, da + 3:da + 6])
+                v = qvel[k, da:da + 3] + np.cross(w, Q.quat_apply(q, self._com[body]))  # origin -> COM
+                arts[a].set_root_pose(sapien.Pose(p.astype(np.float32), q.astype(np.float32)))
+                arts[a].set_root_linear_velocity(v.astype(np.float32))
+                arts[a].set_root_angular_velocity(w.astype(np.float32))
+            for a, art in enumerate(arts):
+                rows = self._dof_rows[a]
+                if rows.size:
+                    order = np.argsort(lay.dof_src[rows, 1])
+                    art.set_qpos(qpos[k, lay.dof_src[rows, 2]][order].astype(np.float32))
+                    art.set_qvel(qvel[k, lay.dof_src[rows, 3]][order].astype(np.float32))
+        self._fresh[env_ids] = True
+        self._cache = None
+
+    def get_qpos(self) -> np.ndarray:
+        lay, out = self._layout, np.zeros((self._num_envs, self.nq))
+        for i, arts in enumerate(self._arts):
+            for a, qa, _, _ in lay.free:
+                pose = arts[a].get_root_pose()
+                out[i, qa:qa + 3], out[i, qa + 3:qa + 7] = pose.p, pose.q
+            for a, art in enumerate(arts):
+                rows = self._dof_rows[a]
+                if rows.size:
+                    out[i, lay.dof_src[rows, 2]] = art.get_qpos()[lay.dof_src[rows, 1]]
+        return np.ascontiguousarray(out, dtype=self.np_dtype)
+
+    def get_qvel(self) -> np.ndarray:
+        lay, out = self._layout, np.zeros((self._num_envs, self.nv))
+        for i, arts in enumerate(self._arts):
+            for a, art in enumerate(arts):
+                rows = self._dof_rows[a]
+                if rows.size:
+                    out[i, lay.dof_src[rows, 3]] = art.get_qvel()[lay.dof_src[rows, 1]]
+        if lay.free:
+            _, quat, lin, ang = self._now()
+            for _, _, da, body in lay.free:
+                out[:, da:da + 3] = lin[:, body]
+                out[:, da + 3:da + 6] = Q.quat_apply_inverse(quat[:, body], ang[:, body])
+        return np.ascontiguousarray(out, dtype=self.np_dtype)
+
+    def _body_pos_w(self, body_ids):
+        return np.ascontiguousarray(self._now()[0][:, body_ids], dtype=self.np_dtype)
+
+    def _body_quat_w(self, body_ids):
+        return np.ascontiguousarray(self._now()[1][:, body_ids], dtype=self.np_dtype)
+
+    def _body_lin_vel_w(self, body_ids):
+        return np.ascontiguousarray(self._now()[2][:, body_ids], dtype=self.np_dtype)
+
+    def _body_ang_vel_w(self, body_ids):
+        return np.ascontiguousarray(self._now()[3][:, body_ids], dtype=self.np_dtype)
+
+    # ------------------------------------------------------------------ sensors
+    def _frame(self, kin, objtype: str, obj: int) -> tuple[np.ndarray, ...]:
+        body, off_pos, off_quat = self._lite.frame_offset(objtype, obj)
+        pos_b, quat_b, lin_b, ang_b = (k[:, body] for k in kin)
+        arm = Q.quat_apply(quat_b, np.broadcast_to(off_pos, pos_b.shape))
+        quat = Q.quat_mul(quat_b, np.broadcast_to(off_quat, quat_b.shape))
+        return pos_b + arm, quat, lin_b + np.cross(ang_b, arm), ang_b
+
+    def _read_sensor(self, index: int) -> np.ndarray:
+        s = self._lite.sensors[index]
+        kind, obj, info = s["type"], s["obj"], self.model_info
+        if kind == "jointpos":
+            return self.get_qpos()[:, info.joint_qposadr[obj], None]
+        if kind == "jointvel":
+            return self.get_qvel()[:, info.joint_dofadr[obj], None]
+        kin = self._now()
+        pos, quat, vel, ang = self._frame(kin, s["objtype"], obj)
+        if kind == "accelerometer":
+            if self._prev_vel is None:
+                acc = np.zeros_like(vel)
+            else:
+                before = (kin[0], kin[1]) + self._prev_vel
+                acc = (vel - self._frame(before, s["objtype"], obj)[2]) / self.sim_dt
+            if self._fresh.any():  # no substep since set_state: the velocity change over a probe substep
+                after = self._frame(self._probe_step(), s["objtype"], obj)[2]
+                acc[self._fresh] = ((after - vel) / self.sim_dt)[self._fresh]
+            value = Q.quat_apply_inverse(quat, acc - info.gravity)
+        elif kind == "gyro":
+            value = Q.quat_apply_inverse(quat, ang)
+        elif kind == "velocimeter":
+            value = Q.quat_apply_inverse(quat, vel)
+        else:
+            value = {"framepos": pos, "framequat": quat, "framelinvel": vel, "frameangvel": ang}[kind]
+        return np.ascontiguousarray(value, dtype=self.np_dtype)
+
+    def _probe_step(self) -> tuple[np.ndarray, ...]:
+        """Body kinematics one substep ahead (current efforts, no wrench) for the envs written since
+        their last step (the others keep their current kinematics); those systems are restored."""
+        fresh = np.flatnonzero(self._fresh)
+        saved = [self._systems[i].pack() for i in fresh]
+        for i in fresh:
+            self._scenes[i].step()
+        out = self._kinematics()
+        for i, blob in zip(fresh, saved):
+            self._systems[i].unpack(blob)
+        self._cache = None
+        return out
+
+    # ------------------------------------------------------------------ forces
+    def _apply_body_force(self, body_ids, force, torque) -> None:
+        for k, b in enumerate(body_ids):
+            if b > 0:
+                tau = np.zeros_like(force[:, k]) if torque is None else torque[:, k]
+                self._wrench[int(b)] = (force[:, k].astype(np.float64), tau.astype(np.float64))
+
+    def _clear_body_forces(self) -> None:
+        self._wrench.clear()
+
+    def _apply_wrenches(self) -> None:
+        """Staged world wrenches at body origins, for the next substep (PhysX clears them after it)."""
+        pos = self._now()[0]
+        for b, (force, torque) in self._wrench.items():
+            for i, links in enumerate(self._links):
+                links[b].add_force_at_point(force[i].astype(np.float32), pos[i, b].astype(np.float32))
+                links[b].add_force_torque(np.zeros(3, dtype=np.float32), torque[i].astype(np.float32))
+
+    # ------------------------------------------------------------------ snapshots
+    def _get_physics_state(self) -> np.ndarray:
+        """Rows ``[time, qpos, qvel]`` (float64 copies of the float32 engine state). Each row's
+        engine state (``PhysxCpuSystem.pack``) is remembered, so restoring a row taken here writes
+        it back bit for bit (the free-root velocity conversion does not round-trip in float32)."""
+        rows = np.concatenate((self._time[:, None], self.get_qpos().astype(np.float64),
+                               self.get_qvel().astype(np.float64)), axis=1)
+        prev = self._prev_vel
+        for i, system in enumerate(self._systems):
+            key = rows[i].tobytes()
+            self._snapshots[key] = (system.pack(), bool(self._fresh[i]),
+                                    None if prev is None else (prev[0][i].copy(), prev[1][i].copy()))
+            self._snapshots.move_to_end(key)
+        while len(self._snapshots) > _SNAPSHOT_MEMORY * self._num_envs:
+            self._snapshots.popitem(last=False)
+        return rows
+
+    def _set_physics_state(self, state: np.ndarray) -> None:
+        self._set_state(np.arange(self._num_envs), state[:, 1:1 + self.nq], state[:, 1 + self.nq:])
+        self._time = state[:, 0].copy()
+        if self._prev_vel is None:
+            self._prev_vel = tuple(np.zeros_like(k) for k in self._now()[2:])
+        for i, system in enumerate(self._systems):
+            known = self._snapshots.get(state[i].tobytes())
+            if known is not None:
+                system.unpack(known[0])
+                self._fresh[i] = known[1]
+                if known[2] is not None:
+                    self._prev_vel[0][i], self._prev_vel[1][i] = known[2]
+        self._cache = None
+
+    # ------------------------------------------------------------------ lifecycle
+    def _close(self) -> None:
+        self._links = self._arts = self._systems = self._scenes = []  # type: ignore[assignment]

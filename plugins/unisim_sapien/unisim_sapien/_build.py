@@ -1,0 +1,300 @@
+"""From an MJCF model (``mjcf_lite`` tables + :mod:`._mjcf_extra`) to SAPIEN PhysX articulations.
+
+One ``sapien.Scene`` on its own ``PhysxCpuSystem`` per env. Each world child body is one
+articulation: a free joint makes a floating root, no joint a fixed root at the body's pose, a
+hinge/slide joint a fixed massless-in-effect anchor link at the world frame with the body as its
+child. Every link, joint and articulation gets :data:`unisim_core.physx.MUJOCO_BODY_PROPERTIES`
+and the drives of :func:`unisim_core.physx.physx_drives`; joints are ``revolute_unwrapped`` (an
+unlimited PhysX ``revolute`` joint wraps at ±2π) or ``prismatic``, PhysX's joint axis (x) rotated
+onto the MJCF axis.
+
+Collision: MJCF ``contype``/``conaffinity`` are PhysX collision groups 0/1 (SAPIEN's filter is
+MuJoCo's bitmask test); PhysX never collides shapes of one link or of a jointed parent/child
+link pair. The pairs this gives are compared with ``LiteModel.collision_pairs()`` (MuJoCo's
+filter) and a scene where they differ is refused (``contact_filter``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import sapien
+from sapien import physx
+
+from unisim_core import LiteModel, UnsupportedCapabilityError
+from unisim_core import quat as Q
+from unisim_core.physx import MUJOCO_BODY_PROPERTIES, PhysxDrives, PhysxSolverConfig
+
+from ._mjcf_extra import GeomFrame, Hfield
+
+__all__ = ["Layout", "build_env", "configure_engine", "layout_of"]
+
+_NAME = "sapien"
+_X_TO_Z = np.array([np.sqrt(0.5), 0.0, -np.sqrt(0.5), 0.0])  # rotates PhysX's +x (plane normal, capsule axis) onto +z
+_SHAPES = ("plane", "box", "sphere", "capsule", "cylinder", "hfield")
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where the contract's quantities live in one env (the same for every env).
+
+    ``tops``: per articulation, ``(top body, floating root?)``; ``body_link (nbody, 2)``:
+    ``(articulation, link index)`` of each contract body (``-1`` for the world);
+    ``free``: per free joint ``(articulation, qpos column, qvel column, body)``;
+    ``dof_src``: per hinge/slide joint in MJCF order (the drives' joint order)
+    ``(articulation, active-joint index, qpos column, qvel column)``.
+    """
+
+    tops: tuple[tuple[int, bool], ...]
+    body_link: np.ndarray
+    free: tuple[tuple[int, int, int, int], ...]
+    dof_src: np.ndarray
+
+
+def _refuse(feature: str, detail: str) -> UnsupportedCapabilityError:
+    return UnsupportedCapabilityError(_NAME, feature, detail)
+
+
+def _colliding(lite: LiteModel) -> list[int]:
+    return [g for g, row in enumerate(lite.geoms) if lite.contact and (row["contype"] or row["conaffinity"])]
+
+
+def check_scene(lite: LiteModel, frames: list[GeomFrame], fields: list[Hfield | None], path: str) -> None:
+    """Refuse by feature what this mapping cannot build: a shape type PhysX lacks, an unreadable
+    height field, a collision filter PhysX cannot express, a moving massless body."""
+    if len(frames) != len(lite.geoms):
+        raise _refuse("geom", f"{path}: read {len(frames)} geom frames for {len(lite.geoms)} geoms")
+    for g in _colliding(lite):
+        kind = lite.geoms[g]["type"]
+        if kind not in _SHAPES:
+            raise _refuse(f"{kind}_geom", f"{path}: colliding geom {lite.geoms[g]['name'] or g!r} is a {kind}; "
+                          f"PhysX shapes here: {', '.join(_SHAPES)}")
+        if kind in ("plane", "hfield") and lite.geoms[g]["body"] != 0:
+            raise _refuse(f"moving_{kind}", f"{path}: a {kind} geom on a moving body (PhysX: static only)")
+        if kind == "hfield" and fields[g] is None:
+            raise _refuse("hfield_file", f"{path}: height field of geom {lite.geoms[g]['name']!r} is not inline "
+                          "elevation data")
+    for b in range(1, len(lite.body_names)):
+        if lite.body_mass[b] <= 0.0:
+            raise _refuse("massless_body", f"{path}: body {lite.body_names[b]!r} has no mass; a PhysX link needs one")
+    if lite.contact_pairs:
+        raise _refuse("contact_pair", f"{path}: <contact><pair> {lite.contact_pairs}; PhysX filters by groups only")
+    want = set(lite.collision_pairs())
+    got = set(_physx_pairs(lite))
+    if want != got:
+        raise _refuse("contact_filter", f"{path}: MuJoCo tests geom pairs {sorted(want - got)} that PhysX would not "
+                      f"and PhysX pairs {sorted(got - want)} that MuJoCo would not")
+
+
+def _physx_pairs(lite: LiteModel) -> list[tuple[int, int]]:
+    G, parent = lite.geoms, lite.body_parent
+    cols = _colliding(lite)
+    out = []
+    for a, i in enumerate(cols):
+        for j in cols[a + 1:]:
+            bi, bj = G[i]["body"], G[j]["body"]
+            if bi == bj or (bi != 0 and bj != 0 and (parent[bi] == bj or parent[bj] == bi)):
+                continue
+            if bi == 0 and bj == 0:
+                continue
+            if (G[i]["contype"] & G[j]["conaffinity"]) or (G[j]["contype"] & G[i]["conaffinity"]):
+                out.append((i, j))
+    return out
+
+
+def configure_engine(config: PhysxSolverConfig, gravity: np.ndarray) -> None:
+    """SAPIEN's process-wide PhysX scene config, read when a ``PhysxCpuSystem`` is created: the
+    solver (PGS unless asked: TGS drifts on articulated chains, docs/sapien.md), bounce
+    threshold, gravity; enhanced determinism, so a state written twice replays the same."""
+    kwargs = {"gravity": np.asarray(gravity, dtype=np.float32), "enable_tgs": config.solver_type == "TGS",
+              "enable_enhanced_determinism": True}
+    if config.bounce_threshold_velocity is not None:
+        kwargs["bounce_threshold"] = float(config.bounce_threshold_velocity)
+    physx.set_scene_config(**kwargs)
+
+
+def _pose(pos, quat) -> sapien.Pose:
+    return sapien.Pose(np.asarray(pos, dtype=np.float32), np.asarray(quat, dtype=np.float32))
+
+
+def _joint_frame(j: dict) -> np.ndarray:
+    """Rotation taking PhysX's joint axis (+x) onto the MJCF joint axis (body frame), wxyz."""
+    axis = np.asarray(j["axis"], dtype=np.float64)
+    c = float(axis[0])
+    if c < -1.0 + 1e-12:
+        return np.array([0.0, 0.0, 0.0, 1.0])
+    q = np.array([1.0 + c, *np.cross([1.0, 0.0, 0.0], axis)])
+    return q / np.linalg.norm(q)
+
+
+def _add_shape(builder, lite: LiteModel, g: int, frame: GeomFrame, field: Hfield | None) -> None:
+    row = lite.geoms[g]
+    mu = float(row["friction"][0])
+    mat = physx.PhysxMaterial(mu, mu, 0.0)
+    kind, size = row["type"], np.asarray(row["size"], dtype=np.float64)
+    builder.collision_groups = [int(row["contype"]), int(row["conaffinity"]), 0, 0]
+    if kind in ("capsule", "cylinder", "plane"):  # PhysX's axis / normal is x; MuJoCo's is z
+        pose = _pose(frame.pos, Q.quat_mul(frame.quat, _X_TO_Z))
+    else:
+        pose = _pose(frame.pos, frame.quat)
+    if kind == "plane":
+        builder.add_plane_collision(pose, material=mat)
+    elif kind == "box":
+        builder.add_box_collision(pose, half_size=size.tolist(), material=mat)
+    elif kind == "sphere":
+        builder.add_sphere_collision(pose, radius=float(size[0]), material=mat)
+    elif kind == "capsule":
+        builder.add_capsule_collision(pose, radius=float(size[0]), half_length=float(size[1]), material=mat)
+    elif kind == "cylinder":
+        builder.add_cylinder_collision(pose, radius=float(size[0]), half_length=float(size[1]), material=mat)
+    else:  # hfield: a triangle mesh of the grid (MuJoCo's surface; its base slab is not needed for contact)
+        rx, ry, hz = (float(x) for x in field.size[:3])
+        nr, nc = field.data.shape
+        x, y = np.meshgrid(np.linspace(-rx, rx, nc), np.linspace(-ry, ry, nr))
+        verts = np.stack([x.ravel(), y.ravel(), (field.data * hz).ravel()], axis=1).astype(np.float32)
+        idx = np.arange(nr * nc).reshape(nr, nc)
+        a, b, c, d = idx[:-1, :-1].ravel(), idx[:-1, 1:].ravel(), idx[1:, :-1].ravel(), idx[1:, 1:].ravel()
+        tris = np.concatenate([np.stack([a, b, d], 1), np.stack([a, d, c], 1)]).astype(np.uint32)
+        shape = physx.PhysxCollisionShapeTriangleMesh(verts, tris, [1.0, 1.0, 1.0], mat)
+        shape.local_pose = pose
+        shape.set_collision_groups(builder.collision_groups)
+        return shape
+    return None
+
+
+def layout_of(lite: LiteModel, arts: list) -> Layout:
+    """The per-env layout, from one env's built articulations (PhysX orders links and active joints
+    itself: they are found by the names :func:`build_env` gives them, ``b<body id>``, ``j<joint id>``)."""
+    nb = len(lite.body_names)
+    tops = _tops(lite)
+    art_of = {b: a for a, (top, _) in enumerate(tops) for b in range(1, nb) if _under(lite, b, top)}
+    body_link = np.full((nb, 2), -1, dtype=np.int64)
+    for b in range(1, nb):
+        names = [link.name for link in arts[art_of[b]].get_links()]
+        body_link[b] = (art_of[b], names.index(f"b{b}"))
+    free, dof_src = [], []
+    for j, row in enumerate(lite.joints):
+        a = art_of[row["body"]]
+        if row["type"] == "free":
+            if lite.body_parent[row["body"]] != 0:
+                raise _refuse("nested_free_joint", f"free joint {row['name']!r} below a world child")
+            free.append((a, row["qposadr"], row["dofadr"], row["body"]))
+        else:
+            active = [joint.name for joint in arts[a].get_active_joints()]
+            dof_src.append((a, active.index(f"j{j}"), row["qposadr"], row["dofadr"]))
+    return Layout(tops=tuple(tops), body_link=body_link, free=tuple(free),
+                  dof_src=np.array(dof_src, dtype=np.int64).reshape(-1, 4))
+
+
+def _tops(lite: LiteModel) -> list[tuple[int, bool]]:
+    """``(world child, floating root?)`` per articulation, in body order."""
+    out = []
+    for b in range(1, len(lite.body_names)):
+        if lite.body_parent[b] == 0:
+            j = lite.body_joint[b]
+            out.append((b, j >= 0 and lite.joints[j]["type"] == "free"))
+    return out
+
+
+def build_env(lite: LiteModel, frames: list[GeomFrame], fields: list[Hfield | None], drives: PhysxDrives,
+              config: PhysxSolverConfig, dt: float) -> tuple[sapien.Scene, list]:
+    """One env: its scene and articulations (``configure_engine`` must have run)."""
+    scene = sapien.Scene([physx.PhysxCpuSystem()])
+    scene.set_timestep(dt)
+    cols = set(_colliding(lite))
+    statics = [g for g in sorted(cols) if lite.geoms[g]["body"] == 0]
+    if statics:
+        sb = scene.create_actor_builder()
+        sb.set_physx_body_type("static")
+        meshes = [_add_shape(sb, lite, g, frames[g], fields[g]) for g in statics]
+        world = sb.build_entity()
+        comp = world.find_component_by_type(physx.PhysxRigidStaticComponent)
+        for shape in meshes:
+            if shape is not None:  # triangle meshes are attached directly (the builder reads files only)
+                comp.attach(shape)
+        _shape_offsets(comp.get_collision_shapes(), config)
+        scene.add_entity(world)
+    driven = [j for j, row in enumerate(lite.joints) if row["type"] in ("hinge", "slide")]
+    damping = dict(zip(driven, drives.damping.tolist()))
+    armature = {f"j{j}": a for j, a in zip(driven, drives.armature.tolist())}
+    arts = []
+    for top, floating in _tops(lite):
+        ab = scene.create_articulation_builder()
+        builders = {}
+        tj = lite.body_joint[top]
+        if tj >= 0 and not floating:  # anchor for a jointed world child
+            anchor = ab.create_link_builder()
+            anchor.set_name("anchor")
+            anchor.set_mass_and_inertia(1.0, sapien.Pose(), [1.0, 1.0, 1.0])
+            builders[0] = anchor
+        else:
+            ab.set_initial_pose(_pose(lite.body_pos[top], lite.body_quat[top]))
+        subtree = [b for b in range(top, len(lite.body_names)) if _under(lite, b, top)]
+        for b in subtree:
+            parent = lite.body_parent[b]
+            lb = ab.create_link_builder(builders.get(parent if b != top else 0))
+            lb.set_name(f"b{b}")
+            lb.set_mass_and_inertia(float(lite.body_mass[b]), _pose(lite.body_ipos[b], lite.body_iquat[b]),
+                                    np.asarray(lite.body_inertia[b], dtype=np.float32))
+            for g in sorted(cols):
+                if lite.geoms[g]["body"] == b:
+                    _add_shape(lb, lite, g, frames[g], fields[g])
+            j = lite.body_joint[b]
+            if b != top or (j >= 0 and not floating):
+                parent_pose = (_pose(lite.body_pos[b], lite.body_quat[b]))
+                if j >= 0:
+                    jt = lite.joints[j]
+                    kind = "revolute_unwrapped" if jt["type"] == "hinge" else "prismatic"
+                    child = _pose(jt["pos"], _joint_frame(jt))
+                    lo, hi = jt["range"]
+                    lb.set_joint_name(f"j{j}")
+                    lb.set_joint_properties(kind, [[float(lo), float(hi)]], parent_pose * child, child,
+                                            friction=MUJOCO_BODY_PROPERTIES["joint_friction"],
+                                            damping=damping[j])
+                else:
+                    lb.set_joint_properties("fixed", [], parent_pose, sapien.Pose())
+            builders[b] = lb
+        art = ab.build(fix_root_link=not floating)
+        _mujoco_properties(art, armature, config)
+        arts.append(art)
+    return scene, arts
+
+
+def _under(lite: LiteModel, b: int, top: int) -> bool:
+    while b != 0:
+        if b == top:
+            return True
+        b = lite.body_parent[b]
+    return False
+
+
+def _mujoco_properties(art, armature: dict[str, float], config: PhysxSolverConfig) -> None:
+    """MuJoCo's semantics on every link and joint (no damping, caps, sleep, friction) and the
+    per-body / per-shape solver values of ``config``."""
+    P = MUJOCO_BODY_PROPERTIES
+    art.set_sleep_threshold(P["sleep_threshold"])
+    if config.solver_position_iteration_count is not None:
+        art.set_solver_position_iterations(config.solver_position_iteration_count)
+    if config.solver_velocity_iteration_count is not None:
+        art.set_solver_velocity_iterations(config.solver_velocity_iteration_count)
+    for link in art.get_links():
+        link.set_linear_damping(P["linear_damping"])
+        link.set_angular_damping(P["angular_damping"])
+        link.set_max_linear_velocity(P["max_linear_velocity"])
+        link.set_max_angular_velocity(P["max_angular_velocity"])
+        if config.max_depenetration_velocity is not None:
+            link.set_max_depenetration_velocity(config.max_depenetration_velocity)
+        _shape_offsets(link.get_collision_shapes(), config)
+    for joint in art.get_active_joints():
+        joint.set_friction(P["joint_friction"])
+        joint.set_max_velocity(P["max_joint_velocity"])
+        joint.set_armature(np.array([armature[joint.name]], dtype=np.float32))
+
+
+def _shape_offsets(shapes, config: PhysxSolverConfig) -> None:
+    for shape in shapes:
+        if config.contact_offset is not None:
+            shape.set_contact_offset(config.contact_offset)
+        if config.rest_offset is not None:
+            shape.set_rest_offset(config.rest_offset)

@@ -1,0 +1,289 @@
+"""PhysX semantics shared by every PhysX backend (``unisim-sapien``, ``unisim-isaacsim``); engine-free.
+
+How an MJCF model maps onto PhysX 5 articulations is decided here once, and tested on a real
+PhysX through SAPIEN (``plugins/unisim_sapien``); the Isaac Sim worker applies the same mapping
+through Isaac Lab. ``docs/sapien.md`` lists every PhysX fact and how both backends handle it.
+
+- :class:`PhysxSolverConfig`: the bounded solver override set (solver type, iteration counts,
+  bounce threshold, contact/rest offsets, max depenetration velocity, GPU buffer capacities),
+  validated fail-closed; :func:`solver_value_matches` compares an engine readback strictly.
+- :data:`MUJOCO_BODY_PROPERTIES`: the per-body and per-joint values that make PhysX behave as
+  MuJoCo (no link damping, no velocity caps, no sleeping, no joint friction), set explicitly on
+  every link and joint because PhysX's defaults (:data:`PHYSX_DEFAULTS`) differ.
+- :func:`physx_drives`: MJCF actuators and joint damping as a PhysX joint drive plus a per-substep
+  effort. A PhysX drive is an *implicit* spring-damper; MuJoCo's ``implicitfast`` integrates a
+  position servo's ``kp`` explicitly and only velocity terms implicitly. So every drive here has
+  stiffness 0 and damping ``joint damping + Σ gear² kv`` (implicit, as in MuJoCo), and everything
+  else is an explicit joint effort recomputed before each substep from the current state
+  (:meth:`PhysxDrives.efforts`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import attrs
+import numpy as np
+
+__all__ = ["MUJOCO_BODY_PROPERTIES", "PHYSX_DEFAULTS", "SOLVER_TYPES", "PhysxDrives", "PhysxSolverConfig",
+           "UNBOUNDED_VELOCITY", "physx_config_option", "physx_drives", "solver_value_matches"]
+
+_UINT32_MAX = 2**32 - 1
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+#: Solver types PhysX 5 offers (``PxSolverType``): temporal and projective Gauss-Seidel.
+SOLVER_TYPES = ("TGS", "PGS")
+#: Velocity cap standing for "none" (m/s, rad/s): PhysX squares it in float32, so not float32's max.
+UNBOUNDED_VELOCITY = 1.0e10
+
+#: PhysX 5 defaults that break MuJoCo's semantics, as measured on SAPIEN 3.0.3's PhysX (CPU):
+#: link damping (1/s), link velocity caps (m/s, rad/s), sleep threshold (mass-normalized kinetic
+#: energy, m²/s²), joint friction coefficient, joint velocity cap (rad/s or m/s). Isaac Sim's
+#: schema defaults are the same PhysX values (angular ones authored in degrees).
+PHYSX_DEFAULTS = {"linear_damping": 0.05, "angular_damping": 0.05, "max_linear_velocity": 10.0,
+                  "max_angular_velocity": 50.0, "sleep_threshold": 0.005, "joint_friction": 0.05,
+                  "max_joint_velocity": 100.0}
+#: What every PhysX backend sets on every link / articulation / joint instead (MuJoCo has none of these).
+MUJOCO_BODY_PROPERTIES = {"linear_damping": 0.0, "angular_damping": 0.0, "max_linear_velocity": UNBOUNDED_VELOCITY,
+                          "max_angular_velocity": UNBOUNDED_VELOCITY, "sleep_threshold": 0.0,
+                          "joint_friction": 0.0, "max_joint_velocity": UNBOUNDED_VELOCITY}
+
+
+# ---------------------------------------------------------------------------------- solver config
+def _int_field(low: int, high: int) -> Any:
+    """Optional field: ``None`` or a real ``int`` (never ``bool``) within ``[low, high]``."""
+
+    def check(_instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+        if value is None:
+            return
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"{attribute.name} must be an int in [{low}, {high}]; "
+                            f"got {value!r} ({type(value).__name__})")
+        if not low <= value <= high:
+            raise ValueError(f"{attribute.name} must be in [{low}, {high}]; got {value!r}")
+
+    return attrs.field(default=None, validator=check)
+
+
+def _float_field(*, positive: bool) -> Any:
+    """Optional field: ``None`` or a finite, float32-representable int/float, ``> 0``/``>= 0``."""
+    bound = "> 0" if positive else ">= 0"
+
+    def check(_instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+        if value is None:
+            return
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"{attribute.name} must be a finite number {bound}; "
+                            f"got {value!r} ({type(value).__name__})")
+        # NaN fails every comparison, so it is rejected together with inf and overflow.
+        if not ((value > 0 if positive else value >= 0) and value <= _FLOAT32_MAX):
+            raise ValueError(f"{attribute.name} must be a finite number {bound} and <= float32 max "
+                             f"{_FLOAT32_MAX:.6g}; got {value!r}")
+
+    return attrs.field(default=None, validator=check)
+
+
+def _solver_type(_instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+    if value is not None and value not in SOLVER_TYPES:
+        raise ValueError(f"{attribute.name} must be one of {list(SOLVER_TYPES)} or None; got {value!r}")
+
+
+@attrs.frozen
+class PhysxSolverConfig:
+    """The bounded, validated PhysX solver override set; ``None`` keeps the engine default.
+
+    Bounds are PhysX's own: iteration counts are stored in a byte (position 1-255, velocity
+    0-255), the GPU contact/patch buffer capacities are ``PxU32`` and must be non-zero, and
+    ``rest_offset`` must stay strictly below ``contact_offset`` (m). A ``rest_offset`` alone is
+    rejected because the engine's automatic contact offset is per-shape and unknown here, so the
+    relationship could not be checked. ``solver_type``: ``"TGS"`` or ``"PGS"``.
+    """
+
+    solver_position_iteration_count: int | None = _int_field(1, 255)
+    solver_velocity_iteration_count: int | None = _int_field(0, 255)
+    bounce_threshold_velocity: float | None = _float_field(positive=False)
+    contact_offset: float | None = _float_field(positive=True)
+    rest_offset: float | None = _float_field(positive=False)
+    max_depenetration_velocity: float | None = _float_field(positive=True)
+    gpu_max_rigid_contact_count: int | None = _int_field(1, _UINT32_MAX)
+    gpu_max_rigid_patch_count: int | None = _int_field(1, _UINT32_MAX)
+    solver_type: str | None = attrs.field(default=None, validator=_solver_type)
+
+    def __attrs_post_init__(self) -> None:
+        if self.rest_offset is None:
+            return
+        if self.contact_offset is None:
+            raise ValueError(f"rest_offset requires contact_offset to be set (rest_offset < contact_offset); "
+                             f"got rest_offset={self.rest_offset!r} with contact_offset=None")
+        if not self.rest_offset < self.contact_offset:
+            raise ValueError(f"rest_offset must be < contact_offset ({self.contact_offset!r}); "
+                             f"got {self.rest_offset!r}")
+
+    def configured_fields(self) -> tuple[str, ...]:
+        """Names of the fields that override an engine default, in declaration order."""
+        return tuple(a.name for a in attrs.fields(type(self)) if getattr(self, a.name) is not None)
+
+    def to_payload(self) -> dict[str, Any]:
+        """Plain ``dict`` of the configured fields only (the INIT payload copy)."""
+        return {name: getattr(self, name) for name in self.configured_fields()}
+
+    @classmethod
+    def from_payload(cls, payload: Any) -> PhysxSolverConfig:
+        """Re-validate a plain copy; non-dict payloads and unknown keys fail closed."""
+        if not isinstance(payload, dict):
+            raise TypeError(f"PhysX solver payload must be a dict; got {type(payload).__name__}: {payload!r}")
+        known = {a.name for a in attrs.fields(cls)}
+        unknown = sorted(repr(key) for key in payload if key not in known)
+        if unknown:
+            raise TypeError(f"unknown PhysX solver field(s) {', '.join(unknown)}; "
+                            f"valid fields: {', '.join(sorted(known))}")
+        return cls(**payload)
+
+
+_INT_FIELDS = frozenset({"solver_position_iteration_count", "solver_velocity_iteration_count",
+                         "gpu_max_rigid_contact_count", "gpu_max_rigid_patch_count"})
+_FIELDS = frozenset(a.name for a in attrs.fields(PhysxSolverConfig))
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _is_float32_number(value: Any) -> bool:
+    if not (_is_int(value) or isinstance(value, (float, np.floating))):
+        return False
+    return bool(abs(value) <= _FLOAT32_MAX)  # NaN fails the comparison, like inf
+
+
+def solver_value_matches(field: str, requested: Any, reported: Any) -> bool:
+    """Strict comparison of a requested value with the engine's readback.
+
+    Integer fields match only equal integers; ``solver_type`` only the same name. Float fields
+    match when both values round to the same float32 (PhysX and USD store them as float32). A
+    ``bool``, ``None``, string or non-finite readback of a number never matches.
+    """
+    if field not in _FIELDS:
+        raise ValueError(f"unknown PhysX solver field {field!r}; valid: {', '.join(sorted(_FIELDS))}")
+    if field == "solver_type":
+        return isinstance(requested, str) and isinstance(reported, str) and requested == reported
+    if field in _INT_FIELDS:
+        return _is_int(requested) and _is_int(reported) and int(requested) == int(reported)
+    if not (_is_float32_number(requested) and _is_float32_number(reported)):
+        return False
+    return bool(np.float32(requested) == np.float32(reported))
+
+
+# ---------------------------------------------------------------------------------- drives
+@dataclass(frozen=True)
+class PhysxDrives:
+    """Per hinge/slide joint: an implicit PhysX drive (stiffness 0, ``damping``, no force limit, no
+    targets) and the explicit efforts of the MJCF actuators (:meth:`efforts`).
+
+    Joint arrays follow the MJCF hinge/slide joint order (``joints``); actuator arrays the MJCF
+    actuator order. Units: N·m, rad (hinge) or N, m (slide).
+    """
+
+    joints: tuple[str, ...]  #: MJCF names of the hinge/slide joints, in model order
+    damping: np.ndarray  #: (J,) drive damping: joint damping + Σ gear² kv of its servos (implicit)
+    armature: np.ndarray  #: (J,) PhysX joint armature (= MJCF armature)
+    act_joint: np.ndarray  #: (nu,) index into ``joints`` of each actuator's joint
+    gear: np.ndarray  #: (nu,)
+    kp: np.ndarray  #: (nu,) position gain (position servos), 0 otherwise
+    kv: np.ndarray  #: (nu,) velocity gain (position and velocity servos), 0 otherwise
+    kind: np.ndarray  #: (nu,) ``"motor"``, ``"position"`` or ``"velocity"``
+    force_range: np.ndarray  #: (nu, 2) MJCF forcerange (before gear); (-inf, inf) when unlimited
+    ctrl_range: np.ndarray  #: (nu, 2) MJCF ctrlrange; (-inf, inf) when unlimited
+    implicit_kv: bool  #: whether ``gear² kv`` rides on the implicit drive (``implicitfast``/``implicit``)
+
+    @property
+    def state_dependent(self) -> bool:
+        """Whether :meth:`efforts` reads ``q``/``qd`` (any servo); motors alone need only ``ctrl``."""
+        return bool((self.kind != "motor").any())
+
+    def efforts(self, ctrl: np.ndarray, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        """Explicit joint efforts ``(n, J)`` for ``ctrl (n, nu)`` at joint positions/velocities
+        ``q, qd (n, J)``: with the drive's implicit ``-gear² kv qd``, the joint receives MuJoCo's
+        ``gear clip(f, forcerange)``, where ``f`` is ``ctrl`` (motor), ``kp (ctrl - gear q) - kv gear qd``
+        (position) or ``kv (ctrl - gear qd)`` (velocity), ``ctrl`` clamped to ``ctrlrange``.
+
+        Below the force limit this is exactly ``gear kp (ctrl - gear q)`` (position), ``gear kv ctrl``
+        (velocity) and ``gear ctrl`` (motor). A saturated servo's implicit part is compensated with
+        the current ``qd`` (exact to first order in the substep).
+        """
+        n = ctrl.shape[0]
+        out = np.zeros((n, len(self.joints)))
+        if not len(self.act_joint):
+            return out
+        u = np.clip(ctrl, self.ctrl_range[:, 0], self.ctrl_range[:, 1])
+        g, j = self.gear, self.act_joint
+        qa, qda = q[:, j] * g, qd[:, j] * g
+        f = np.where(self.kind == "motor", u, self.kp * (np.where(self.kind == "position", u, 0.0) - qa)
+                     + self.kv * (np.where(self.kind == "velocity", u, 0.0) - qda))
+        tau = g * np.clip(f, self.force_range[:, 0], self.force_range[:, 1])
+        if self.implicit_kv:
+            tau = tau + g * self.kv * qda  # the drive applies -gear² kv qd implicitly
+        np.add.at(out, (slice(None), j), tau)
+        return out
+
+
+def physx_drives(joints: Sequence[Mapping[str, Any]], actuators: Sequence[Mapping[str, Any]], *,
+                 implicit_kv: bool = True) -> PhysxDrives:
+    """Drives for an MJCF model's ``joints`` (dicts with ``name type damping armature``) and joint
+    ``actuators`` (dicts with ``name kind joint gear ctrlrange forcerange kp kv``), as
+    ``unisim_core.mjcf_lite`` parses them. ``implicit_kv``: MuJoCo's ``implicitfast``/``implicit``
+    integrate servo ``kv`` implicitly (``True``), ``Euler`` explicitly (``False``: it stays in the effort).
+    """
+    driven = [j for j, jt in enumerate(joints) if jt["type"] in ("hinge", "slide")]
+    column = {j: c for c, j in enumerate(driven)}
+    damping = np.array([float(joints[j]["damping"]) for j in driven], dtype=np.float64)
+    act_joint, gear, kp, kv, kind, fr, cr = [], [], [], [], [], [], []
+    for i, a in enumerate(actuators):
+        name, j = a.get("name") or f"#{i}", int(a["joint"])
+        if j not in column:
+            raise ValueError(f"actuator {name!r}: joint {joints[j]['name']!r} is not a hinge/slide joint")
+        g = float(a["gear"])
+        if g == 0.0 or not np.isfinite(g):
+            raise ValueError(f"actuator {name!r}: gear must be finite and non-zero, got {g}")
+        k = a["kind"]
+        if k not in ("motor", "position", "velocity"):
+            raise ValueError(f"actuator {name!r}: kind must be motor, position or velocity, got {k!r}")
+        p = float(a["kp"]) if k == "position" else 0.0
+        v = float(a["kv"]) if k != "motor" else 0.0
+        if implicit_kv:
+            damping[column[j]] += g * g * v
+        act_joint.append(column[j])
+        gear.append(g)
+        kp.append(p)
+        kv.append(v)
+        kind.append(k)
+        fr.append(tuple(float(x) for x in a["forcerange"]))
+        cr.append(tuple(float(x) for x in a["ctrlrange"]))
+    return PhysxDrives(
+        joints=tuple(joints[j]["name"] for j in driven), damping=damping,
+        armature=np.array([float(joints[j]["armature"]) for j in driven], dtype=np.float64),
+        act_joint=np.array(act_joint, dtype=np.int64), gear=np.array(gear, dtype=np.float64),
+        kp=np.array(kp, dtype=np.float64), kv=np.array(kv, dtype=np.float64), kind=np.array(kind, dtype="<U8"),
+        force_range=np.array(fr, dtype=np.float64).reshape(-1, 2),
+        ctrl_range=np.array(cr, dtype=np.float64).reshape(-1, 2),
+        implicit_kv=implicit_kv)
+
+
+def physx_config_option(value: Any) -> PhysxSolverConfig:
+    """Converter of a backend's ``physx`` option: a :class:`PhysxSolverConfig`, a dict of its fields
+    or ``None`` (no overrides); anything else is an ``InvalidTypeError``/``InvalidInputError`` naming it."""
+    from .errors import InvalidInputError, InvalidTypeError
+
+    if value is None:
+        return PhysxSolverConfig()
+    if isinstance(value, PhysxSolverConfig):
+        return value
+    if not isinstance(value, dict):
+        raise InvalidTypeError(f"physx: expected a PhysxSolverConfig, a dict of its fields or None, "
+                               f"got {type(value).__name__}")
+    try:
+        return PhysxSolverConfig.from_payload(value)
+    except TypeError as exc:
+        raise InvalidTypeError(f"physx: {exc}") from None
+    except ValueError as exc:
+        raise InvalidInputError(f"physx: {exc}") from None
