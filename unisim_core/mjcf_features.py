@@ -14,10 +14,13 @@ kind                      feature name                                   example
 ``tendon``                ``spatial_tendon``, ``fixed_tendon``           ``fixed_tendon``
 ``equality``              ``<tag>_equality``                             ``weld_equality``
 ``joint``                 ``<type>_joint``                               ``ball_joint``
-``geom``                  the geom type                                  ``mesh``, ``hfield``
+``geom``                  the geom type; ``mesh_fitted_primitive``: a    ``mesh``, ``hfield``
+                          primitive type with ``mesh=`` (MuJoCo fits it)
 ``model``                 ``plugin``, ``flex``, ``skin``, ``composite``,  ``flex``
                           ``replicate``, ``attach``, ``mocap``,
                           ``contact_pair``, ``contact_exclude``
+``attribute``             ``<element>_<attribute>`` (tag                 ``material_emission``
+                          ``"<element>@<attribute>"``)
 ========================  =============================================  ==========================
 
 :func:`scan_mjcf` reads a file (``<include>`` expanded relative to the including file,
@@ -47,7 +50,7 @@ __all__ = ["FeatureUse", "KINDS", "SENSOR_TAGS", "ACTUATOR_TAGS", "TRANSMISSIONS
            "unsupported_error", "check_features", "check_layout"]
 
 #: Feature kinds, in the order :func:`scan_mjcf` reports them within one element.
-KINDS = ("sensor", "actuator", "transmission", "tendon", "equality", "joint", "geom", "model")
+KINDS = ("sensor", "actuator", "transmission", "tendon", "equality", "joint", "geom", "model", "attribute")
 #: MuJoCo's sensor elements (``<sensor>`` children).
 SENSOR_TAGS = frozenset({
     "touch", "accelerometer", "velocimeter", "gyro", "force", "torque", "magnetometer", "camprojection",
@@ -76,6 +79,8 @@ _MODEL_ELEMENTS = {"composite": "composite", "replicate": "replicate", "attach":
 
 def feature_name(kind: str, tag: str) -> str:
     """The vocabulary name of ``tag`` of ``kind`` (``("sensor", "force")`` -> ``"force_sensor"``)."""
+    if kind == "attribute":
+        return tag.replace("@", "_")
     if kind not in _SUFFIX:
         raise InvalidInputError(f"kind: expected one of {', '.join(KINDS)}, got {kind!r}")
     return f"{tag}{_SUFFIX[kind]}"
@@ -101,9 +106,13 @@ class FeatureUse:
         if self.kind == "transmission":
             return f"actuator{who} with a {self.tag} transmission"
         if self.kind == "geom":
-            return f"geom{who} of type {self.tag!r}"
+            fitted = " fitted to a mesh" if self.feature == "mesh_fitted_primitive" else ""
+            return f"geom{who} of type {self.tag!r}{fitted}"
         if self.kind == "joint":
             return f"joint{who} of type {self.tag!r}"
+        if self.kind == "attribute":
+            element, _, attr = self.tag.partition("@")
+            return f"attribute {attr!r} of <{element}>" + (f" {self.name!r}" if self.name else "")
         if self.kind == "model":
             return f"<{self.tag}>{who}" if self.tag != "mocap" else f"mocap body{who}"
         return f"{self.kind}{who} of type <{self.tag}>"
@@ -223,7 +232,10 @@ def scan_mjcf(path: str | os.PathLike) -> tuple[FeatureUse, ...]:
         elif el.tag == "joint" and parent in ("body", "frame"):
             add("joint", _resolved(el, anc, defaults, "type", "hinge"), el, f)
         elif el.tag == "geom" and parent in ("body", "worldbody", "frame"):
-            add("geom", _resolved(el, anc, defaults, "type", "sphere"), el, f)
+            gtype = _resolved(el, anc, defaults, "type", "sphere")
+            add("geom", gtype, el, f)
+            if gtype != "mesh" and _resolved(el, anc, defaults, "mesh", ""):
+                uses.append(FeatureUse("mesh_fitted_primitive", "geom", gtype, el.get("name", ""), f))
         elif el.tag == "plugin" and parent in ("extension", "body", "worldbody", "composite", "flexcomp"):
             add("model", "plugin", el, f)
         elif el.tag == "flex" and parent == "deformable":
@@ -231,7 +243,7 @@ def scan_mjcf(path: str | os.PathLike) -> tuple[FeatureUse, ...]:
         elif el.tag == "skin" and parent == "deformable":
             add("model", "skin", el, f)
         elif el.tag in _MODEL_ELEMENTS and el.tag != "skin":
-            add("model", _MODEL_ELEMENTS[el.tag], el, f)
+            uses.append(FeatureUse(_MODEL_ELEMENTS[el.tag], "model", el.tag, el.get("name", ""), f))
         if el.tag == "body" and el.get("mocap") == "true":
             add("model", "mocap", el, f)
     return tuple(uses)

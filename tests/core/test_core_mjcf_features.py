@@ -103,6 +103,8 @@ def test_vocabulary_for_compiled_models() -> None:
     assert mj_enum_tag("mjTRN_SLIDERCRANK") == "slidercrank"
     assert use("sensor", mj_enum_tag("mjSENS_MAGNETOMETER"), "mag").feature == "magnetometer_sensor"
     assert feature_name("equality", "connect") == "connect_equality"
+    attr = use("attribute", "material@emission", "green")
+    assert attr.feature == "material_emission" and attr.describe() == "attribute 'emission' of <material> 'green'"
     with pytest.raises(InvalidInputError, match="kind: expected one of"):
         feature_name("sensors", "force")
 

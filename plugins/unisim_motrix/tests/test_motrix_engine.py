@@ -12,7 +12,7 @@ import pytest
 from motrix_testutil import scene_path
 
 from unisim_core import SceneCfg
-from unisim_core.errors import EngineError
+from unisim_core.errors import EngineError, UnsupportedCapabilityError
 from unisim_motrix import MotrixBackend, MotrixModellingWarning, _mjcf, engine_call
 
 
@@ -52,8 +52,9 @@ def test_unloadable_model_names_the_element(tmp_path):
     xml = tmp_path / "flex.xml"
     xml.write_text("""<mujoco><worldbody><body name="b"><freejoint/><geom type="sphere" size="0.1"/></body>
       <flexcomp name="f" type="grid" count="2 2 1" spacing="0.1 0.1 0.1" dim="2"/></worldbody></mujoco>""")
-    with pytest.raises(EngineError, match="unsupported MJCF element 'flexcomp'"):
+    with pytest.raises(UnsupportedCapabilityError, match="<flexcomp> 'f' is not supported by motrix") as info:
         MotrixBackend(SceneCfg(str(xml)), 1, 0.002)
+    assert info.value.capability == "flex"
 
 
 def test_ignored_options_warn_once_naming_the_option(tmp_path):

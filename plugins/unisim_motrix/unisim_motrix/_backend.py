@@ -8,7 +8,6 @@ are converted here.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import numpy as np
@@ -22,6 +21,7 @@ from unisim_core.model import ModelInfo
 
 from . import _model
 from ._errors import engine_call, engine_error
+from ._features import UNSUPPORTED_SCENE_FEATURES, check_layout, check_model_features, load_error
 from ._mjcf import read_mjcf, warn_ignored_options
 from ._options import MotrixOptions
 from ._scanner import MotrixHeightScanner, terrain_spawn_data
@@ -55,13 +55,6 @@ def _version() -> str:
         return "0.1.0"
 
 
-def _load_error(path: str, exc: BaseException) -> EngineError:
-    text = str(exc.__cause__ or exc)
-    m = re.search(r"unknown (?:variant|field) `([^`]+)`", text)
-    what = f"unsupported MJCF element {m.group(1)!r}" if m else "the engine rejected the model"
-    return EngineError(f"MotrixSim cannot load {path}: {what}. Engine said: {text.strip().splitlines()[0]}")
-
-
 class MotrixBackend(SimBackend):
     """MotrixSim backend (``motrixsim`` 0.10.x); see the package README for differences from MuJoCo."""
 
@@ -78,6 +71,7 @@ class MotrixBackend(SimBackend):
     INTERVAL_TERMS = _SUPPORTED_MODEL_TERMS | _STATE_AND_FORCE_TERMS
     RESET_TERMS = _SUPPORTED_MODEL_TERMS | _STATE_AND_FORCE_TERMS
     MAX_ABS_VALUE = float(np.finfo(np.float32).max)  # the engine's state and inputs are float32
+    UNSUPPORTED_SCENE_FEATURES = UNSUPPORTED_SCENE_FEATURES
 
     options: MotrixOptions
 
@@ -90,16 +84,21 @@ class MotrixBackend(SimBackend):
 
         path = scene.model_file
         self._facts = read_mjcf(path)
+        check_model_features(self.name, path, self._facts.uses)
         warn_ignored_options(path, self._facts.ignored)
         try:
             with engine_call(f"load_model({path!r})"):
                 M = motrixsim.load_model(path)
         except EngineError as exc:
-            raise _load_error(path, exc) from exc.__cause__
+            raise load_error(self.name, path, exc) from exc.__cause__
         with engine_call("options"):
             M.options.timestep = self.sim_dt
             if self.options.max_iterations is not None:
                 M.options.max_iterations = self.options.max_iterations
+            # measured ~14 KB per env on the quadruped (nq 19, nv 18, nu 12, 13 links); refused before
+            # the engine is asked (an allocation it cannot make aborts the process)
+            self._check_env_memory(48 * (M.num_dof_pos + M.num_dof_vel + M.num_actuators + 13 * (len(M.links) + 1)),
+                                   "MotrixSim scene data and query buffers")
             D = motrixsim.SceneData(M, batch=[self._num_envs])
             M.forward_kinematic(D)
         self._M, self._D = M, D
@@ -123,6 +122,9 @@ class MotrixBackend(SimBackend):
                             f"add_body_sensors: derived sensor name {n!r} clashes with a model sensor")
                     self._body_sensors.append((n, d))
         self._sensor_dims_by_name = dims
+        check_layout(self.name, path, {"nq": M.num_dof_pos, "nv": M.num_dof_vel, "nu": M.num_actuators,
+                                       "nbody": nb, "njnt": len(self._layout.joints),
+                                       "nsensordata": sum(dims.values())})
         # persistent query programs and buffers
         with engine_call("compile_query"):
             self._q_state = M.compile_query({"q": mq.DofPosition(), "v": mq.DofVelocity()}).allocate(D)
@@ -297,8 +299,10 @@ class MotrixBackend(SimBackend):
         q = np.ascontiguousarray(qpos[order][:, lay.qpos_scatter], np.float32)
         v = np.ascontiguousarray(qvel[order][:, lay.qvel_scatter], np.float32)
         with engine_call("set_state"):
-            sub.set_dof_pos(q, self._M)
-            sub.set_dof_vel(v)
+            if q.shape[1]:  # a jointless model has no dof to write (the engine asserts on empty rows)
+                sub.set_dof_pos(q, self._M)
+            if v.shape[1]:
+                sub.set_dof_vel(v)
             self._M.forward_kinematic(sub)
         self._fk_fresh = self._fk_fresh or len(env_ids) == self._num_envs
         self._mark_stale()

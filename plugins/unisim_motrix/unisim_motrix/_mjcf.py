@@ -5,6 +5,7 @@
 - Options MotrixSim parses but ignores (``option@integrator``, ``option@cone`` …):
   each is reported once with ``warnings.warn`` naming it.
 - Height-field ``size`` (MotrixSim ignores the base depth ``size[3]``).
+- The MJCF features the file uses (checked against what MotrixSim honours, ``_features.py``).
 """
 
 from __future__ import annotations
@@ -12,11 +13,10 @@ from __future__ import annotations
 import os
 import threading
 import warnings
-import xml.etree.ElementTree as ET
 
 import attrs
 
-from unisim_core.errors import InvalidInputError
+from unisim_core.mjcf_features import FeatureUse, scan_mjcf, walk_mjcf
 
 __all__ = ["MjcfFacts", "read_mjcf", "warn_ignored_options", "IGNORED_ATTRIBUTES", "MotrixModellingWarning"]
 
@@ -49,34 +49,7 @@ class MjcfFacts:
     sensors: tuple[SensorDecl, ...]
     ignored: tuple[tuple[str, str], ...]  #: ignored (element, attribute) pairs present
     hfield_sizes: dict[str, tuple[float, float, float, float]]
-
-
-def _walk(path: str, seen: set[str]):
-    """Yield elements of ``path`` in document order, expanding ``<include file>``."""
-    path = os.path.abspath(path)
-    if path in seen:
-        return
-    seen.add(path)
-    try:
-        root = ET.parse(path).getroot()
-    except ET.ParseError as exc:
-        raise InvalidInputError(f"{path}: not well-formed XML: {exc}") from None
-    except OSError as exc:
-        raise InvalidInputError(f"{path}: cannot read the model file: {exc.strerror}") from None
-    base = os.path.dirname(path)
-
-    def visit(el):
-        for child in el:
-            if not isinstance(child.tag, str):
-                continue
-            if child.tag == "include" and child.get("file"):
-                yield from _walk(os.path.join(base, child.get("file")), seen)
-            else:
-                yield child
-                yield from visit(child)
-
-    yield root
-    yield from visit(root)
+    uses: tuple[FeatureUse, ...]  #: every MJCF feature the file uses (``unisim_core.mjcf_features``)
 
 
 def read_mjcf(path: str) -> MjcfFacts:
@@ -84,7 +57,7 @@ def read_mjcf(path: str) -> MjcfFacts:
     ignored: list[tuple[str, str]] = []
     hfields: dict[str, tuple[float, float, float, float]] = {}
     in_sensor: set[int] = set()
-    for el in _walk(path, set()):
+    for el, _, _ in walk_mjcf(path):
         if el.tag == "sensor":
             for s in el:
                 if isinstance(s.tag, str) and s.tag != "plugin":
@@ -98,7 +71,7 @@ def read_mjcf(path: str) -> MjcfFacts:
             vals = [float(x) for x in el.get("size").split()]
             if len(vals) == 4:
                 hfields[el.get("name", "")] = tuple(vals)  # type: ignore[assignment]
-    return MjcfFacts(tuple(sensors), tuple(ignored), hfields)
+    return MjcfFacts(tuple(sensors), tuple(ignored), hfields, scan_mjcf(path))
 
 
 _warned: set[tuple[str, str, str]] = set()

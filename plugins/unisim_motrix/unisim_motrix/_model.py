@@ -15,6 +15,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
+from unisim_core.mjcf_features import normalize_key_quats
 from unisim_core.model import ModelInfo
 
 from ._mjcf import MjcfFacts
@@ -183,9 +184,12 @@ def build_model_info(M, layout: Layout, facts: MjcfFacts, sensor_dims: dict[str,
                 size = np.array(hf[:3])
         gsize.append(size)
     ngeom = len(geoms)
+    qpos0 = layout.to_mj_qpos(np.asarray(M.compute_init_dof_pos(), np.float64))
     keyframes = {}
-    for k in M.keyframes:
-        keyframes[k.name] = layout.to_mj_qpos(np.asarray(k.dof_pos, np.float64))
+    for k in M.keyframes:  # as MuJoCo compiles them: qpos0 where the key gives no qpos, unit quaternions
+        dof_pos = np.asarray(k.dof_pos, np.float64)
+        q = layout.to_mj_qpos(dof_pos) if dof_pos.size else qpos0
+        keyframes[k.name] = normalize_key_quats(q, jt, layout.qposadr)
     mocap = [b.base_link.name for b in M.bodies if b.is_mocap]
     return ModelInfo(
         nq=int(M.num_dof_pos), nv=int(M.num_dof_vel),
@@ -206,6 +210,6 @@ def build_model_info(M, layout: Layout, facts: MjcfFacts, sensor_dims: dict[str,
         geom_contype=[int(g.collision_group) for g in geoms],
         geom_conaffinity=[int(g.collision_affinity) for g in geoms],
         gravity=np.asarray(M.options.gravity, np.float64),
-        qpos0=layout.to_mj_qpos(np.asarray(M.compute_init_dof_pos(), np.float64)),
+        qpos0=qpos0,
         keyframes=keyframes, mocap_body_names=mocap,
     )

@@ -1,0 +1,100 @@
+"""Real robots (MuJoCo Menagerie corpus, ``../shared/corpus/menagerie``): every model is either
+simulated as the file says or refused at construction by its MJCF feature name."""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+import numpy as np
+import pytest
+from motrix_testutil import ROOT
+
+from unisim_core import SceneCfg
+from unisim_core.errors import EngineError, UnsupportedCapabilityError
+from unisim_motrix import MotrixBackend, MotrixModellingWarning
+from unisim_motrix._features import check_layout
+
+CORPUS = os.path.join(ROOT, "..", "shared", "corpus", "menagerie")
+corpus = pytest.mark.skipif(not os.path.isdir(CORPUS), reason="the Menagerie corpus (../shared/corpus/menagerie) "
+                            "is absent")
+
+
+def _backend(path: str, num_envs: int = 2, **kw) -> MotrixBackend:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MotrixModellingWarning)
+        return MotrixBackend(SceneCfg(path, **kw), num_envs, 0.002)
+
+
+def _refused(path: str) -> UnsupportedCapabilityError:
+    with pytest.raises(UnsupportedCapabilityError) as info:
+        _backend(path)
+    assert info.value.capability in MotrixBackend.UNSUPPORTED_SCENE_FEATURES  # the kit's refusal rule
+    return info.value
+
+
+@corpus
+@pytest.mark.parametrize("robot, feature, element", [
+    ("agility_cassie/scene.xml", "actuatorpos_sensor", "sensor 'left-hip-roll-input' of type <actuatorpos>"),
+    ("bitcraze_crazyflie_2/scene.xml", "site_transmission", "actuator 'body_thrust' with a site transmission"),
+    ("tetheria_aero_hand_open/left_hand.xml", "spatial_tendon", "tendon 'if_tendon0' of type <spatial>"),
+    ("shadow_dexee/scene.xml", "plugin", "<plugin> (unnamed)"),
+    ("arx_l5/scene.xml", "mesh_fitted_primitive", "geom (unnamed) of type 'capsule' fitted to a mesh"),
+    ("umi_gripper/scene.xml", "quality_shadowsize", "attribute 'shadowsize' of <quality>"),
+    ("i2rt_yam/scene.xml", "actuator_inheritrange", "attribute 'inheritrange' of <actuator> 'gripper'"),
+])
+def test_corpus_robot_refused_by_feature_and_element(robot, feature, element):
+    """Before: cassie failed naming the sensor only, the drones loaded with 0 actuators, arx_l5
+    panicked in step 81 (LTL factorization), the others raised engine text."""
+    err = _refused(os.path.join(CORPUS, robot))
+    assert err.capability == feature
+    assert f"{element} is not supported by motrix" in str(err)
+
+
+def test_sensor_types_motrix_lacks_are_refused(tmp_path):
+    xml = tmp_path / "force.xml"
+    xml.write_text("""<mujoco><worldbody><body name="b"><freejoint/><geom type="sphere" size="0.1"/>
+      <site name="s"/></body></worldbody><sensor><gyro name="g" site="s"/><force name="left_foot_force" site="s"/>
+      </sensor></mujoco>""")
+    err = _refused(str(xml))
+    assert err.capability == "force_sensor"
+    assert "sensor 'left_foot_force' of type <force> is not supported by motrix" in str(err)
+
+
+@corpus
+def test_layout_differences_from_the_file_are_errors():
+    """The check behind every construction: MotrixSim alone builds the crazyflie with 0 actuators."""
+    import motrixsim
+
+    path = os.path.join(CORPUS, "bitcraze_crazyflie_2", "scene.xml")
+    nu = motrixsim.load_model(path).num_actuators
+    assert nu == 0
+    with pytest.raises(EngineError, match=r"nu 0 \(the file: 4\)"):
+        check_layout("motrix", path, {"nu": nu})
+
+
+def test_jointless_model_steps_and_sets_state(tmp_path):
+    """Before: ``set_state`` panicked (``assertion failed: chunk_size > 0``)."""
+    xml = tmp_path / "static.xml"
+    xml.write_text("""<mujoco><worldbody><geom type="plane" size="1 1 0.1"/>
+      <body name="b" pos="0 0 0.1"><geom type="box" size="0.1 0.1 0.1"/></body></worldbody></mujoco>""")
+    b = _backend(str(xml))
+    b.set_state(np.arange(2), np.zeros((2, 0)), np.zeros((2, 0)))
+    b.step(np.zeros((2, 0)), nsteps=2)
+    np.testing.assert_allclose(b.get_body_pos_w(np.array([1]))[:, 0], [[0, 0, 0.1]] * 2, atol=1e-6)
+    b.close()
+
+
+def test_keyframes_as_mujoco_compiles_them(tmp_path):
+    """A key with ctrl only holds qpos0 (before: ``IndexError``); a zero quaternion becomes the
+    identity (before: pal_talos' ``[0, 0, 0, 0]`` base quaternion)."""
+    xml = tmp_path / "keys.xml"
+    xml.write_text("""<mujoco><worldbody><body name="b" pos="0 0 1"><freejoint/><geom type="sphere" size="0.1"/>
+      <body name="c"><joint name="h" axis="1 0 0" ref="0"/><geom type="capsule" fromto="0 0 0 0 0 -0.3" size="0.03"/>
+      </body></body></worldbody><actuator><motor name="m" joint="h"/></actuator>
+      <keyframe><key name="ctrl_only" ctrl="0.5"/><key name="zero_quat" qpos="0 0 0.5 0 0 0 0 0.2"/></keyframe>
+      </mujoco>""")
+    b = _backend(str(xml), num_envs=1, default_keyframe="zero_quat")
+    np.testing.assert_allclose(b.get_default_qpos(), [0, 0, 0.5, 1, 0, 0, 0, 0.2], atol=1e-7)
+    np.testing.assert_allclose(b.get_keyframe_qpos("ctrl_only"), [0, 0, 1, 1, 0, 0, 0, 0], atol=1e-7)
+    b.close()

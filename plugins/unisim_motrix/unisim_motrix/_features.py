@@ -1,0 +1,135 @@
+"""Which MJCF features MotrixSim 0.10 honours (probed on the engine), and the checks at construction.
+
+MotrixSim's loader parses many MJCF elements it then drops with a log line (sensors it lacks,
+actuators with a site transmission, spatial tendons, tendon equalities): a model would run
+as another model. Those are refused by feature name (``unisim_core.mjcf_features``) before the
+engine loads the file; after loading, the engine's model sizes are compared with MuJoCo's
+compilation of the same file (:func:`check_layout`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from unisim_core.errors import EngineError, InvalidInputError, UnsupportedCapabilityError
+from unisim_core.mjcf_features import (
+    ACTUATOR_TAGS,
+    EQUALITY_TAGS,
+    SENSOR_TAGS,
+    TRANSMISSIONS,
+    FeatureUse,
+    check_features,
+    feature_name,
+    unsupported_error,
+    use,
+    walk_mjcf,
+)
+from unisim_core.mjcf_features import check_layout as _compare
+
+__all__ = ["SUPPORTED", "UNSUPPORTED_SCENE_FEATURES", "check_model_features", "check_layout", "load_error"]
+
+_ENGINE = "MotrixSim 0.10"
+_SENSORS = ("touch", "accelerometer", "velocimeter", "gyro", "jointpos", "jointvel", "framepos", "framequat",
+            "framexaxis", "frameyaxis", "framezaxis", "framelinvel", "frameangvel", "subtreecom", "subtreelinvel",
+            "subtreeangmom")
+#: ``{kind: features}`` MotrixSim honours; any other feature of these kinds is refused.
+SUPPORTED: dict[str, frozenset[str]] = {
+    "sensor": frozenset(feature_name("sensor", t) for t in _SENSORS),
+    "actuator": frozenset(feature_name("actuator", t) for t in ("general", "motor", "position", "velocity",
+                                                                "adhesion")),
+    "transmission": frozenset(feature_name("transmission", t) for t in ("joint", "tendon", "body")),
+    "tendon": frozenset({"fixed_tendon"}),
+    "equality": frozenset(feature_name("equality", t) for t in ("connect", "weld", "joint")),
+    "model": frozenset({"contact_pair", "contact_exclude", "mocap", "replicate", "attach"}),
+}
+_WHY = {
+    "sensor": f"{_ENGINE} has no such sensor (its loader drops it)",
+    "actuator": f"{_ENGINE} has no such actuator",
+    "transmission": f"{_ENGINE} drops actuators with this transmission (the model would have fewer actuators)",
+    "tendon": f"{_ENGINE} ignores spatial tendons",
+    "equality": f"{_ENGINE} ignores this equality constraint",
+    "model": f"{_ENGINE}'s MJCF loader does not support it",
+}
+_KNOWN = {
+    "sensor": SENSOR_TAGS - {"plugin"},
+    "actuator": ACTUATOR_TAGS,
+    "transmission": TRANSMISSIONS,
+    "tendon": ("spatial", "fixed"),
+    "equality": EQUALITY_TAGS,
+}
+#: The vocabulary's features this backend refuses, with the reason (``SimBackend.UNSUPPORTED_SCENE_FEATURES``).
+UNSUPPORTED_SCENE_FEATURES: dict[str, str] = {
+    **{feature_name(k, t): _WHY[k] for k, tags in _KNOWN.items() for t in tags
+       if feature_name(k, t) not in SUPPORTED[k]},
+    **{f: _WHY["model"] for f in ("plugin", "flex", "skin", "composite")},
+    "plugin_sensor": _WHY["sensor"],
+    "unnamed_sensor": f"{_ENGINE} reads sensors by name only; name the sensor",
+    "mesh_fitted_primitive": f"{_ENGINE} sizes a primitive geom fitted to a mesh differently from MuJoCo "
+                             "(arx_l5: capsule radius 0.162 m vs 0.024 m); give the primitive's size",
+    "material_emission": f"{_ENGINE}'s MJCF parser rejects a scalar emission (MuJoCo's form)",
+    "compiler_eulerseq": f"{_ENGINE} reads intrinsic (lower-case) euler sequences only",
+    "quality_shadowsize": f"{_ENGINE}'s MJCF parser rejects shadowsize 0",
+    "actuator_inheritrange": f"{_ENGINE}'s MJCF parser rejects ctrlrange together with inheritrange (even 0)",
+}
+
+
+def _world_equalities(path: str) -> FeatureUse | None:
+    """An equality that names the world body (MotrixSim panics: ``invalid link name: world``)."""
+    for el, anc, f in walk_mjcf(path):
+        if anc and anc[-1].tag == "equality" and "world" in (el.get("body1"), el.get("body2")):
+            return FeatureUse(feature_name("equality", el.tag), "equality", el.tag, el.get("name", ""), f)
+    return None
+
+
+def check_model_features(backend: str, path: str, uses: tuple[FeatureUse, ...]) -> None:
+    """Refuse (``UnsupportedCapabilityError`` naming the feature and element) what MotrixSim drops."""
+    refused = {f: why for f, why in UNSUPPORTED_SCENE_FEATURES.items() if f != "unnamed_sensor"}
+    check_features(backend, uses, refused=refused, supported=SUPPORTED)
+    for u in uses:
+        if u.kind == "sensor" and not u.name:
+            raise unsupported_error(backend, FeatureUse("unnamed_sensor", "model", u.tag, "", u.file),
+                                    UNSUPPORTED_SCENE_FEATURES["unnamed_sensor"])
+    world = _world_equalities(path)
+    if world is not None:
+        raise unsupported_error(backend, world, f"{_ENGINE} cannot name the world body in an equality "
+                                "(omit body2 to attach to the world)")
+
+
+def check_layout(backend: str, path: str, got: dict[str, int]) -> None:
+    """Compare the engine's sizes with MuJoCo's compilation of ``path`` (``EngineError`` on a difference)."""
+    import mujoco
+
+    try:
+        m = mujoco.MjModel.from_xml_path(os.fspath(path))
+    except ValueError as exc:
+        raise InvalidInputError(f"{path}: MuJoCo's compiler rejects the model: {exc}") from None
+    expected = {"nq": m.nq, "nv": m.nv, "nu": m.nu, "nbody": m.nbody, "njnt": m.njnt,
+                "nsensordata": m.nsensordata}
+    _compare(backend, path, expected, got)
+
+
+#: Valid MJCF the engine's parser rejects: ``(pattern of its message, tag of the attribute)``;
+#: group 1 names the element where the message does.
+_PARSER_REJECTS = (
+    (re.compile(r"(\w+)@(\w+): (?:invalid|unknown variant)"), None),  # material@emission as a scalar,
+    # compiler@eulerseq="ZYX" (extrinsic)
+    (re.compile(r"visual (\w+) (\w+) should be"), None),  # <quality shadowsize="0"/> (MuJoCo: no shadows)
+    (re.compile(r'Actuator Some\("([^"]*)"\) has both ctrlrange and inheritrange'), "actuator@inheritrange"),
+)
+
+
+def load_error(backend: str, path: str, exc: BaseException) -> UnsupportedCapabilityError | EngineError:
+    """The error for a failed ``load_model``: valid MJCF that MotrixSim's parser rejects is refused
+    by the attribute (``material_emission``, ``actuator_inheritrange``); anything else is an
+    ``EngineError`` quoting the engine."""
+    text = str(exc.__cause__ or exc).strip()
+    first = text.splitlines()[0] if text else type(exc).__name__
+    for pattern, tag in _PARSER_REJECTS:
+        m = pattern.search(text)
+        if m:
+            u = use("attribute", tag or f"{m.group(1)}@{m.group(2)}", m.group(1) if tag else "", path)
+            return unsupported_error(backend, u, f"{_ENGINE}'s MJCF parser rejects it. Engine said: {first}")
+    m = re.search(r"unknown (?:variant|field) `([^`]+)`", text)
+    what = f"unsupported MJCF element {m.group(1)!r}" if m else "the engine rejected the model"
+    return EngineError(f"MotrixSim cannot load {path}: {what}. Engine said: {first}")
