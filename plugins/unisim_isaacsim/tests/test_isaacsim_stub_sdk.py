@@ -28,7 +28,8 @@ ARM = str(Path(__file__).resolve().parents[1] / "unisim_isaacsim" / "testing" / 
 SCENARIOS = Path(__file__).with_name("stub_scenarios.py")
 ALL_FIELDS = dict(solver_position_iteration_count=8, solver_velocity_iteration_count=2,
                   bounce_threshold_velocity=0.3, contact_offset=0.02, rest_offset=0.001,
-                  max_depenetration_velocity=5.0, gpu_max_rigid_contact_count=2**20, gpu_max_rigid_patch_count=2**18)
+                  max_depenetration_velocity=5.0, gpu_max_rigid_contact_count=2**20, gpu_max_rigid_patch_count=2**18,
+                  solver_type="PGS")
 
 
 def _check(report: dict, lab: int, fixed_base: bool) -> None:
@@ -38,6 +39,10 @@ def _check(report: dict, lab: int, fixed_base: bool) -> None:
     assert report["fixed_base"] is fixed_base
     assert report["engine"]["native_quat_order"] == ("wxyz" if lab == 2 else "xyzw")
     assert report["engine"]["isaaclab_extension"] == ("0.54.2" if lab == 2 else "3.0.0")
+    # PhysX's defaults (link damping 0.05, velocity caps, sleeping) replaced by MuJoCo's on every body
+    assert report["engine"]["body_properties"] == {"linear_damping": 0.0, "angular_damping": 0.0,
+                                                   "max_linear_velocity": 1e10, "max_angular_velocity": 1e10,
+                                                   "sleep_threshold": 0.0}
 
 
 @pytest.mark.parametrize("lab", [2, 3])

@@ -4,12 +4,20 @@ package is the public surface, and importing it never imports the Isaac SDK. ``u
 holds the test doubles (a stand-in worker and SDK stubs)."""
 
 from ._options import IsaacSimOptions
-from ._physx_solver import PhysxSolverConfig
+from ._physx_solver import (
+    PhysxSolverConfig,
+    apply_collision_offsets,
+    apply_max_depenetration_velocity,
+    build_isaaclab_physx_cfg,
+    read_engine_solver_values,
+    solver_value_matches,
+)
 from ._runtime import find_runtime, require_runtime
 from ._spec import CAPABILITIES, __version__, unisim_backend_spec, unisim_diagnostics
 
-__all__ = ["IsaacSimBackend", "IsaacSimOptions", "PhysxSolverConfig", "CAPABILITIES", "find_runtime",
-           "require_runtime", "__version__", "unisim_backend_spec", "unisim_diagnostics"]
+__all__ = ["IsaacSimBackend", "IsaacSimOptions", "PhysxSolverConfig", "CAPABILITIES", "apply_collision_offsets",
+           "apply_max_depenetration_velocity", "build_isaaclab_physx_cfg", "find_runtime", "read_engine_solver_values",
+           "require_runtime", "solver_value_matches", "__version__", "unisim_backend_spec", "unisim_diagnostics"]
 
 
 def __getattr__(name: str):

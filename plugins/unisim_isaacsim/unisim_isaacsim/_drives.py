@@ -1,94 +1,80 @@
-"""MJCF joint actuators as Isaac Lab implicit joint drives (pure numpy; used by the worker).
+"""Isaac Lab configs carrying ``unisim_core.physx``'s MJCF-to-PhysX mapping (used by the worker).
 
-A MuJoCo actuator on a hinge/slide joint with transmission ``gear`` g produces the joint force
-``g * clip(f, forcerange)`` (N·m or N), where
+The mapping itself (decided once, tested on a real PhysX through unisim-sapien) is
+:func:`unisim_core.physx.physx_drives` and :data:`unisim_core.physx.MUJOCO_BODY_PROPERTIES`:
 
-- ``<motor>``: ``f = ctrl``;
-- ``<position kp kv>``: ``f = kp (ctrl - g q) - kv g q̇``.
-
-An implicit PhysX drive produces ``clip(stiffness (target - q) + damping (target_vel - q̇),
-±effort_limit) + effort``. So a position actuator is the drive ``stiffness = g² kp``,
-``damping = g² kv`` (plus the joint's own ``damping``), ``target = ctrl / g``,
-``effort_limit = |g| * forcerange``; a motor is the effort ``g * clip(ctrl, forcerange)`` on a drive
-with zero stiffness. A joint without an actuator keeps only its MJCF ``damping``. PhysX
-articulations have no passive joint damping, so the joint's ``damping`` rides on its drive and
-shares the drive's limit: while a position actuator saturates, the damping force is capped with
-it (MuJoCo never caps joint damping). MJCF
-``armature`` (rotor inertia added to the joint) is PhysX's joint armature, same meaning; joint
-``frictionloss`` has no PhysX law that matches it; ``unisim_core.mjcf_lite`` rejects it. The force clamp
-of a position actuator and the drive's limit coincide only for a symmetric ``forcerange``; an
-asymmetric one fails closed.
+- one implicit actuator per MJCF hinge/slide joint with **stiffness 0** and damping ``joint
+  damping + Σ gear² kv`` (implicit, as MuJoCo's ``implicitfast``), no effort limit, no joint
+  friction, no joint velocity cap; the actuators' remaining force (a servo's ``kp`` term, motors,
+  saturation) is an explicit effort the worker recomputes before every substep
+  (:meth:`~unisim_core.physx.PhysxDrives.efforts`). An implicit drive stiffness would integrate
+  ``kp`` implicitly: an undamped servo then loses energy that MuJoCo's keeps (measured on PhysX:
+  0.027 rad off MuJoCo after 0.29 s, docs/sapien.md);
+- every rigid body without PhysX's default link damping (0.05) and velocity caps, and never
+  asleep (``RigidBodyPropertiesCfg``, ``ArticulationRootPropertiesCfg``), read back from the stage
+  (:func:`read_body_properties`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
+from unisim_core.physx import MUJOCO_BODY_PROPERTIES, PhysxDrives, PhysxSolverConfig
 
-__all__ = ["JointDrives", "joint_drives"]
+__all__ = ["BODY_ATTRIBUTES", "articulation_props", "joint_actuator_cfgs", "read_body_properties",
+           "rigid_body_props"]
 
-
-@dataclass(frozen=True)
-class JointDrives:
-    """Per-joint drive gains (MJCF hinge/slide joint order) and the ctrl -> target maps (per actuator)."""
-
-    joints: tuple[str, ...]  #: MJCF names of the hinge/slide joints, in model order
-    stiffness: np.ndarray  #: (J,) N·m/rad or N/m
-    damping: np.ndarray  #: (J,) N·m·s/rad or N·s/m
-    effort_limit: np.ndarray  #: (J,) N·m or N; inf when unlimited
-    armature: np.ndarray  #: (J,) kg·m² or kg
-    act_joint: np.ndarray  #: (nu,) index into ``joints`` of each actuator's joint
-    is_position: np.ndarray  #: (nu,) bool
-    gear: np.ndarray  #: (nu,)
-    force_range: np.ndarray  #: (nu, 2) MJCF forcerange (before gear); (-inf, inf) when unlimited
-
-    def targets(self, ctrl: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Position targets ``(n, P)`` (rad or m) and efforts ``(n, M)`` for ``ctrl (n, nu)`` (already
-        clipped to ctrlrange), for the position and motor actuators in actuator order."""
-        pos, mot = self.is_position, ~self.is_position
-        lo, hi = self.force_range[mot, 0], self.force_range[mot, 1]
-        return ctrl[:, pos] / self.gear[pos], np.clip(ctrl[:, mot], lo, hi) * self.gear[mot]
+P = MUJOCO_BODY_PROPERTIES
+#: USD attribute of each rigid-body property (``PhysxSchema.PhysxRigidBodyAPI``). The angular cap is
+#: authored in degrees per second; 1e10 stands for "none" in either unit.
+BODY_ATTRIBUTES = {"linear_damping": "physxRigidBody:linearDamping",
+                   "angular_damping": "physxRigidBody:angularDamping",
+                   "max_linear_velocity": "physxRigidBody:maxLinearVelocity",
+                   "max_angular_velocity": "physxRigidBody:maxAngularVelocity",
+                   "sleep_threshold": "physxRigidBody:sleepThreshold"}
 
 
-def joint_drives(joints: Sequence[Mapping[str, Any]], actuators: Sequence[Mapping[str, Any]]) -> JointDrives:
-    """Drives for an MJCF model's ``joints`` (dicts with ``name type damping armature``) and ``actuators``
-    (dicts with ``name kind joint gear forcerange kp kv``), as parsed by ``unisim_core.mjcf_lite``."""
-    driven = [j for j, jt in enumerate(joints) if jt["type"] in ("hinge", "slide")]
-    column = {j: c for c, j in enumerate(driven)}
-    n = len(driven)
-    stiffness, effort_limit = np.zeros(n), np.full(n, np.inf)
-    damping = np.array([float(joints[j]["damping"]) for j in driven])
-    act_joint, is_pos, gears, ranges = [], [], [], []
-    for a in actuators:
-        name, j = a["name"] or f"#{len(act_joint)}", int(a["joint"])
-        if j not in column:
-            raise ValueError(f"actuator {name!r}: joint {joints[j]['name']!r} is not a hinge/slide joint")
-        c, g = column[j], float(a["gear"])
-        if g == 0.0 or not np.isfinite(g):
-            raise ValueError(f"actuator {name!r}: gear must be finite and non-zero, got {g}")
-        if c in act_joint:
-            raise ValueError(f"actuator {name!r}: joint {joints[j]['name']!r} already has an actuator; "
-                             f"one implicit drive per joint")
-        lo, hi = (float(x) for x in a["forcerange"])
-        position = a["kind"] == "position"
-        if position:
-            if np.isfinite(lo) or np.isfinite(hi):
-                if lo != -hi:
-                    raise ValueError(f"actuator {name!r}: forcerange [{lo}, {hi}] is not symmetric; a PhysX "
-                                     f"drive has one effort limit")
-                effort_limit[c] = abs(g) * hi
-            stiffness[c] = g * g * float(a["kp"])
-            damping[c] += g * g * float(a["kv"])
-        act_joint.append(c)
-        is_pos.append(position)
-        gears.append(g)
-        ranges.append((lo, hi))
-    return JointDrives(
-        joints=tuple(joints[j]["name"] for j in driven), stiffness=stiffness, damping=damping,
-        effort_limit=effort_limit, armature=np.array([float(joints[j]["armature"]) for j in driven]),
-        act_joint=np.array(act_joint, dtype=np.int64),
-        is_position=np.array(is_pos, dtype=bool), gear=np.array(gears),
-        force_range=np.array(ranges, dtype=np.float64).reshape(-1, 2))
+def joint_actuator_cfgs(implicit_actuator_cfg: Any, drives: PhysxDrives, expr: dict[str, str],
+                        unlimited: float) -> dict[str, Any]:
+    """``{group: ImplicitActuatorCfg}``, one per hinge/slide joint (``expr``: joint name -> regex)."""
+    return {
+        f"j{c}": implicit_actuator_cfg(
+            joint_names_expr=[expr[name]], stiffness=0.0, damping=float(drives.damping[c]),
+            armature=float(drives.armature[c]), effort_limit_sim=unlimited, friction=P["joint_friction"],
+            velocity_limit_sim=P["max_joint_velocity"])
+        for c, name in enumerate(drives.joints)}
+
+
+def articulation_props(sim_utils: Any, cfg: PhysxSolverConfig) -> Any:
+    """The articulation root: never asleep, and the requested solver iteration counts."""
+    return sim_utils.ArticulationRootPropertiesCfg(
+        solver_position_iteration_count=cfg.solver_position_iteration_count,
+        solver_velocity_iteration_count=cfg.solver_velocity_iteration_count, sleep_threshold=P["sleep_threshold"])
+
+
+def rigid_body_props(sim_utils: Any) -> Any:
+    """Every rigid body: no link damping, no velocity caps, never asleep."""
+    return sim_utils.RigidBodyPropertiesCfg(**{key: P[key] for key in BODY_ATTRIBUTES})
+
+
+def read_body_properties(stage: Any, path: str) -> dict[str, float]:
+    """The value of each :data:`BODY_ATTRIBUTES` property on every rigid body under ``path`` (the
+    articulation root), read from the stage; unauthored or non-uniform values fail closed."""
+    from pxr import Usd, UsdPhysics
+
+    root = stage.GetPrimAtPath(path)
+    bodies = [p for p in Usd.PrimRange(root, Usd.TraverseInstanceProxies()) if p.HasAPI(UsdPhysics.RigidBodyAPI)]
+    if not bodies:
+        raise ValueError(f"no UsdPhysics.RigidBodyAPI prim under {path!r}")
+    out = {}
+    for key, attr_name in BODY_ATTRIBUTES.items():
+        values = set()
+        for prim in bodies:
+            attr = prim.GetAttribute(attr_name)
+            if not (attr and attr.HasAuthoredValue()):
+                raise ValueError(f"{attr_name} is not authored on rigid body {prim.GetPath()}")
+            values.add(float(attr.Get()))
+        if len(values) != 1:
+            raise ValueError(f"{attr_name} differs across the rigid bodies under {path!r}: {sorted(values)}")
+        out[key] = values.pop()
+    return out

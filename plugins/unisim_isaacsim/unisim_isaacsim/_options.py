@@ -8,8 +8,9 @@ from typing import Any
 
 import attrs
 
-from unisim_core.errors import InvalidInputError, InvalidTypeError
+from unisim_core.errors import InvalidInputError
 from unisim_core.options import BackendOptions, boolean
+from unisim_core.physx import physx_config_option
 
 from ._physx_solver import PhysxSolverConfig
 
@@ -19,17 +20,7 @@ _DEVICE = re.compile(r"^(cpu|cuda|cuda:\d+)$")
 
 
 def _to_physx(value: Any) -> PhysxSolverConfig | None:
-    if value is None or isinstance(value, PhysxSolverConfig):
-        return value
-    if not isinstance(value, dict):
-        raise InvalidTypeError(f"physx: expected a PhysxSolverConfig, a dict of its fields or None, "
-                               f"got {type(value).__name__}")
-    try:
-        return PhysxSolverConfig.from_payload(value)
-    except TypeError as exc:
-        raise InvalidTypeError(f"physx: {exc}") from None
-    except ValueError as exc:
-        raise InvalidInputError(f"physx: {exc}") from None
+    return None if value is None else physx_config_option(value)
 
 
 def _device(inst, attribute, value) -> None:

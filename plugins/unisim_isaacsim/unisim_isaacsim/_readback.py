@@ -44,6 +44,7 @@ ALLOWED_SOURCES: dict[str, frozenset[str]] = {
     # PhysX tensor views have no getter for the scene's GPU buffer capacities.
     "gpu_max_rigid_contact_count": frozenset({"usd_stage"}),
     "gpu_max_rigid_patch_count": frozenset({"usd_stage"}),
+    "solver_type": frozenset({"usd_stage"}),
 }
 if set(ALLOWED_SOURCES) != {a.name for a in attrs.fields(PhysxSolverConfig)}:  # pragma: no cover
     raise ImportError("ALLOWED_SOURCES must name every PhysxSolverConfig field")

@@ -234,7 +234,7 @@ class _IsaacSession:
         from unisim_core.mjcf_lite import load_mjcf
         from unisim_core.worker.hosted import scene_from_plain
 
-        from ._drives import joint_drives
+        from unisim_core.physx import physx_drives
         from ._layout import root_mount
         from ._physx_solver import PhysxSolverConfig
 
@@ -250,7 +250,7 @@ class _IsaacSession:
         self.spacing = float(init["env_spacing"])
         lite = load_mjcf(self.scene.model_file)
         self.info = info = lite.model_info()
-        self.drives = joint_drives(lite.joints, lite.actuators)
+        self.drives = physx_drives(lite.joints, lite.actuators)
         self.mount = root_mount(info.body_names, info.body_parent, info.joint_types, info.joint_body)
         key = self.scene.default_keyframe
         self.init_qpos = lite.keyframes[key] if key is not None else info.qpos0
@@ -305,12 +305,10 @@ class _IsaacSession:
         )).usd_path
 
         UsdGeom.Xform.Define(stage, f"{self.ENV_NS}/env_0")
-        root_props = None
-        if cfg.solver_position_iteration_count is not None or cfg.solver_velocity_iteration_count is not None:
-            root_props = sim_utils.ArticulationRootPropertiesCfg(
-                solver_position_iteration_count=cfg.solver_position_iteration_count,
-                solver_velocity_iteration_count=cfg.solver_velocity_iteration_count)
-        spawn = sim_utils.UsdFileCfg(usd_path=usd_path, articulation_props=root_props)
+        from ._drives import articulation_props, rigid_body_props
+
+        spawn = sim_utils.UsdFileCfg(usd_path=usd_path, articulation_props=articulation_props(sim_utils, cfg),
+                                     rigid_props=rigid_body_props(sim_utils))
         robot0 = f"{self.ENV_NS}/env_0/{self.ROBOT}"
         spawn.func(robot0, spawn)
         self.root_link = L.mjcf_usd_name(L.root_body_name(info.body_names, info.body_parent))
@@ -351,6 +349,9 @@ class _IsaacSession:
         self.row_origins = self.env_origins[self.env_rows]  # origin of the env each engine row holds
         self._actuator_maps()
         self.readback = self._solver_readback()
+        from ._drives import read_body_properties
+
+        self.body_properties = read_body_properties(self.stage, self.root_path)
         self._write_state(np.arange(self.n), np.tile(info.qpos0, (self.n, 1)), np.zeros((self.n, info.nv)))
 
     def _articulation(self):
@@ -360,16 +361,12 @@ class _IsaacSession:
         from isaaclab.actuators import ImplicitActuatorCfg
         from isaaclab.assets import Articulation, ArticulationCfg
 
+        from ._drives import joint_actuator_cfgs
         from ._layout import init_joint_positions, mjcf_usd_name
 
         np, info, d = self.np, self.info, self.drives
         expr = {n: re.escape(mjcf_usd_name(n)) for n in info.joint_names}  # Isaac's joint names are prim names
-        limits = np.where(np.isfinite(d.effort_limit), d.effort_limit, self.UNLIMITED)
-        groups = {
-            f"j{c}": ImplicitActuatorCfg(
-                joint_names_expr=[expr[name]], stiffness=float(d.stiffness[c]), damping=float(d.damping[c]),
-                armature=float(d.armature[c]), effort_limit_sim=float(limits[c]))
-            for c, name in enumerate(d.joints)}
+        groups = joint_actuator_cfgs(ImplicitActuatorCfg, d, expr, self.UNLIMITED)
         q0 = self.init_qpos
         root = next((int(info.joint_qposadr[j]) for j, t in enumerate(info.joint_types) if t == "free"), None)
         quat = q0[root + 3:root + 7] if root is not None else np.array([1.0, 0.0, 0.0, 0.0])
@@ -384,15 +381,12 @@ class _IsaacSession:
             articulation_root_prim_path=self.root_path[len(f"{self.ENV_NS}/env_0/{self.ROBOT}"):]))
 
     def _actuator_maps(self) -> None:
-        """Isaac joint index of each position / motor actuator's joint, in actuator order."""
+        """Isaac joint index of each MJCF hinge/slide joint (the drives' joint order): every
+        actuator reaches its joint as an explicit effort (:mod:`unisim_core.physx`)."""
         from ._layout import mjcf_usd_name
 
-        np, d = self.np, self.drives
         index = {n: i for i, n in enumerate(self.robot.joint_names)}
-        isaac = np.array([index[mjcf_usd_name(d.joints[c])] for c in d.act_joint], dtype=np.int64)
-        self.pos_joint_ids = isaac[d.is_position].tolist()
-        self.motor_joint_ids = isaac[~d.is_position].tolist()
-        self.ctrl_lo, self.ctrl_hi = self.info.actuator_ctrl_range[:, 0], self.info.actuator_ctrl_range[:, 1]
+        self.effort_joint_ids = [index[mjcf_usd_name(name)] for name in self.drives.joints]
 
     def _solver_readback(self) -> dict[str, Any]:
         """Each applied value with its provenance (see :mod:`unisim_isaacsim._readback`).
@@ -424,7 +418,9 @@ class _IsaacSession:
             if not (attr and attr.HasAuthoredValue()):
                 raise ValueError(f"{field}: {attr_name} is not authored on {prim_path}")
             value = attr.Get()
-            out[field] = {"value": int(value) if isinstance(value, int) else float(value), "source": "usd_stage",
+            if not isinstance(value, str):
+                value = int(value) if isinstance(value, int) else float(value)
+            out[field] = {"value": str(value) if field == "solver_type" else value, "source": "usd_stage",
                           "prims": 1}
 
         scene_path = self.lab.physics_prim_path(self.sim)
@@ -434,6 +430,7 @@ class _IsaacSession:
             ("bounce_threshold_velocity", scene_path, "physxScene:bounceThreshold"),
             ("gpu_max_rigid_contact_count", scene_path, "physxScene:gpuMaxRigidContactCount"),
             ("gpu_max_rigid_patch_count", scene_path, "physxScene:gpuMaxRigidPatchCount"),
+            ("solver_type", scene_path, "physxScene:solverType"),
         ):
             if getattr(cfg, field) is not None:
                 from_stage(field, path, attr)
@@ -499,19 +496,20 @@ class _IsaacSession:
                     "reset_terms": [], "np_dtype": self.np_dtype.str, "env_rows": self.env_rows,
                     "quat_order": "wxyz", "solver_readback": self.readback,
                     "engine": {"name": "isaacsim", "isaaclab_extension": self.isaaclab_version, "device": self.device,
-                               "native_quat_order": self.native_quat, "fixed_base": bool(self.robot.is_fixed_base)}}
+                               "native_quat_order": self.native_quat, "fixed_base": bool(self.robot.is_fixed_base),
+                               "body_properties": self.body_properties}}
 
         def attach(descriptors: dict[str, Any]) -> None:
             self.slots = SlotSet.attach(descriptors)
             self._publish()
 
         def step(nsteps: int) -> None:
-            robot, dev = self.robot, self.robot.device
-            ctrl = np.clip(np.asarray(self.slots["ctrl"], dtype=np.float64), self.ctrl_lo, self.ctrl_hi)
-            targets, efforts = self.drives.targets(ctrl)
-            self.lab.set_targets(robot, torch.as_tensor(targets, dtype=torch.float32, device=dev), self.pos_joint_ids,
-                                 torch.as_tensor(efforts, dtype=torch.float32, device=dev), self.motor_joint_ids)
-            for _ in range(nsteps):
+            robot, dev, ids = self.robot, self.robot.device, self.effort_joint_ids
+            ctrl = np.asarray(self.slots["ctrl"], dtype=np.float64)
+            for _ in range(nsteps):  # servo kp (explicit in MuJoCo) as an effort from this substep's state
+                q, qd = self._np(robot.data.joint_pos)[:, ids], self._np(robot.data.joint_vel)[:, ids]
+                efforts = torch.as_tensor(self.drives.efforts(ctrl, q, qd), dtype=torch.float32, device=dev)
+                self.lab.set_targets(robot, None, [], efforts, ids)
                 robot.write_data_to_sim()
                 self.sim.step(render=False)
                 robot.update(self.dt)

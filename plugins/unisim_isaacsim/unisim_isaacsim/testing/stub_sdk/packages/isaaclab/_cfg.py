@@ -9,7 +9,7 @@ from typing import Any
 PHYSX_FIELDS = {"min_position_iteration_count": 1, "max_position_iteration_count": 255,
                 "min_velocity_iteration_count": 0, "max_velocity_iteration_count": 255,
                 "bounce_threshold_velocity": 0.5, "gpu_max_rigid_contact_count": 2**23,
-                "gpu_max_rigid_patch_count": 5 * 2**15}
+                "gpu_max_rigid_patch_count": 5 * 2**15, "solver_type": 1}
 MISSING = object()
 
 

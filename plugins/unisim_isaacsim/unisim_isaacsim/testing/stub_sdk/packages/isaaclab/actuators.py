@@ -5,4 +5,4 @@ from isaaclab._cfg import MISSING, cfg_class
 
 ImplicitActuatorCfg = cfg_class("ImplicitActuatorCfg", {
     "joint_names_expr": MISSING, "stiffness": MISSING, "damping": MISSING, "armature": None,
-    "effort_limit_sim": None})
+    "effort_limit_sim": None, "friction": None, "velocity_limit_sim": None})

@@ -30,7 +30,14 @@ else:
     SimulationCfg = cfg_class("SimulationCfg", {**_COMMON, "physics": None, "physics_prim_path": "/physicsScene"})
 
 ArticulationRootPropertiesCfg = cfg_class("ArticulationRootPropertiesCfg", {
-    "solver_position_iteration_count": None, "solver_velocity_iteration_count": None})
+    "solver_position_iteration_count": None, "solver_velocity_iteration_count": None, "sleep_threshold": None})
+#: Isaac Lab 2.3.2 ``isaaclab/sim/schemas/schemas_cfg.py`` (the fields the worker sets).
+RigidBodyPropertiesCfg = cfg_class("RigidBodyPropertiesCfg", {
+    "linear_damping": None, "angular_damping": None, "max_linear_velocity": None, "max_angular_velocity": None,
+    "sleep_threshold": None})
+_RIGID = {"linear_damping": "LinearDamping", "angular_damping": "AngularDamping",
+          "max_linear_velocity": "MaxLinearVelocity", "max_angular_velocity": "MaxAngularVelocity",
+          "sleep_threshold": "SleepThreshold"}
 
 
 def _spawn_usd(prim_path: str, cfg: Any) -> Any:
@@ -52,6 +59,16 @@ def _spawn_usd(prim_path: str, cfg: Any) -> Any:
                     api.CreateSolverPositionIterationCountAttr(props.solver_position_iteration_count)
                 if props.solver_velocity_iteration_count is not None:
                     api.CreateSolverVelocityIterationCountAttr(props.solver_velocity_iteration_count)
+                if props.sleep_threshold is not None:
+                    api.CreateSleepThresholdAttr(props.sleep_threshold)
+    rigid = cfg.rigid_props
+    if rigid is not None:  # schemas.py modify_rigid_body_properties: every RigidBodyAPI prim below
+        for p in Usd.PrimRange(prim):
+            if p.HasAPI(UsdPhysics.RigidBodyAPI):
+                api = PhysxSchema.PhysxRigidBodyAPI.Apply(p)
+                for field, name in _RIGID.items():
+                    if getattr(rigid, field) is not None:
+                        getattr(api, f"Create{name}Attr")(getattr(rigid, field))
     return prim
 
 
@@ -61,7 +78,8 @@ def _spawn_dome_light(prim_path: str, cfg: Any) -> Any:
     return light.GetPrim()
 
 
-UsdFileCfg = cfg_class("UsdFileCfg", {"usd_path": MISSING, "articulation_props": None, "func": _spawn_usd})
+UsdFileCfg = cfg_class("UsdFileCfg", {"usd_path": MISSING, "articulation_props": None, "rigid_props": None,
+                                      "func": _spawn_usd})
 DomeLightCfg = cfg_class("DomeLightCfg", {"intensity": 1000.0, "color": (1.0, 1.0, 1.0), "func": _spawn_dome_light})
 
 
@@ -86,6 +104,7 @@ class SimulationContext:
         api.CreateBounceThresholdAttr(physx.bounce_threshold_velocity)
         api.CreateGpuMaxRigidContactCountAttr(physx.gpu_max_rigid_contact_count)
         api.CreateGpuMaxRigidPatchCountAttr(physx.gpu_max_rigid_patch_count)
+        api.CreateSolverTypeAttr(("PGS", "TGS")[physx.solver_type])
         self.assets: list[Any] = []
         self.time = 0.0
         self.renders = 0
