@@ -232,9 +232,9 @@ class _IsaacSession:
         import numpy as np
 
         from unisim_core.mjcf_lite import load_mjcf
+        from unisim_core.physx import physx_drives
         from unisim_core.worker.hosted import scene_from_plain
 
-        from unisim_core.physx import physx_drives
         from ._layout import root_mount
         from ._physx_solver import PhysxSolverConfig
 
