@@ -1,0 +1,124 @@
+"""The PhysX mapping of ``unisim_core.physx`` on a real PhysX (SAPIEN 3, CPU), against MuJoCo.
+
+Each test has a known answer: MuJoCo's trajectory, a closed-form spin, or the solver values asked for.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from unisim_core import InvalidInputError, SceneCfg, create_backend
+from unisim_conformance import scene_path
+
+mujoco = pytest.importorskip("mujoco", reason="the reference trajectories come from MuJoCo (pip install mujoco)")
+
+SERVO = """<mujoco>
+  <option timestep="0.002" integrator="implicitfast" gravity="0 0 0"/>
+  <worldbody>
+    <body name="arm"><joint name="j" type="hinge" axis="0 1 0" limited="false"/>
+      <inertial pos="0 0 -0.25" mass="1" diaginertia="0.02 0.02 0.001"/>
+    </body>
+  </worldbody>
+  <actuator><position name="p" joint="j" kp="{kp}" kv="{kv}"/></actuator>
+</mujoco>"""
+
+
+def _servo(tmp_path, kp=20.0, kv=0.0):
+    path = tmp_path / "servo.xml"
+    path.write_text(SERVO.format(kp=kp, kv=kv))
+    return str(path)
+
+
+def _mujoco_servo(path, target, steps):
+    m = mujoco.MjModel.from_xml_path(path)
+    d = mujoco.MjData(m)
+    d.ctrl[:] = target
+    out = []
+    for _ in range(steps):
+        mujoco.mj_step(m, d)
+        out.append(d.qpos[0])
+    return np.array(out)
+
+
+@pytest.mark.parametrize("kv", [0.0, 0.5])
+def test_servo_kp_explicit_like_mujoco_and_the_implicit_drive_drifts(tmp_path, kv):
+    """The shared mapping (kp as an explicit effort, kv implicit) follows MuJoCo's implicitfast servo;
+    the old mapping (PhysX drive stiffness = kp, implicit) loses the undamped servo's energy."""
+    path, steps = _servo(tmp_path, kv=kv), 150  # 0.3 s
+    want = _mujoco_servo(path, 0.5, steps)
+    b = create_backend("sapien", SceneCfg(model_file=path), 1, 0.002)
+    got = np.array([b.step(np.full((1, 1), 0.5, np.float32), 1) or b.get_qpos()[0, 0] for _ in range(steps)])
+    assert np.abs(got - want).max() < 2e-4
+    old = create_backend("sapien", SceneCfg(model_file=path), 1, 0.002)
+    (art,) = old.sapien_articulations[0]
+    joint = art.get_active_joints()[0]
+    joint.set_drive_properties(20.0, kv, 3.4e38)  # the pre-fix mapping: stiffness = gear² kp
+    joint.set_drive_target(0.5)
+    art.set_qf(np.zeros(1, np.float32))
+    drifted = []
+    for _ in range(steps):
+        old.sapien_scenes[0].step()
+        drifted.append(art.get_qpos()[0])
+    assert np.abs(np.array(drifted) - want).max() > (1e-2 if kv == 0.0 else 1e-3)
+
+
+def test_physx_defaults_are_replaced_on_the_engine():
+    """Link damping, velocity caps and sleeping, joint friction and velocity caps: read from PhysX."""
+    b = create_backend("sapien", SceneCfg(model_file=str(scene_path("quadruped")), default_keyframe="home"), 1, 0.002)
+    (art,) = b.sapien_articulations[0]
+    assert art.get_sleep_threshold() == 0.0
+    for link in art.get_links():
+        assert (link.get_linear_damping(), link.get_angular_damping()) == (0.0, 0.0)
+        assert link.get_max_linear_velocity() == link.get_max_angular_velocity() == pytest.approx(1e10)
+    for joint in art.get_active_joints():
+        assert joint.get_friction() == 0.0 and joint.get_max_velocity() == pytest.approx(1e10)
+        assert joint.get_type() == "revolute_unwrapped" and joint.get_stiffness() == 0.0
+
+
+def test_a_fast_spin_is_neither_capped_nor_damped():
+    """PhysX's defaults would cap 80 rad/s at 50 and damp it by 0.05/s; MuJoCo keeps it (free body, no gravity
+    torque: the spin about a principal axis is constant)."""
+    b = create_backend("sapien", SceneCfg(model_file=str(scene_path("free_body"))), 1, 0.002)
+    qvel = np.zeros((1, 6))
+    qvel[0, 5] = 80.0
+    b.set_state([0], b.get_qpos(), qvel)
+    b.step(np.zeros((1, 0), np.float32), 250)
+    assert b.get_qvel()[0, 5] == pytest.approx(80.0, rel=1e-5)
+
+
+def test_an_unlimited_hinge_does_not_wrap_at_two_pi(tmp_path):
+    b = create_backend("sapien", SceneCfg(model_file=_servo(tmp_path, kp=0.0)), 1, 0.002)
+    b.set_state([0], np.array([[6.0]]), np.array([[2.0]]))
+    b.step(np.zeros((1, 1), np.float32), 250)
+    assert b.get_qpos()[0, 0] == pytest.approx(7.0, abs=1e-3)
+
+
+def test_solver_config_is_applied_and_read_back_from_the_engine():
+    physx = dict(solver_type="TGS", solver_position_iteration_count=7, solver_velocity_iteration_count=2,
+                 bounce_threshold_velocity=0.3, contact_offset=0.02, rest_offset=0.001, max_depenetration_velocity=5.0)
+    b = create_backend("sapien", SceneCfg(model_file=str(scene_path("box_on_plane"))), 2, 0.002, physx=physx)
+    back = b.solver_readback
+    assert sorted(back) == sorted(physx)
+    for field, want in physx.items():
+        assert back[field]["source"] == "physx"
+        assert back[field]["value"] == (want if isinstance(want, (int, str)) else pytest.approx(want, rel=1e-7))
+    assert back["contact_offset"]["objects"] == 4  # one box and the floor, per env
+    (art,) = b.sapien_articulations[1]
+    assert b.sapien_scenes[1].physx_system.config.enable_tgs
+    assert art.get_solver_position_iterations() == 7
+
+
+def test_default_solver_is_pgs():
+    b = create_backend("sapien", SceneCfg(model_file=str(scene_path("pendulum"))), 1, 0.001)
+    assert not b.sapien_scenes[0].physx_system.config.enable_tgs
+
+
+@pytest.mark.parametrize("physx, match", [
+    ({"gpu_max_rigid_contact_count": 1024}, "GPU"),
+    ({"solver_type": "tgs"}, "solver_type"),
+    ({"rest_offset": 0.01}, "rest_offset requires contact_offset"),
+])
+def test_bad_solver_options_are_refused_before_anything_is_built(physx, match):
+    with pytest.raises(InvalidInputError, match=match):
+        create_backend("sapien", SceneCfg(model_file=str(scene_path("pendulum"))), 1, 0.001, physx=physx)
