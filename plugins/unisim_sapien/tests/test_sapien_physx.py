@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from unisim_core import InvalidInputError, SceneCfg, create_backend
 from unisim_conformance import scene_path
+from unisim_core import InvalidInputError, SceneCfg, create_backend
 
 mujoco = pytest.importorskip("mujoco", reason="the reference trajectories come from MuJoCo (pip install mujoco)")
 
