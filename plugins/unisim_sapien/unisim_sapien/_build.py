@@ -198,12 +198,19 @@ def _tops(lite: LiteModel) -> list[tuple[int, bool]]:
 
 
 def build_env(lite: LiteModel, frames: list[GeomFrame], fields: list[Hfield | None], drives: PhysxDrives,
-              config: PhysxSolverConfig, dt: float) -> tuple[sapien.Scene, list]:
-    """One env: its scene and articulations (``configure_engine`` must have run)."""
-    scene = sapien.Scene([physx.PhysxCpuSystem()])
-    scene.set_timestep(dt)
+              config: PhysxSolverConfig, dt: float, scene: sapien.Scene | None = None,
+              origin: tuple[float, float] = (0.0, 0.0)) -> tuple[sapien.Scene, list]:
+    """One env: its scene and articulations (``configure_engine`` must have run). ``scene``: add
+    the articulations, placed at ``origin`` (x, y; m), to that scene instead, without its world
+    geoms (``benchmarks/sapien_overhead.py`` measures N articulations in one scene this way)."""
     cols = set(_colliding(lite))
     statics = [g for g in sorted(cols) if lite.geoms[g]["body"] == 0]
+    if scene is None:
+        scene = sapien.Scene([physx.PhysxCpuSystem()])
+        scene.set_timestep(dt)
+    else:
+        statics = []
+    shift = sapien.Pose([float(origin[0]), float(origin[1]), 0.0])
     if statics:
         sb = scene.create_actor_builder()
         sb.set_physx_body_type("static")
@@ -228,8 +235,9 @@ def build_env(lite: LiteModel, frames: list[GeomFrame], fields: list[Hfield | No
             anchor.set_name("anchor")
             anchor.set_mass_and_inertia(1.0, sapien.Pose(), [1.0, 1.0, 1.0])
             builders[0] = anchor
+            ab.set_initial_pose(shift)
         else:
-            ab.set_initial_pose(_pose(lite.body_pos[top], lite.body_quat[top]))
+            ab.set_initial_pose(shift * _pose(lite.body_pos[top], lite.body_quat[top]))
         subtree = [b for b in range(top, len(lite.body_names)) if _under(lite, b, top)]
         for b in subtree:
             parent = lite.body_parent[b]
