@@ -7,9 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from gymnasium.vector import AutoresetMode
 
-from unisim_core import InvalidInputError, OptionalDependencyError
+from unisim_core import OptionalDependencyError
 
 try:
     import torch
@@ -22,7 +21,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 from ._torch import TorchVecEnv
-from ._vector_env import UniSimVectorEnv
+from ._vector_env import UniSimVectorEnv, check_same_step_env
 
 __all__ = ["RslRlVecEnv", "ppo_runner_cfg", "load_policy"]
 
@@ -44,11 +43,7 @@ class RslRlVecEnv(VecEnv):
 
     def __init__(self, env: UniSimVectorEnv, *, seed: int | None = None,
                  device: str | torch.device | None = None) -> None:
-        if not isinstance(env, UniSimVectorEnv):
-            raise TypeError(f"env: expected a UniSimVectorEnv, got {type(env).__name__}")
-        if env.autoreset_mode is not AutoresetMode.SAME_STEP:
-            raise InvalidInputError(f"env: rsl_rl expects same-step autoreset, got an env with autoreset_mode="
-                                    f"{env.autoreset_mode}; create it with autoreset_mode='same_step'")
+        check_same_step_env(env, "rsl_rl")
         self.env = env
         self.torch_env = TorchVecEnv(env, device=device)
         self.device = self.torch_env.device

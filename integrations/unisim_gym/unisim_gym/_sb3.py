@@ -6,9 +6,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
-from gymnasium.vector import AutoresetMode
 
-from unisim_core import InvalidInputError, InvalidTypeError, OptionalDependencyError
+from unisim_core import InvalidInputError, OptionalDependencyError
 
 try:
     from stable_baselines3.common.vec_env import VecEnv
@@ -17,7 +16,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         f"unisim_gym.SB3VecEnv needs stable-baselines3 ({exc.name} is missing): pip install 'unisim-gym[sb3]'"
     ) from exc
 
-from ._vector_env import UniSimVectorEnv
+from ._vector_env import UniSimVectorEnv, check_same_step_env
 
 __all__ = ["SB3VecEnv"]
 
@@ -39,11 +38,7 @@ class SB3VecEnv(VecEnv):
     """
 
     def __init__(self, env: UniSimVectorEnv) -> None:
-        if not isinstance(env, UniSimVectorEnv):
-            raise InvalidTypeError(f"env: expected a UniSimVectorEnv, got {type(env).__name__}")
-        if env.autoreset_mode is not AutoresetMode.SAME_STEP:
-            raise InvalidInputError(f"env: SB3 expects same-step autoreset (terminal_observation), got an env with "
-                                    f"autoreset_mode={env.autoreset_mode}; create it with autoreset_mode='same_step'")
+        check_same_step_env(env, "SB3")
         self.env = env
         self.render_mode = env.render_mode
         super().__init__(env.num_envs, env.single_observation_space, env.single_action_space)

@@ -16,7 +16,7 @@ from unisim_core.errors import UnsupportedCapabilityError
 from ._batch_attrs import BatchAttrs
 from ._task import Task
 
-__all__ = ["UniSimVectorEnv"]
+__all__ = ["UniSimVectorEnv", "check_same_step_env"]
 
 _MODES = {"next_step": AutoresetMode.NEXT_STEP, "same_step": AutoresetMode.SAME_STEP}
 
@@ -239,3 +239,13 @@ class UniSimVectorEnv(BatchAttrs, VectorEnv):
     def close_extras(self, **kwargs: Any) -> None:
         """Close the backend."""
         self.backend.close()
+
+
+def check_same_step_env(env: object, trainer: str) -> None:
+    """Refuse anything but a same-step :class:`UniSimVectorEnv` for ``trainer`` (its adapters read
+    final observations from the ending step)."""
+    if not isinstance(env, UniSimVectorEnv):
+        raise InvalidTypeError(f"env: expected a UniSimVectorEnv, got {type(env).__name__}")
+    if env.autoreset_mode is not AutoresetMode.SAME_STEP:
+        raise InvalidInputError(f"env: {trainer} expects same-step autoreset, got an env with autoreset_mode="
+                                f"{env.autoreset_mode}; create it with autoreset_mode='same_step'")
