@@ -1,4 +1,5 @@
-"""The ``unisim`` command line: list, inspect, run, check, compare and benchmark backends."""
+"""The ``unisim`` command line: list, inspect, run, check, compare and benchmark backends, and
+the compatibility matrix of real models (``unisim zoo``)."""
 
 from __future__ import annotations
 
@@ -203,6 +204,54 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 1 if any("error" in r for r in rows) else 0
 
 
+def cmd_zoo(args: argparse.Namespace) -> int:
+    from . import zoo as Z
+
+    if args.plot:  # fail before the matrix runs, not after it
+        _require("matplotlib", "unisim zoo --plot", "unisim-core[plot]")
+    backends = _csv(args.backends)
+    models = Z.discover(args.dirs)
+    tty = sys.stderr.isatty()
+    start = time.perf_counter()
+    print(f"zoo: {len(models)} models x {len(backends)} backends, {args.steps} steps, {args.num_envs} envs per cell, "
+          f"reference {Z.REFERENCE} (1 env), timeout {args.timeout:g} s per process", file=sys.stderr, flush=True)
+
+    meta = {"command": "unisim zoo " + " ".join(args.argv), "steps": args.steps, "num_envs": args.num_envs,
+            "reference": Z.REFERENCE, "timeout_s": args.timeout, "models": {m.label: m.path for m in models}}
+    done_cells: list = []
+
+    def write(cells, final: bool) -> None:  # after every cell, so that an interrupted run leaves its results
+        if args.json:
+            import json
+
+            with open(args.json, "w") as f:
+                json.dump({**Z.to_json(cells, meta), "complete": final}, f, indent=1)
+        if args.markdown:
+            with open(args.markdown, "w") as f:
+                f.write(Z.to_markdown(cells, meta))
+
+    def shown(done: int, total: int, cell) -> None:
+        done_cells.append(cell)
+        write(done_cells, False)
+        label = f"{cell.model} x {cell.backend}: {cell.cls} {cell.figure} ({cell.wall_s} s)"
+        if tty:
+            progress(done, total, start, "cells", label)
+        else:
+            print(f"[{done}/{total}] {label}", file=sys.stderr, flush=True)
+
+    cells = Z.run_zoo(models, backends, steps=args.steps, num_envs=args.num_envs, timeout=args.timeout,
+                      on_cell=shown)
+    print(Z.format_matrix(cells))
+    write(cells, True)
+    for flag, path in (("json", args.json), ("markdown", args.markdown)):
+        if path:
+            print(f"{flag}: {path}")
+    if args.plot:
+        Z.plot_matrix(cells, args.plot)
+        print(f"plot: {args.plot}")
+    return 1 if any(c.cls == "error" for c in cells) else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="unisim", description="UniSim: one contract for robot physics engines.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -281,12 +330,29 @@ def build_parser() -> argparse.ArgumentParser:
                        help="backend option, e.g. mujoco.threads=2 (repeatable; no prefix: all)")
     bench.add_argument("--json", default=None, help="write the rows as JSON")
     bench.set_defaults(fn=cmd_bench)
+    zoo = sub.add_parser(
+        "zoo", help="compatibility matrix: real robot models x backends, each cell in its own process",
+        description="Run every model (keyframe 0, its ctrl held, clipped to ctrlrange, at the model's timestep) on "
+                    "every backend, each in its own process with a timeout, and compare with the MuJoCo backend "
+                    "(1 env). Cells: ok (within the tier, figure), refused (the MJCF feature named), deviates "
+                    "(figure past the tier), error (anything else). Exit status 1 when a cell is an error.")
+    zoo.add_argument("dirs", nargs="+", metavar="DIR", help="an MJCF file, a robot folder (scene.xml, else "
+                     "scene*.xml, else the robot's xml), a folder of robot folders, or 'gymnasium'")
+    zoo.add_argument("--backends", default="mujoco", help="comma-separated (default: mujoco)")
+    zoo.add_argument("--steps", type=int, default=200, help="physics steps per cell (default: 200)")
+    zoo.add_argument("--num-envs", type=int, default=2, help="envs per cell (default: 2)")
+    zoo.add_argument("--timeout", type=float, default=600.0, help="seconds per process (default: 600)")
+    zoo.add_argument("--json", default=None, help="write every cell as JSON")
+    zoo.add_argument("--markdown", default=None, help="write the matrix and details as markdown")
+    zoo.add_argument("--plot", default=None, help="write a PNG of the matrix coloured by class")
+    zoo.set_defaults(fn=cmd_zoo)
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
+    args.argv = list(sys.argv[2:] if argv is None else argv[1:])
     if args.command == "check":  # unknown arguments of `check` are pytest's
         args.pytest_args = [a for a in extra if a != "--"]
     elif extra:

@@ -204,13 +204,15 @@ def rollout(name: str, scene_file: str, keyframe: str | None, num_envs: int, sim
     return traj
 
 
-def record_trajectory(backend, name: str, steps: int, decimation: int = 1, perturb: float = 0.0) -> Trajectory:
-    """Reset every env of an open ``backend`` to :func:`initial_state`, hold the default pose with
-    :func:`hold_position_ctrl` for ``steps`` calls of ``step(ctrl, decimation)`` and record them."""
+def record_trajectory(backend, name: str, steps: int, decimation: int = 1, perturb: float = 0.0,
+                      ctrl: np.ndarray | None = None) -> Trajectory:
+    """Reset every env of an open ``backend`` to :func:`initial_state`, hold ``ctrl`` (default: the
+    default pose with :func:`hold_position_ctrl`) for ``steps`` calls of ``step(ctrl, decimation)``
+    and record them."""
     b, num_envs = backend, backend.num_envs
     q, v = initial_state(b, perturb)
     b.set_state(np.arange(num_envs), np.tile(q, (num_envs, 1)), np.tile(v, (num_envs, 1)))
-    ctrl = hold_position_ctrl(b)
+    ctrl = hold_position_ctrl(b) if ctrl is None else ctrl
     info = b.model_info
     joints = sorted((info.joint_qposadr[j], n) for j, n in enumerate(info.joint_names)
                     if info.joint_types[j] in ("hinge", "slide"))

@@ -1,38 +1,4 @@
-"""A small, public MJCF reader (stdlib ``xml.etree`` + numpy) for engines without MJCF name tables.
-
-:func:`load_mjcf` parses a file into a :class:`LiteModel`: plain tables (bodies in MuJoCo's
-depth-first order, joints with ``qpos``/``qvel`` addresses, actuators, sensors, sites, geoms,
-keyframes) and :meth:`LiteModel.model_info`, the contract's :class:`~unisim_core.model.ModelInfo`.
-It is what the fake backend, the Isaac Sim worker and third-party backends
-(``examples/third_party_backend``) build their models from. Angles are converted to radians,
-orientations to unit wxyz quaternions, axes normalized; defaults classes are resolved.
-
-The subset it reads (everything else raises :class:`MjcfLiteError`):
-
-- ``<compiler angle eulerseq="xyz" autolimits>``; ``<option timestep gravity>`` with
-  ``<flag gravity contact>``; ``<default>`` classes (nested, ``class``/``childclass``);
-- bodies (``pos``, one of ``quat``/``euler``/``axisangle``), an explicit
-  ``<inertial pos quat mass diaginertia>`` (massless bodies may omit it), at most one joint per
-  body: ``<freejoint>``/``type="free"`` on a world child, ``hinge``, ``slide`` with ``pos axis
-  range limited damping armature`` (``frictionloss`` only when the caller accepts it, see
-  :data:`OPTIONAL_FEATURES`);
-- sites (``pos``, orientation); geoms as table values only (``name type size fromto friction
-  solref solimp contype conaffinity``; no meshes); ``light``/``camera`` are skipped;
-- joint actuators ``<motor gear>``, ``<position kp kv>``, ``<velocity kv>`` with
-  ``ctrlrange``/``forcerange`` (and their ``*limited``);
-- sensors ``jointpos jointvel framepos framequat framelinvel frameangvel gyro velocimeter
-  accelerometer`` (frame sensors on sites, bodies or xbodies);
-- ``<key name qpos>``; ``hfield``/``texture``/``material`` assets and ``<contact>`` pairs are
-  accepted (the reader records them, it does not collide anything: see
-  :meth:`LiteModel.collision_pairs`).
-
-Outside the subset (``<include>``, meshes, tendons, equality constraints, ball joints, several
-joints in one body, joint stiffness, other actuators or sensors, inertia from geoms, mocap
-bodies, ...) :class:`MjcfLiteError` names the file, the element and the attribute, and its
-``feature`` names the scene feature (``"mesh"``, ``"tendon"``, ``"ball_joint"``, ...) so a
-backend can refuse the scene with ``UnsupportedCapabilityError(self.name, exc.feature, str(exc))``:
-a scene is never silently simulated as something else.
-"""
+"""The reader: MJCF tree -> :class:`LiteModel` tables (see the package docstring for the subset)."""
 
 from __future__ import annotations
 
@@ -44,11 +10,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import quat as Q
-from .errors import InvalidInputError
-from .model import ModelInfo
+from .. import quat as Q
+from ..errors import InvalidInputError
+from ..model import ModelInfo
+from ._errors import MjcfLiteError
+from ._includes import read_tree
+from ._inertia import PRIMITIVES, combine, eig3, unit_inertia, z_to_quat
 
-__all__ = ["MjcfLiteError", "LiteModel", "load_mjcf", "OPTIONAL_FEATURES", "SENSOR_DIMS"]
+__all__ = ["LiteModel", "load_mjcf", "collision_candidates", "OPTIONAL_FEATURES", "SENSOR_DIMS"]
 
 #: Features the reader parses only when the caller models them (``load_mjcf(path, accept=...)``);
 #: otherwise they raise :class:`MjcfLiteError` with that ``feature``.
@@ -59,21 +28,11 @@ SENSOR_DIMS = {"jointpos": 1, "jointvel": 1, "framepos": 3, "framequat": 4, "fra
 _TOP = {"compiler", "option", "size", "visual", "statistic", "default", "asset", "worldbody", "actuator",
         "sensor", "keyframe", "contact", "custom"}
 _IGNORED_IN_BODY = {"light", "camera"}
-_ASSETS_OK = {"hfield", "texture", "material"}
+_ASSETS_OK = {"hfield", "texture", "material", "mesh"}
+#: ``<compiler>`` attributes that change masses or inertias; the reader refuses them by name
+_MASS_COMPILER = ("boundmass", "boundinertia", "settotalmass", "balanceinertia", "exactmeshinertia")
 _GEOM_DEFAULTS = {"type": "sphere", "friction": "1 0.005 0.0001", "solref": "0.02 1",
                   "solimp": "0.9 0.95 0.001 0.5 2", "contype": "1", "conaffinity": "1"}
-
-
-class MjcfLiteError(InvalidInputError):
-    """The MJCF file uses something outside the reader's subset.
-
-    ``feature`` names the unsupported scene feature (e.g. ``"frictionloss"``) where the file is
-    valid MJCF that the subset does not model; ``None`` for malformed input.
-    """
-
-    def __init__(self, message: str, feature: str | None = None) -> None:
-        super().__init__(message)
-        self.feature = feature
 
 
 def _vec(text: str | None, n: int | None, default, what: str) -> np.ndarray:
@@ -91,6 +50,29 @@ def _vec(text: str | None, n: int | None, default, what: str) -> np.ndarray:
 def _padded(given: np.ndarray, default: list) -> np.ndarray:
     out = np.array(default, dtype=np.float64)
     out[:min(len(given), len(out))] = given[:len(out)]
+    return out
+
+
+def collision_candidates(body_parent, body_has_joint, geom_body, geom_contype, geom_conaffinity
+                         ) -> list[tuple[int, int]]:
+    """Geom id pairs ``(i, j)``, ``i < j``, that MuJoCo's collision filter lets touch, before
+    ``<pair>``/``<exclude>``: geoms on bodies welded together (no joint between them) never
+    collide; ``contype``/``conaffinity`` bitmasks must match (``ct_a & ca_b or ct_b & ca_a``); a
+    parent-child pair of bodies (neither welded to the world) is filtered. Arrays per body / geom."""
+    weld = list(range(len(body_parent)))
+    for b in range(1, len(weld)):
+        if not body_has_joint[b]:
+            weld[b] = weld[int(body_parent[b])]
+    out = []
+    ct, ca, gb = [int(x) for x in geom_contype], [int(x) for x in geom_conaffinity], [int(x) for x in geom_body]
+    for i in range(len(gb)):
+        for j in range(i + 1, len(gb)):
+            wi, wj = weld[gb[i]], weld[gb[j]]
+            if wi == wj or not (ct[i] & ca[j] or ct[j] & ca[i]):
+                continue
+            if wi and wj and (wi == weld[int(body_parent[wj])] or wj == weld[int(body_parent[wi])]):
+                continue
+            out.append((i, j))
     return out
 
 
@@ -117,7 +99,7 @@ class LiteModel:
     body_iquat: list = field(default_factory=lambda: [np.array([1.0, 0, 0, 0])])
     body_inertia: list = field(default_factory=lambda: [np.zeros(3)])
     body_joint: list = field(default_factory=lambda: [-1])
-    #: dicts ``name type body qposadr dofadr pos axis range damping armature frictionloss``: ``pos``
+    #: dicts ``name type body qposadr dofadr pos axis range damping armature frictionloss ref``: ``pos``
     #: and unit ``axis`` in the body frame, ``range`` (2,) rad or m (``±inf`` when unlimited)
     joints: list = field(default_factory=list)
     #: dicts ``name kind joint gear ctrlrange forcerange kp kv``: ``kind`` motor | position | velocity,
@@ -137,32 +119,20 @@ class LiteModel:
     nv: int = 0
 
     def collision_pairs(self) -> list[tuple[int, int]]:
-        """Geom id pairs MuJoCo's collision filter would test, ``[]`` when contacts are disabled.
-
-        MuJoCo's rule: geoms on bodies welded together never collide; ``contype``/``conaffinity``
-        bitmasks must match (``ct_a & ca_b or ct_b & ca_a``); a parent-child pair of bodies (neither
-        welded to the world) is filtered; ``<exclude>`` removes a body pair and ``<pair>`` adds one.
-        A backend without contacts refuses a scene for which this is not empty.
-        """
+        """Geom id pairs MuJoCo's collision filter would test (:func:`collision_candidates`, then
+        ``<exclude>`` removes a body pair and ``<pair>`` adds one); ``[]`` when contacts are disabled.
+        A backend without contacts refuses a scene for which this is not empty."""
         if not self.contact:
             return []
-        weld = list(range(len(self.body_names)))
-        for b in range(1, len(weld)):
-            if self.body_joint[b] < 0:
-                weld[b] = weld[self.body_parent[b]]
+        G = self.geoms
+        has_joint = np.array(self.body_joint) >= 0
+        cand = collision_candidates(self.body_parent, has_joint, [g["body"] for g in G], [g["contype"] for g in G],
+                                    [g["conaffinity"] for g in G])
         excluded = {frozenset(pair) for pair in self.contact_excludes}
-        names = [g["name"] for g in self.geoms]
+        names = [g["name"] for g in G]
         pairs = {tuple(sorted((names.index(a), names.index(b)))) for a, b in self.contact_pairs}
-        for i, gi in enumerate(self.geoms):
-            for j in range(i + 1, len(self.geoms)):
-                gj = self.geoms[j]
-                wi, wj = weld[gi["body"]], weld[gj["body"]]
-                if wi == wj or not (gi["contype"] & gj["conaffinity"] or gj["contype"] & gi["conaffinity"]):
-                    continue
-                if wi and wj and (wi == weld[self.body_parent[wj]] or wj == weld[self.body_parent[wi]]):
-                    continue
-                if frozenset((self.body_names[gi["body"]], self.body_names[gj["body"]])) not in excluded:
-                    pairs.add((i, j))
+        bn = self.body_names
+        pairs |= {(i, j) for i, j in cand if frozenset((bn[G[i]["body"]], bn[G[j]["body"]])) not in excluded}
         return sorted(pairs)
 
     def frame_offset(self, objtype: str, obj: int) -> tuple[int, np.ndarray, np.ndarray]:
@@ -182,6 +152,8 @@ class LiteModel:
             if j["type"] == "free":
                 b = j["body"]
                 q[j["qposadr"]:j["qposadr"] + 7] = np.concatenate((self.body_pos[b], self.body_quat[b]))
+            else:
+                q[j["qposadr"]] = j["ref"]  # MuJoCo: qpos0 of a hinge or slide is its ref
         return q
 
     def model_info(self) -> ModelInfo:
@@ -215,14 +187,11 @@ class _Parser:
     def __init__(self, path: str, accept: frozenset[str]):
         self.path = path
         self.accept = accept
-        try:
-            self.root = ET.parse(path).getroot()
-        except ET.ParseError as exc:
-            raise MjcfLiteError(f"{path}: not well-formed XML: {exc}") from None
-        if self.root.tag != "mujoco":
-            raise MjcfLiteError(f"{path}: root element is <{self.root.tag}>, expected <mujoco>")
+        self.root = read_tree(path)
         self.angle = math.pi / 180.0  # MJCF default: degrees
         self.autolimits = True
+        self.fromgeom = "auto"  # <compiler inertiafromgeom>
+        self.groups = np.array([0.0, 5.0])  # <compiler inertiagrouprange>
         self.defaults: dict[str, dict[str, dict[str, str]]] = {"main": {}}
 
     def fail(self, elem: ET.Element, why: str, feature: str | None):
@@ -266,8 +235,13 @@ class _Parser:
         if k == "axisangle":
             v = _vec(a[k], 4, None, f"{elem.tag}.axisangle")
             return Q.quat_from_axis_angle(v[:3], v[3] * self.angle)
-        raise self.fail(elem, f"uses orientation attribute {k!r}; supported: quat, euler, axisangle",
-                        f"orientation_{k}")
+        if k == "zaxis":
+            return z_to_quat(_vec(a[k], 3, None, f"{elem.tag}.zaxis"))
+        v = _vec(a[k], 6, None, f"{elem.tag}.xyaxes")
+        x = v[:3] / np.linalg.norm(v[:3])
+        y = v[3:] - x * (x @ v[3:])
+        y /= np.linalg.norm(y)
+        return Q.quat_from_matrix(np.column_stack((x, y, np.cross(x, y))))
 
     # top level ------------------------------------------------------------------------
     def parse(self) -> LiteModel:
@@ -282,6 +256,13 @@ class _Parser:
             if c.get("eulerseq", "xyz") != "xyz":
                 raise self.fail(c, "sets eulerseq; only the default 'xyz' is supported", "eulerseq")
             self.autolimits = c.get("autolimits", "true") == "true"
+            self.fromgeom = c.get("inertiafromgeom", self.fromgeom)
+            if self.fromgeom not in ("auto", "true", "false"):
+                raise self.fail(c, f"has inertiafromgeom={self.fromgeom!r}, expected auto, true or false", None)
+            self.groups = _vec(c.get("inertiagrouprange"), 2, self.groups, "compiler.inertiagrouprange")
+            for key in _MASS_COMPILER:
+                if key in c.attrib and not (key == "exactmeshinertia" and c.get(key) == "false"):
+                    raise self.fail(c, f"sets {key}; the reader does not rescale masses or inertias", f"compiler_{key}")
         gravity, timestep, contact = np.array([0.0, 0.0, -9.81]), 0.002, True
         for o in root.findall("option"):
             gravity = _vec(o.get("gravity"), 3, gravity, "option.gravity")
@@ -299,10 +280,12 @@ class _Parser:
             for a in asset:
                 if a.tag not in _ASSETS_OK:
                     raise self.fail(a, f"(asset) is not supported; assets: {', '.join(sorted(_ASSETS_OK))}",
-                                    "mesh" if a.tag == "mesh" else f"{a.tag}_asset")
+                                    f"{a.tag}_asset")
         m = LiteModel(gravity=gravity, timestep=timestep, contact=contact)
         for wb in root.findall("worldbody"):
             self._body_children(m, wb, 0, "main")
+        m.geoms.sort(key=lambda g: g["body"])  # MuJoCo numbers geoms and sites body by body (stable)
+        m.sites.sort(key=lambda x: x["body"])
         for act in root.findall("actuator"):
             for a in act:
                 self._actuator(m, a)
@@ -312,6 +295,11 @@ class _Parser:
         for kf in root.findall("keyframe"):
             for key in kf:
                 q = _vec(key.get("qpos"), m.nq, m.qpos0(), f"key {key.get('name')!r} qpos")
+                for j in m.joints:  # MuJoCo normalises keyframe quaternions (a zero one becomes the identity)
+                    if j["type"] == "free":
+                        adr = j["qposadr"] + 3
+                        n = np.linalg.norm(q[adr:adr + 4])
+                        q[adr:adr + 4] = q[adr:adr + 4] / n if n > 0 else [1.0, 0.0, 0.0, 0.0]
                 m.keyframes[key.get("name", f"key{len(m.keyframes)}")] = q
         geoms, bodies = {g["name"] for g in m.geoms}, set(m.body_names)
         for c in root.findall("contact"):
@@ -353,23 +341,15 @@ class _Parser:
         m.body_pos.append(_vec(a.get("pos"), 3, [0, 0, 0], "body.pos"))
         m.body_quat.append(self.orient(a, elem))
         inertials = elem.findall("inertial")
-        if inertials:
-            ia = inertials[0].attrib
-            if "fullinertia" in ia:
-                raise self.fail(inertials[0], "has fullinertia; give diaginertia (and quat)", "fullinertia")
-            m.body_mass.append(float(ia.get("mass", "0")))
-            m.body_ipos.append(_vec(ia.get("pos"), 3, [0, 0, 0], "inertial.pos"))
-            m.body_iquat.append(self.orient(ia, inertials[0]))
-            m.body_inertia.append(_vec(ia.get("diaginertia"), 3, [0, 0, 0], "inertial.diaginertia"))
+        from_geoms = self.fromgeom == "true" or (self.fromgeom == "auto" and not inertials)
+        if inertials and not from_geoms:
+            mass, ipos, iquat, inertia = self._inertial(inertials[0])
         else:
-            for g in elem.findall("geom"):
-                if float(self.attrs(g, childclass).get("mass", "-1")) != 0.0:
-                    raise self.fail(elem, "has no <inertial> and a geom with mass: inertia from geoms is not "
-                                          "supported, add an explicit <inertial>", "geom_inertia")
-            m.body_mass.append(0.0)
-            m.body_ipos.append(np.zeros(3))
-            m.body_iquat.append(np.array([1.0, 0, 0, 0]))
-            m.body_inertia.append(np.zeros(3))
+            mass, ipos, iquat, inertia = 0.0, np.zeros(3), np.array([1.0, 0, 0, 0]), np.zeros(3)
+        m.body_mass.append(mass)
+        m.body_ipos.append(ipos)
+        m.body_iquat.append(iquat)
+        m.body_inertia.append(inertia)
         joints = [j for j in elem if j.tag in ("joint", "freejoint")]
         if len(joints) > 1:
             raise self.fail(elem, "has more than one joint; this reader supports one joint per body",
@@ -377,7 +357,32 @@ class _Parser:
         m.body_joint.append(-1)
         if joints:
             self._joint(m, joints[0], b, childclass)
+        first_geom = len(m.geoms)
         self._body_children(m, elem, b, childclass)
+        if from_geoms:
+            parts = []
+            for g in m.geoms[first_geom:]:
+                if g["body"] == b and g["inertia"] is not None:
+                    if isinstance(g["inertia"], str):
+                        raise self.fail(elem, f"takes its inertia from geoms and {g['inertia']}; add an explicit "
+                                              "<inertial> (or mass=\"0\" on that geom)", "mesh_inertia")
+                    parts.append(g["inertia"])
+            if parts:
+                mass, ipos, iquat, inertia = combine(parts)
+                m.body_mass[b], m.body_ipos[b], m.body_iquat[b], m.body_inertia[b] = mass, ipos, iquat, inertia
+
+    def _inertial(self, elem: ET.Element) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+        """``(mass, ipos, iquat, principal moments)`` of an explicit ``<inertial>``."""
+        ia = elem.attrib
+        mass, ipos, iquat = float(ia.get("mass", "0")), _vec(ia.get("pos"), 3, [0, 0, 0], "inertial.pos"), \
+            self.orient(ia, elem)
+        if "fullinertia" in ia:
+            if "diaginertia" in ia:
+                raise self.fail(elem, "has both fullinertia and diaginertia", None)
+            f = _vec(ia["fullinertia"], 6, None, "inertial.fullinertia")
+            ev, q = eig3(np.array([[f[0], f[3], f[4]], [f[3], f[1], f[5]], [f[4], f[5], f[2]]]))
+            return mass, ipos, Q.quat_mul(iquat, q), ev
+        return mass, ipos, iquat, _vec(ia.get("diaginertia"), 3, [0, 0, 0], "inertial.diaginertia")
 
     def _joint(self, m: LiteModel, elem: ET.Element, b: int, childclass: str) -> None:
         a = self.attrs(elem, childclass) if elem.tag == "joint" else dict(elem.attrib, type="free")
@@ -402,6 +407,7 @@ class _Parser:
             "range": rng if (limited and jtype != "free") else np.array([-np.inf, np.inf]),
             "damping": float(a.get("damping", "0")), "armature": float(a.get("armature", "0")),
             "frictionloss": float(a.get("frictionloss", "0")),
+            "ref": float(a.get("ref", "0")) * (self.angle if jtype == "hinge" else 1.0),
         })
         m.nq += 7 if jtype == "free" else 1
         m.nv += 6 if jtype == "free" else 1
@@ -409,19 +415,45 @@ class _Parser:
     def _geom(self, m: LiteModel, elem: ET.Element, b: int, childclass: str) -> None:
         a = dict(_GEOM_DEFAULTS)
         a.update(self.attrs(elem, childclass))
-        if a["type"] in ("mesh", "sdf"):
-            raise self.fail(elem, f"has type={a['type']!r}; mesh and sdf geoms are not supported by this reader",
-                            a["type"])
+        gtype = a["type"]
+        if gtype == "sdf":
+            raise self.fail(elem, "has type='sdf'; sdf geoms are not supported by this reader", "sdf")
         size = _padded(_vec(a.get("size"), None, [], "geom.size"), [0.0, 0.0, 0.0])
-        if "fromto" in a:
+        pos, quat = _vec(a.get("pos"), 3, [0, 0, 0], "geom.pos"), self.orient(a, elem)
+        if "fromto" in a and gtype in ("capsule", "cylinder", "box", "ellipsoid"):
             ft = _vec(a["fromto"], 6, None, "geom.fromto")
-            size[1] = np.linalg.norm(ft[3:] - ft[:3]) / 2.0
+            pos, quat = (ft[:3] + ft[3:]) / 2.0, z_to_quat(ft[:3] - ft[3:])
+            if gtype in ("box", "ellipsoid"):  # MuJoCo: size[0] is both cross-section half sizes
+                size[1] = size[0]
+            size[1 if gtype in ("capsule", "cylinder") else 2] = np.linalg.norm(ft[3:] - ft[:3]) / 2.0
         m.geoms.append({
-            "name": a.get("name", ""), "type": a["type"], "body": b, "size": size,
+            "name": a.get("name", ""), "type": gtype, "body": b, "size": size, "pos": pos, "quat": quat,
             "friction": _padded(_vec(a["friction"], None, None, "geom.friction"), [1.0, 0.005, 0.0001]),
-            "solref": _vec(a["solref"], 2, None, "geom.solref"), "solimp": _vec(a["solimp"], 5, None, "geom.solimp"),
+            "solref": _padded(_vec(a["solref"], None, None, "geom.solref"), [0.02, 1.0]),
+            "solimp": _padded(_vec(a["solimp"], None, None, "geom.solimp"), [0.9, 0.95, 0.001, 0.5, 2.0]),
             "contype": int(a["contype"]), "conaffinity": int(a["conaffinity"]),
+            "inertia": self._geom_inertia(a, gtype, size, pos, quat),
         })
+
+    def _geom_inertia(self, a: dict, gtype: str, size, pos, quat):
+        """``(mass, pos, quat, moments)`` the geom adds to its body under ``inertiafromgeom``; ``None``
+        when it adds nothing (outside ``inertiagrouprange``, zero mass or density, a plane); a string
+        saying why when the reader cannot derive it (mesh geoms: MuJoCo integrates the mesh volume)."""
+        group = int(a.get("group", "0"))
+        if not self.groups[0] <= group <= self.groups[1] or gtype in ("plane", "hfield"):
+            return None
+        mass = float(a["mass"]) if "mass" in a else None
+        density = float(a.get("density", "1000"))
+        if mass == 0.0 or (mass is None and density == 0.0):
+            return None
+        if gtype not in PRIMITIVES:
+            return f"a {gtype} geom{' ' + repr(a['name']) if a.get('name') else ''} with mass"
+        shell = a.get("shellinertia", "false") == "true"
+        if shell and gtype == "ellipsoid":
+            return "an ellipsoid geom with shellinertia (MuJoCo approximates its surface)"
+        measure, moments = unit_inertia(gtype, size, shell)
+        rho = density if mass is None else mass / measure
+        return rho * measure, pos, quat, rho * moments
 
     def _actuator(self, m: LiteModel, elem: ET.Element) -> None:
         if elem.tag not in ("motor", "position", "velocity"):
@@ -441,9 +473,16 @@ class _Parser:
             return _vec(a.get(f"{key}range"), 2, None, f"{key}range") if on else np.array([-np.inf, np.inf])
 
         pos, servo = elem.tag == "position", elem.tag in ("position", "velocity")
+        ctrlrange = limit("ctrl")
+        inherit = float(a.get("inheritrange", "0")) if pos else 0.0
+        if inherit > 0:  # MuJoCo: the joint's range about its middle, scaled by inheritrange
+            lo, hi = m.joints[ids[0]]["range"]
+            if not np.isfinite([lo, hi]).all():
+                raise self.fail(elem, f"has inheritrange={inherit:g} and its joint {joint!r} has no range", None)
+            ctrlrange = (lo + hi) / 2 + np.array([-1.0, 1.0]) * inherit * (hi - lo) / 2
         m.actuators.append({
             "name": a.get("name", ""), "kind": elem.tag, "joint": ids[0],
-            "gear": float(_vec(a.get("gear"), None, [1.0], "gear")[0]), "ctrlrange": limit("ctrl"),
+            "gear": float(_vec(a.get("gear"), None, [1.0], "gear")[0]), "ctrlrange": ctrlrange,
             "forcerange": limit("force"), "kp": float(a.get("kp", "1")) if pos else 0.0,
             "kv": float(a.get("kv", "1" if elem.tag == "velocity" else "0")) if servo else 0.0,
         })
