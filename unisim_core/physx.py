@@ -20,6 +20,7 @@ through Isaac Lab. ``docs/sapien.md`` lists every PhysX fact and how both backen
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -196,7 +197,7 @@ class PhysxDrives:
     ctrl_range: np.ndarray  #: (nu, 2) MJCF ctrlrange; (-inf, inf) when unlimited
     implicit_kv: bool  #: whether ``gear² kv`` rides on the implicit drive (``implicitfast``/``implicit``)
 
-    @property
+    @functools.cached_property
     def state_dependent(self) -> bool:
         """Whether :meth:`efforts` reads ``q``/``qd`` (any servo); motors alone need only ``ctrl``."""
         return bool((self.kind != "motor").any())
@@ -216,13 +217,13 @@ class PhysxDrives:
         if not len(self.act_joint):
             return out
         u = np.clip(ctrl, self.ctrl_range[:, 0], self.ctrl_range[:, 1])
-        g, j = self.gear, self.act_joint
+        g, j, kind = self.gear, self.act_joint, self.kind
         qa, qda = q[:, j] * g, qd[:, j] * g
-        f = np.where(self.kind == "motor", u, self.kp * (np.where(self.kind == "position", u, 0.0) - qa)
-                     + self.kv * (np.where(self.kind == "velocity", u, 0.0) - qda))
+        f = ((kind == "motor") * u + self.kp * ((kind == "position") * u - qa)
+             + self.kv * ((kind == "velocity") * u - qda))
         tau = g * np.clip(f, self.force_range[:, 0], self.force_range[:, 1])
         if self.implicit_kv:
-            tau = tau + g * self.kv * qda  # the drive applies -gear² kv qd implicitly
+            tau += g * self.kv * qda  # the drive applies -gear² kv qd implicitly
         np.add.at(out, (slice(None), j), tau)
         return out
 
