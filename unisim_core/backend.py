@@ -22,10 +22,10 @@ from __future__ import annotations
 import abc
 import inspect
 import math
-import signal
-import threading
+import pickle
 import time
 from collections.abc import Callable, Mapping, Sequence
+from threading import get_ident
 from typing import Any, ClassVar
 
 import attrs
@@ -41,6 +41,7 @@ from .config import (
     DomainRandomizationCapabilities,
     SceneCfg,
 )
+from .construction import construction_error, env_memory_check, model_file_memory_check
 from .contacts import ContactSensing
 from .errors import (
     BackendClosedError,
@@ -50,6 +51,7 @@ from .errors import (
     UnknownNameError,
     UnsupportedCapabilityError,
 )
+from .guards import DeferredInterrupt, guard_methods, init_guard
 from .model import ModelInfo
 from .model_queries import ModelQueries
 from .options import BackendOptions, build_options
@@ -63,7 +65,15 @@ from .randomization import (
     resolve_op,
     resolved_model_values,
 )
-from .validation import check_env_ids, check_float_array, check_index_array, check_int, check_limit, check_names
+from .validation import (
+    as_plain_array,
+    check_env_ids,
+    check_float_array,
+    check_index_array,
+    check_int,
+    check_limit,
+    check_names,
+)
 
 __all__ = ["SimBackend", "DeviceArrays", "diverged_rows"]
 
@@ -125,6 +135,8 @@ READABLE_AFTER_CLOSE = frozenset({
     "sim_dt", "np_dtype", "num_envs", "nq", "nv", "num_actuators", "num_dof", "num_dof_vel", "num_bodies",
     "base_body_id", "capabilities", "model_info", "physics_state_size",
 })
+#: Public members outside the call guard: the model description, and ``close`` (its own rules).
+_UNGUARDED = READABLE_AFTER_CLOSE
 #: Seconds a long ``step`` runs between two points where a ``KeyboardInterrupt`` can land.
 INTERRUPT_LATENCY_S = 0.2
 _MIN_CHUNK = 8
@@ -157,49 +169,36 @@ def _closed_variant(cls: type) -> type:
                 ns[name] = property(_closed_member(name))
             elif callable(attr) or isinstance(attr, staticmethod | classmethod):
                 ns[name] = _closed_member(name)
+        ns["__unisim_closed__"] = True
         variant = _closed_classes[cls] = type(cls)(cls.__name__, (cls,), ns)
     return variant
 
 
-class _DeferredInterrupt:
-    """Hold a SIGINT that arrives inside the block until the caller reaches a consistent point.
-
-    Active only in the main thread while Python's default SIGINT handler is installed (a
-    custom handler is left alone). ``pending`` tells that an interrupt arrived; leaving the
-    block raises ``KeyboardInterrupt`` then (unless another exception is propagating).
-    """
-
-    __slots__ = ("pending", "_previous", "message")
-
-    def __enter__(self) -> _DeferredInterrupt:
-        self.pending = False
-        self.message = ""
-        self._previous = None
-        if (threading.current_thread() is threading.main_thread()
-                and signal.getsignal(signal.SIGINT) is signal.default_int_handler):
-            self._previous = signal.signal(signal.SIGINT, self._hold)
-        return self
-
-    def _hold(self, signum: int, frame: object) -> None:
-        self.pending = True
-
-    def __exit__(self, exc_type: type | None, *exc: object) -> None:
-        if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
-        if self.pending and exc_type is None:
-            raise KeyboardInterrupt(self.message)
-
-
 class _BackendMeta(abc.ABCMeta):
-    """Runs the construction-time checks once the backend's own ``__init__`` returned."""
+    """Puts each class's public methods under the call guard (``guards``); runs the
+    construction-time checks once the backend's own ``__init__`` returned, and dresses what an
+    engine raised while loading the scene as a UniSim error naming the file."""
+
+    def __init__(cls, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwargs: Any) -> None:
+        super().__init__(name, bases, namespace, **kwargs)
+        if not namespace.get("__unisim_closed__"):
+            guard_methods(cls, namespace, _UNGUARDED)
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
-        backend = super().__call__(*args, **kwargs)
+        backend = None
         try:
+            backend = super().__call__(*args, **kwargs)
             backend._check_construction()
-        except BaseException:
-            backend.close()
-            raise
+        except BaseException as exc:
+            if backend is not None:
+                backend.close()
+            if not isinstance(exc, Exception):
+                raise
+            # an engine's own error while loading the scene or allocating the envs: in UniSim's words
+            err = construction_error(cls.name or cls.__name__, args, kwargs, exc)
+            if err is exc:
+                raise
+            raise err from exc
         return backend
 
 
@@ -250,12 +249,20 @@ class SimBackend(ModelQueries, Playback, ContactSensing, metaclass=_BackendMeta)
     _checked_classes: ClassVar[set[type]] = set()
 
     # ------------------------------------------------------------------ lifecycle
+    def __new__(cls, *args: Any, **kwargs: Any) -> SimBackend:
+        self = super().__new__(cls)
+        init_guard(self)  # one thread at a time, refused in a forked child (see ``guards``)
+        return self
+
     def __init__(self, scene: SceneCfg, num_envs: int, sim_dt: float, **options: Any) -> None:
         if not isinstance(scene, SceneCfg):
             raise InvalidTypeError(f"scene: expected SceneCfg, got {type(scene).__name__}")
         self._num_envs = check_int("num_envs", num_envs, 1)
-        if isinstance(sim_dt, bool) or not isinstance(sim_dt, int | float) or not np.isfinite(sim_dt) or sim_dt <= 0:
+        self._check_env_memory(8, "divergence counters")  # a backend checks its own estimate before allocating
+        if (isinstance(sim_dt, bool | np.bool_) or not isinstance(sim_dt, int | float | np.integer | np.floating)
+                or not np.isfinite(sim_dt) or sim_dt <= 0):
             raise InvalidInputError(f"sim_dt: expected a positive finite time step in s, got {sim_dt!r}")
+        model_file_memory_check(self._label, scene.model_file)
         self.scene = scene
         self.sim_dt = float(sim_dt)
         self.options = build_options(self.options_cls, self.name or type(self).__name__, options)
@@ -271,6 +278,12 @@ class SimBackend(ModelQueries, Playback, ContactSensing, metaclass=_BackendMeta)
         self._last_diverged: np.ndarray | None = None
         self._divergence_counts = np.zeros(self._num_envs, dtype=np.int64)
         self._check_declared_primitives()
+
+    def _check_env_memory(self, bytes_per_env: float, what: str) -> None:
+        """Call before the engine allocates the envs: ``num_envs`` envs of about ``bytes_per_env``
+        (``what`` they hold) that do not fit in the memory available raise ``InvalidInputError``
+        naming ``num_envs``, the estimate and what is available (``construction.env_memory_check``)."""
+        env_memory_check(self._label, self._num_envs, bytes_per_env, what)
 
     def _check_declared_primitives(self) -> None:
         cls = type(self)
@@ -303,13 +316,34 @@ class SimBackend(ModelQueries, Playback, ContactSensing, metaclass=_BackendMeta)
         Afterwards every public member raises ``BackendClosedError``, except those in
         ``READABLE_AFTER_CLOSE`` that describe the model (``num_envs``, ``nq``, ``nv``,
         ``num_actuators``, ``model_info``, ``capabilities``, ``options``, ...).
+
+        From another thread it waits for the call in flight to end; from inside a call on this
+        thread (a pre-step hook, a callback) it is deferred to the end of that call (a step stops
+        after the current substep). In a forked child it only forgets the backend (the parent's
+        engine and worker are left alone).
         """
-        if not self._closed:
+        if self.__dict__.get("_closed", True):
+            return
+        if self._forked:
             self._closed = True
+            self.__class__ = _closed_variant(type(self))
+            return
+        if self._owner == get_ident():  # inside a call on this thread (a hook): close when it returns
+            self._close_pending = True
+            return
+        while True:  # take the guard's token for good; another thread's call in flight: once it ended
             try:
-                self._close()
-            finally:
-                self.__class__ = _closed_variant(type(self))
+                self._slot.pop()
+                break
+            except IndexError:
+                if self._closed:
+                    return
+                time.sleep(0.002)
+        self._closed, self._close_pending = True, False
+        try:
+            self._close()
+        finally:
+            self.__class__ = _closed_variant(type(self))
 
     @property
     def closed(self) -> bool:
@@ -318,6 +352,36 @@ class SimBackend(ModelQueries, Playback, ContactSensing, metaclass=_BackendMeta)
 
     def _close(self) -> None:
         """Primitive (optional): release engine resources."""
+
+    def _after_fork_in_child(self) -> None:
+        """Hook: run in a child forked from the process that created the backend, once the backend
+        refuses every call there (e.g. let go of a worker process without stopping it)."""
+
+    def __copy__(self) -> SimBackend:
+        raise InvalidTypeError(f"backend {self._label!r} cannot be copied: a shallow copy would share its engine "
+                               f"(closing one would free the other's); create another with create_backend")
+
+    def __reduce_ex__(self, protocol: int) -> Any:
+        # the state is pickled here, so that what cannot be pickled is refused in UniSim's words
+        try:
+            payload = pickle.dumps(self.__getstate__(), protocol)
+        except (TypeError, AttributeError, pickle.PicklingError) as exc:
+            raise InvalidTypeError(self._unpicklable(str(exc))) from None
+        return (_unpickled_backend, (type(self), payload))
+
+    def _unpicklable(self, why: str) -> str:
+        return (f"backend {self._label!r} cannot be pickled or deep-copied ({why}): it owns an engine in this "
+                f"process; send its scene, num_envs, sim_dt and options instead and create it where it runs "
+                f"(or use unisim-ray, which creates backends inside its actors)")
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        for key in ("_slot", "_owner", "_close_pending", "_forked", "_created_pid"):
+            state.pop(key, None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)  # the guard is this object's own (``__new__``)
 
     def __enter__(self) -> SimBackend:
         return self
@@ -687,7 +751,7 @@ class SimBackend(ModelQueries, Playback, ContactSensing, metaclass=_BackendMeta)
             if self._last_diverged is not None:
                 self._settle_divergence(nsteps)
             return None
-        with _DeferredInterrupt() as interrupt:
+        with DeferredInterrupt() as interrupt:
             try:
                 self._step_chunked(ctrl, nsteps, interrupt)
             finally:
@@ -700,7 +764,7 @@ class SimBackend(ModelQueries, Playback, ContactSensing, metaclass=_BackendMeta)
                 self._settle_divergence(nsteps)
         return None
 
-    def _step_chunked(self, ctrl: np.ndarray, nsteps: int, interrupt: _DeferredInterrupt) -> None:
+    def _step_chunked(self, ctrl: np.ndarray, nsteps: int, interrupt: DeferredInterrupt) -> None:
         done = 0
         while done < nsteps:
             if self._pre_step is None:
@@ -720,6 +784,8 @@ class SimBackend(ModelQueries, Playback, ContactSensing, metaclass=_BackendMeta)
                 self._step(sub_ctrl, 1)
             done += k
             self._collect_divergence()
+            if self._close_pending:  # close() from the hook: it runs once this step returns
+                return
             if interrupt.pending:
                 interrupt.message = f"step interrupted after {done} of {nsteps} substeps (state consistent)"
                 return
@@ -1016,11 +1082,12 @@ class SimBackend(ModelQueries, Playback, ContactSensing, metaclass=_BackendMeta)
         if torque is not None:  # a torque call names the torque capability when it is the one missing
             self._require(Capability.BODY_TORQUE)
         self._require(Capability.BODY_FORCE)
-        ids = check_index_array("body_ids", body_ids, self.num_bodies, what="body", unique=True)
+        ids = check_index_array("body_ids", body_ids, self.num_bodies, what="body", unique=True).copy()
         shape = (self._num_envs, len(ids), 3)
-        force = check_float_array("force", force, shape, limit=self.MAX_ABS_VALUE)
+        # copies: the wrench acts at the next step, whatever the caller does with its arrays meanwhile
+        force = check_float_array("force", force, shape, limit=self.MAX_ABS_VALUE).copy()
         if torque is not None:
-            torque = check_float_array("torque", torque, shape, limit=self.MAX_ABS_VALUE)
+            torque = check_float_array("torque", torque, shape, limit=self.MAX_ABS_VALUE).copy()
         self._apply_body_force(ids, force, torque)
 
     def push_robots(self, force_range: Sequence[float] | np.ndarray) -> np.ndarray:
@@ -1062,7 +1129,7 @@ class SimBackend(ModelQueries, Playback, ContactSensing, metaclass=_BackendMeta)
         geom = check_int("hfield_geom_id", hfield_geom_id, 0, len(info.geom_names) - 1)
         if info.geom_types[geom] != "hfield":
             raise InvalidInputError(f"hfield_geom_id: geom {geom} is a {info.geom_types[geom]}, expected an hfield")
-        offsets = np.asarray(offsets)
+        offsets = as_plain_array("offsets", offsets, "a (P, 2) or (P, 3) float array")
         width = offsets.shape[1] if offsets.ndim == 2 and offsets.shape[1] in (2, 3) else 2
         offsets = check_float_array("offsets", offsets, (None, width))[:, :2].copy()
         body = check_int("frame_body_id", frame_body_id, 0, self.num_bodies - 1)
@@ -1223,6 +1290,17 @@ class SimBackend(ModelQueries, Playback, ContactSensing, metaclass=_BackendMeta)
             raise self._unsupported(Capability.INIT_RANDOMIZATION)
         return self._read_model_field(term)
 
+def _unpickled_backend(cls: type[SimBackend], payload: bytes) -> SimBackend:
+    backend = cls.__new__(cls)
+    backend.__setstate__(pickle.loads(payload))
+    return backend
+
+
+# the mixins' public methods, under the call guard like SimBackend's own
+guard_methods(SimBackend, {name: attr for base in reversed(SimBackend.__mro__[1:-1])
+                           for name, attr in vars(base).items() if name not in vars(SimBackend)}, _UNGUARDED)
+
+
 def diverged_rows(limit: float, *state: np.ndarray) -> np.ndarray | None:
     """``(num_envs,)`` mask of the envs with a value non-finite or beyond ``limit`` in any of the
     ``(num_envs, k)`` ``state`` arrays, or ``None`` when there is none (the common case: one BLAS
@@ -1261,3 +1339,4 @@ def _as_slice(cols: np.ndarray) -> slice | np.ndarray:
     if np.all(np.diff(cols) == 1):
         return slice(int(cols[0]), int(cols[-1]) + 1)
     return cols
+

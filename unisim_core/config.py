@@ -28,12 +28,24 @@ __all__ = [
 ]
 
 
-def _path_or_none(value: Any) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str | os.PathLike):
-        raise InvalidTypeError(f"expected a path (str or PathLike), got {type(value).__name__} {value!r}")
-    return os.fspath(value)
+def _path_field(field: str) -> Callable[[Any], str | None]:
+    """Converter of a path field: ``None``, or an absolute path (resolved against the working
+    directory of the moment, so that a later ``os.chdir`` does not change which file it names)."""
+
+    def convert(value: Any) -> str | None:
+        if value is None:
+            return None
+        if not isinstance(value, str | os.PathLike) or isinstance(os.fspath(value), bytes):
+            raise InvalidTypeError(f"SceneCfg.{field}: expected a path (str or os.PathLike), "
+                                   f"got {type(value).__name__} {value!r}")
+        return os.path.abspath(os.fspath(value))
+
+    return convert
+
+
+def _real(value: Any) -> bool:
+    """Whether ``value`` is a real number (Python's or numpy's; not a bool)."""
+    return not isinstance(value, bool | np.bool_) and isinstance(value, int | float | np.integer | np.floating)
 
 
 def _existing_file(inst, attribute, value):
@@ -44,12 +56,12 @@ def _existing_file(inst, attribute, value):
 
 
 def _positive(inst, attribute, value):
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
+    if not _real(value) or not math.isfinite(value) or value <= 0:
         raise InvalidInputError(f"{type(inst).__name__}.{attribute.name}: expected a positive number, got {value!r}")
 
 
 def _finite(inst, attribute, value):
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    if not _real(value) or not math.isfinite(value):
         raise InvalidInputError(f"{type(inst).__name__}.{attribute.name}: expected a finite number, got {value!r}")
 
 
@@ -83,16 +95,17 @@ class TerrainCfg:
 class SceneCfg:
     """What to simulate: an MJCF model file plus optional extras.
 
-    - ``model_file``: path of the physics model (MJCF), must exist.
+    - ``model_file``: path of the physics model (MJCF), must exist; kept absolute (a relative
+      path is resolved against the working directory when the ``SceneCfg`` is made).
     - ``visual_model_file``: optional separate model used only for rendering.
     - ``default_keyframe``: keyframe name that ``get_default_qpos`` returns
       (``None``: the model's ``qpos0``).
     - ``terrain``: height-field terrain description, if the scene has one.
     """
 
-    model_file: str = attrs.field(converter=_path_or_none, validator=_existing_file)
+    model_file: str = attrs.field(converter=_path_field("model_file"), validator=_existing_file)
     visual_model_file: str | None = attrs.field(
-        default=None, kw_only=True, converter=_path_or_none, validator=_existing_file
+        default=None, kw_only=True, converter=_path_field("visual_model_file"), validator=_existing_file
     )
     default_keyframe: str | None = attrs.field(default=None, kw_only=True, validator=_opt_name)
     terrain: TerrainCfg | None = attrs.field(

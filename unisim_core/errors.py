@@ -16,6 +16,8 @@ __all__ = [
     "EngineError",
     "DivergenceError",
     "BackendClosedError",
+    "ConcurrentUseError",
+    "ForkedBackendError",
     "rebuild_error",
     "with_context",
 ]
@@ -100,6 +102,16 @@ class DivergenceError(EngineError):
 
 class BackendClosedError(UniSimError, RuntimeError):
     """A call was made on a backend after ``close()``."""
+
+
+class ConcurrentUseError(UniSimError, RuntimeError):
+    """A call reached a backend while another thread's call was running on it (a backend is used
+    from one thread at a time); the refused call did nothing."""
+
+
+class ForkedBackendError(UniSimError, RuntimeError):
+    """A backend created before ``os.fork()`` was used in the forked child (its engine belongs to
+    the parent): create it in the child, or use the ``spawn`` start method."""
 
 
 def rebuild_error(qualified_type: str, message: str, attrs: dict | None = None) -> BaseException | None:

@@ -94,6 +94,8 @@ class FakeBackend(SimBackend):
             raise UnsupportedCapabilityError(self.name, exc.feature, str(exc)) from None
         info = self.model_info
         n, nb = self._num_envs, len(info.body_names)
+        self._check_env_memory(8 * (info.nq + 2 * info.nv + 2 * len(info.actuator_names) + 40 * nb
+                                    + 6 * len(info.joint_names) + 8), "float64 state, body kinematics, tables")
         self._parent = info.body_parent
         self._bpos, self._bquat = np.array(m.body_pos), np.array(m.body_quat)
         self._ipos, self._bjoint = info.body_ipos, np.array(m.body_joint)

@@ -22,11 +22,29 @@ JOINT_QPOS_WIDTH = {"free": 7, "ball": 4, "slide": 1, "hinge": 1}
 JOINT_QVEL_WIDTH = {"free": 6, "ball": 3, "slide": 1, "hinge": 1}
 
 
+def _read_only(arr: np.ndarray) -> np.ndarray:
+    """A read-only view of ``arr`` (a copy the caller owns) whose base is read-only too, so that
+    ``setflags(write=True)`` cannot make it writable again."""
+    owner = np.array(arr, copy=True)
+    owner.setflags(write=False)
+    return owner.view()
+
+
+class _Keyframes(dict):
+    """``{name: qpos}`` that cannot be changed (its arrays are read-only too); pickles as a dict."""
+
+    def _refuse(self, *args, **kwargs):
+        raise TypeError("ModelInfo.keyframes is read-only")
+
+    __setitem__ = __delitem__ = clear = pop = popitem = setdefault = update = __ior__ = _refuse
+
+    def __reduce__(self):
+        return (_Keyframes, (dict(self),))
+
+
 def _f64(shape_tail: tuple[int, ...]):
     def convert(value):
-        arr = np.array(value, dtype=np.float64, copy=True)
-        arr.setflags(write=False)
-        return arr
+        return _read_only(np.asarray(value, dtype=np.float64))
 
     def check(inst, attribute, value):
         if value.ndim != 1 + len(shape_tail) or value.shape[1:] != shape_tail:
@@ -40,9 +58,7 @@ def _f64(shape_tail: tuple[int, ...]):
 
 def _i64():
     def convert(value):
-        arr = np.array(value, dtype=np.int64, copy=True).reshape(-1)
-        arr.setflags(write=False)
-        return arr
+        return _read_only(np.asarray(value, dtype=np.int64).reshape(-1))
 
     return attrs.field(converter=convert)
 
@@ -53,7 +69,8 @@ def _names():
 
 @attrs.frozen(kw_only=True)
 class ModelInfo:
-    """Static model tables (SI units, radians). Arrays are read-only copies; lengths are checked.
+    """Static model tables (SI units, radians). Arrays are read-only copies (``keyframes`` too, and
+    ``setflags(write=True)`` cannot undo it); lengths are checked.
 
     Counts: ``nbody`` (with the world), ``njnt``, ``nu`` actuators, ``nsensor``, ``nsite``,
     ``ngeom``. Names may be ``""`` (unnamed; such objects cannot be looked up by name). Ids are
@@ -143,13 +160,14 @@ class ModelInfo:
     #: ``(ngeom,)`` contact affinity bitmask (see ``geom_contype``).
     geom_conaffinity: np.ndarray = _i64()
     #: ``(3,)`` gravitational acceleration in the world frame, m/s² (``(0, 0, -9.81)`` usually).
-    gravity: np.ndarray = attrs.field(converter=lambda v: np.array(v, dtype=np.float64).reshape(3))
+    gravity: np.ndarray = attrs.field(converter=lambda v: _read_only(np.asarray(v, dtype=np.float64).reshape(3)))
     #: ``(nq,)`` the model's reference configuration (MuJoCo ``qpos0``: free joints at the body's
     #: MJCF pose, other joints at 0).
-    qpos0: np.ndarray = attrs.field(converter=lambda v: np.array(v, dtype=np.float64).reshape(-1))
+    qpos0: np.ndarray = attrs.field(converter=lambda v: _read_only(np.asarray(v, dtype=np.float64).reshape(-1)))
     #: ``{name: (nq,) qpos}`` named keyframes (unnamed MJCF keys may be left out).
     keyframes: Mapping[str, np.ndarray] = attrs.field(
-        factory=dict, converter=lambda d: {str(k): np.array(v, dtype=np.float64) for k, v in d.items()}
+        factory=dict, converter=lambda d: _Keyframes({str(k): _read_only(np.asarray(v, dtype=np.float64))
+                                                      for k, v in d.items()})
     )
     #: Names of mocap bodies (world children posed by the user, not simulated), in mocap id order.
     mocap_body_names: tuple[str, ...] = attrs.field(default=(), converter=lambda v: tuple(map(str, v)))
@@ -182,7 +200,14 @@ class ModelInfo:
         if bad:
             raise ValueError(f"ModelInfo.joint_types: unknown types {sorted(bad)}")
 
+    def __reduce__(self):  # rebuilt through the converters: read-only again after unpickling
+        return (_model_info, (attrs.asdict(self, recurse=False),))
+
     @property
     def sensor_adr(self) -> np.ndarray:
         """(nsensor,) start of each sensor in the flat sensordata row."""
         return np.concatenate(([0], np.cumsum(self.sensor_dims)[:-1])).astype(np.int64)
+
+
+def _model_info(fields: dict) -> ModelInfo:
+    return ModelInfo(**fields)

@@ -11,13 +11,36 @@ import numpy as np
 
 from .errors import InvalidInputError, InvalidTypeError
 
-__all__ = ["check_float_array", "check_limit", "check_env_ids", "check_index_array", "check_names", "check_int"]
+__all__ = ["as_plain_array", "check_float_array", "check_limit", "check_env_ids", "check_index_array", "check_names",
+           "check_int"]
 
 _NUMERIC_KINDS = "fiu"
 
 
 def _describe(shape: Sequence[int | None]) -> str:
     return "(" + ", ".join("*" if s is None else str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def as_plain_array(name: str, value: object, expected: str) -> np.ndarray:
+    """``value`` as a plain ``np.ndarray``, seeing through subclasses and array-likes: a masked
+    array with masked values is refused (they would carry whatever lies beneath, NaN included),
+    ``np.matrix`` and other subclasses become plain arrays, a ragged nested list is an
+    ``InvalidInputError`` naming ``name`` (``expected`` describes the array wanted)."""
+    if type(value) is np.ndarray:
+        return value
+    if isinstance(value, np.ma.MaskedArray):
+        mask = np.ma.getmaskarray(value)
+        if mask.any():
+            first = tuple(int(i) for i in np.argwhere(mask)[0])
+            raise InvalidInputError(
+                f"{name}: expected {expected}, got a masked array with {int(mask.sum())} masked value(s) (first at "
+                f"index {first}); a masked value means nothing to a simulator: pass np.ma.filled(x, value)")
+        value = value.data
+    try:
+        return np.asarray(value)
+    except (ValueError, TypeError) as exc:
+        raise InvalidInputError(f"{name}: expected {expected}, got a {type(value).__name__} numpy cannot read as "
+                                f"one array ({exc})") from None
 
 
 def check_float_array(
@@ -32,7 +55,7 @@ def check_float_array(
     """
     if value is None:
         raise InvalidTypeError(f"{name}: expected a float array of shape {_describe(shape)}, got None")
-    arr = value if isinstance(value, np.ndarray) else np.asarray(value)
+    arr = as_plain_array(name, value, f"a float array of shape {_describe(shape)}")
     if arr.dtype.kind not in _NUMERIC_KINDS:
         raise InvalidTypeError(
             f"{name}: expected a float array of shape {_describe(shape)}, got dtype {arr.dtype}"
@@ -74,7 +97,7 @@ def check_index_array(
 
     ``what`` names the id space in messages (``"env"``, ``"body"``, …).
     """
-    arr = np.asarray(value)
+    arr = as_plain_array(name, value, f"a 1-D integer array of {what} ids")
     if arr.ndim == 0:
         arr = arr.reshape(1)
     if arr.dtype.kind not in "iu" or arr.ndim != 1:

@@ -35,7 +35,7 @@ import numpy as np
 from ..backend import SimBackend
 from ..capabilities import Capability
 from ..config import CameraCfg, SceneCfg
-from ..errors import EngineError, UniSimError, rebuild_error
+from ..errors import EngineError, InvalidTypeError, UniSimError, rebuild_error
 from ..model import ModelInfo
 from .client import WorkerClient
 from .errors import WorkerCallError, WorkerStartupError
@@ -203,6 +203,15 @@ class WorkerBackend(SimBackend):
     @property
     def worker_pid(self) -> int:
         return self._client.pid
+
+    def __reduce_ex__(self, protocol: int) -> Any:
+        pid = self._client.pid if self._client is not None else None
+        raise InvalidTypeError(self._unpicklable(f"its engine runs in worker process {pid}, reached through "
+                                                 f"pipes and shared memory of this process"))
+
+    def _after_fork_in_child(self) -> None:
+        if self._client is not None:
+            self._client.forget()  # the worker is the parent's: never stopped from here
 
     def _close(self) -> None:
         if self._client is None:

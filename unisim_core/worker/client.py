@@ -12,6 +12,8 @@ from collections.abc import Callable, Mapping, Sequence
 from time import monotonic
 from typing import Any, Self
 
+from ..errors import ConcurrentUseError
+from ..guards import DeferredInterrupt
 from . import protocol
 from .errors import (
     WorkerCallError,
@@ -138,7 +140,10 @@ def _release(worker: _Worker, slots: SlotSet) -> None:
 
 
 class WorkerClient:
-    """One worker process serving ops (see `server.serve`); not thread-safe.
+    """One worker process serving ops (see `server.serve`), one call at a time: a call from
+    another thread while one is in flight raises ConcurrentUseError (nothing is sent). A
+    SIGINT during a call is held until its reply arrived (then KeyboardInterrupt is raised), so
+    Ctrl-C never leaves a request without its reply.
 
     `argv` starts the worker (e.g. [sys.executable, "-m", "unisim_core.worker", "pkg.mod:factory"]),
     `env` replaces the environment like in subprocess.Popen. Construction runs INIT under
@@ -165,6 +170,7 @@ class WorkerClient:
         self.on_progress = on_progress
         self.slots = SlotSet()
         self._fault: BaseException | None = None
+        self._busy = threading.Lock()
         self._worker = _Worker(argv, env, cwd, max_frame)
         self.pid = self._worker.popen.pid
         self._finalize = weakref.finalize(self, _release, self._worker, self.slots)
@@ -210,8 +216,7 @@ class WorkerClient:
             raise WorkerFaultedError(self._fault)
         if self._worker.stopped:
             raise WorkerError("worker client is closed")
-        self._worker.chan.pack({"op": op, "args": {} if args is None else args})  # bad args: nothing sent
-        return self._roundtrip(op, None, timeout)
+        return self._roundtrip(op, {"op": op, "args": {} if args is None else args}, timeout)
 
     def prepare(self, op: str, args: Mapping[str, Any] | None = None) -> bytes:
         """Encode the request frame for `op(**args)` once; hot loops re-send it with `request_prepared`."""
@@ -226,7 +231,22 @@ class WorkerClient:
             raise WorkerError("worker client is closed")
         return self._roundtrip(op, frame, timeout)
 
-    def _roundtrip(self, op: str, frame: bytes | None, timeout: float | None) -> Any:
+    def _roundtrip(self, op: str, frame: bytes | dict, timeout: float | None) -> Any:
+        """Send ``frame`` (prepared bytes, or a request to encode) and await the reply."""
+        if not self._busy.acquire(False):
+            raise ConcurrentUseError(f"worker client: op {op!r} called while another call is in flight on another "
+                                     f"thread; a worker serves one call at a time (nothing was sent)")
+        try:
+            if type(frame) is dict:
+                self._worker.chan.pack(frame)  # bad args: nothing sent
+                frame = None
+            with DeferredInterrupt() as interrupt:
+                interrupt.message = f"interrupted during worker op {op!r} (the op completed; the worker is usable)"
+                return self._exchange(op, frame, timeout)
+        finally:
+            self._busy.release()
+
+    def _exchange(self, op: str, frame: bytes | None, timeout: float | None) -> Any:
         chan = self._worker.chan
         timeout = self.call_timeout if timeout is None else timeout
         try:
@@ -306,6 +326,12 @@ class WorkerClient:
         self._fault = err
         w.stop(graceful=False)
         return err
+
+    def forget(self) -> None:
+        """In a forked child: let go of the parent's worker without stopping it or unlinking its
+        shared memory (at exit either); later calls raise WorkerError."""
+        self._finalize.detach()
+        self._worker.stopped = True
 
     @property
     def faulted(self) -> BaseException | None:

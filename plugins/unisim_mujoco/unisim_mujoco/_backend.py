@@ -92,7 +92,11 @@ class MujocoBackend(SimBackend):
         self._m = m
         n = self._num_envs
         threads = self.options.threads
-        self._batch = b = Batch(m, n, 0 if threads is None else threads, persistent=needs_persistent(m))
+        persistent = needs_persistent(m)
+        self._check_env_memory(8 * (mujoco.mj_stateSize(m, _INTEGRATION) + 25 * m.nbody + 3 * m.nsite + m.nsensordata)
+                               + (m.narena + m.nbuffer if persistent else 0),
+                               "batch state rows and bound outputs" + (", one MjData each" if persistent else ""))
+        self._batch = b = Batch(m, n, 0 if threads is None else threads, persistent=persistent)
         # state views (writable, live)
         self._state = b.state
         self._time = b.bind("time")
