@@ -35,12 +35,12 @@ DEFAULT_SCENE = os.path.join(HERE, "..", "unisim_core", "scenes", "quadruped.xml
 def _one_scene(backend, n: int, nsteps: int):
     """Raw loop over one scene holding ``n`` copies of the backend's articulations (grid, 2 m)."""
     lite, path = backend._lite, str(backend.scene.model_file)
-    frames, fields, _ = read_extras(path)
+    fields, _ = read_extras(path, lite)
     drives = physx_drives(lite.joints, lite.actuators)
     side = int(np.ceil(np.sqrt(n)))
     scene, arts = None, []
     for k in range(n):
-        scene, a = build_env(lite, frames, fields, drives, backend.options.physx, backend.sim_dt, scene,
+        scene, a = build_env(lite, fields, drives, backend.options.physx, backend.sim_dt, scene,
                              origin=(2.0 * (k % side), 2.0 * (k // side)))
         arts += a
     home = lite.keyframes["home"][7:].astype(np.float32)

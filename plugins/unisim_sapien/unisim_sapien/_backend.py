@@ -1,7 +1,7 @@
 """``SapienBackend``: the SimBackend contract on SAPIEN 3's PhysX 5 (CPU), one scene per env.
 
 The MJCF file is read by ``unisim_core.mjcf_lite`` (tables, names, sensors, keyframes; features
-outside its subset refused by name) and :mod:`._mjcf_extra` (geom poses, height-field data), and
+outside its subset refused by name) and :mod:`._mjcf_extra` (height-field data, the integrator), and
 built as PhysX articulations by :mod:`._build` with the PhysX mapping of ``unisim_core.physx``:
 MuJoCo's body/joint semantics set explicitly, joint damping and servo ``kv`` on an implicit drive,
 the rest of every actuator as a joint effort recomputed before each substep.
@@ -98,18 +98,18 @@ class SapienBackend(SimBackend):
             if exc.feature is None:
                 raise
             raise UnsupportedCapabilityError(self.name, exc.feature, str(exc)) from None
-        frames, fields, integrator = read_extras(path)
+        fields, integrator = read_extras(path, lite)
         if integrator not in _IMPLICIT_KV:
             raise UnsupportedCapabilityError(self.name, "integrator", f"{path}: <option integrator={integrator!r}>; "
                                              f"mapped: {sorted(_IMPLICIT_KV)}")
-        check_scene(lite, frames, fields, path)
+        check_scene(lite, fields, path)
         _ = self.model_info  # names given by the options are checked before the engine loads
         self._drives = physx_drives(lite.joints, lite.actuators, implicit_kv=_IMPLICIT_KV[integrator])
         cfg = self.options.physx
         configure_engine(cfg, lite.gravity)
         self._scenes, self._arts = [], []
         for _ in range(self._num_envs):
-            scene_, arts = build_env(lite, frames, fields, self._drives, cfg, self.sim_dt)
+            scene_, arts = build_env(lite, fields, self._drives, cfg, self.sim_dt)
             self._scenes.append(scene_)
             self._arts.append(arts)
         self._systems = [s.physx_system for s in self._scenes]
@@ -117,6 +117,8 @@ class SapienBackend(SimBackend):
         self._links = [[None] + [arts[a].get_links()[k] for a, k in lay.body_link[1:]] for arts in self._arts]
         self._com = np.array([[0.0, 0.0, 0.0]] + [_xyz(link.cmass_local_pose.p) for link in self._links[0][1:]])
         self._dof_rows = [np.flatnonzero(lay.dof_src[:, 0] == a) for a in range(len(lay.tops))]
+        #: per hinge/slide joint, MuJoCo's ``ref``: the model pose is q = ref in MuJoCo, q = 0 in PhysX
+        self._ref = np.array([j["ref"] for j in lite.joints if j["type"] != "free"], dtype=np.float64)
         self.solver_readback = read_solver_values(self._systems, self._arts, cfg)
         self._all_bodies = np.arange(1, len(lite.body_names))
         self._free_bodies = np.array([f[3] for f in lay.free], dtype=np.int64)
@@ -179,7 +181,7 @@ class SapienBackend(SimBackend):
                 rows = self._dof_rows[a]
                 if rows.size:
                     cols = self._layout.dof_src[rows, 1]
-                    q[i, rows], qd[i, rows] = art.get_qpos()[cols], art.get_qvel()[cols]
+                    q[i, rows], qd[i, rows] = art.get_qpos()[cols] + self._ref[rows], art.get_qvel()[cols]
         return q, qd
 
     # ------------------------------------------------------------------ primitives
@@ -224,7 +226,7 @@ class SapienBackend(SimBackend):
                 rows = self._dof_rows[a]
                 if rows.size:
                     order = np.argsort(lay.dof_src[rows, 1])
-                    art.set_qpos(qpos[k, lay.dof_src[rows, 2]][order].astype(np.float32))
+                    art.set_qpos((qpos[k, lay.dof_src[rows, 2]] - self._ref[rows])[order].astype(np.float32))
                     art.set_qvel(qvel[k, lay.dof_src[rows, 3]][order].astype(np.float32))
         self._fresh[env_ids] = True
         self._cache = self._root_cache = None
@@ -238,7 +240,7 @@ class SapienBackend(SimBackend):
             for a, art in enumerate(arts):
                 rows = self._dof_rows[a]
                 if rows.size:
-                    out[i, lay.dof_src[rows, 2]] = art.get_qpos()[lay.dof_src[rows, 1]]
+                    out[i, lay.dof_src[rows, 2]] = art.get_qpos()[lay.dof_src[rows, 1]] + self._ref[rows]
         return np.ascontiguousarray(out, dtype=self.np_dtype)
 
     def get_qvel(self) -> np.ndarray:

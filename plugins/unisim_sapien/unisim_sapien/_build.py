@@ -26,7 +26,7 @@ from unisim_core import LiteModel, UnsupportedCapabilityError
 from unisim_core import quat as Q
 from unisim_core.physx import MUJOCO_BODY_PROPERTIES, PhysxDrives, PhysxSolverConfig
 
-from ._mjcf_extra import GeomFrame, Hfield
+from ._mjcf_extra import Hfield
 
 __all__ = ["Layout", "build_env", "configure_engine", "layout_of"]
 
@@ -60,11 +60,9 @@ def _colliding(lite: LiteModel) -> list[int]:
     return [g for g, row in enumerate(lite.geoms) if lite.contact and (row["contype"] or row["conaffinity"])]
 
 
-def check_scene(lite: LiteModel, frames: list[GeomFrame], fields: list[Hfield | None], path: str) -> None:
+def check_scene(lite: LiteModel, fields: list[Hfield | None], path: str) -> None:
     """Refuse by feature what this mapping cannot build: a shape type PhysX lacks, an unreadable
-    height field, a collision filter PhysX cannot express, a moving massless body."""
-    if len(frames) != len(lite.geoms):
-        raise _refuse("geom", f"{path}: read {len(frames)} geom frames for {len(lite.geoms)} geoms")
+    height field, a collision filter PhysX cannot express, a massless body."""
     for g in _colliding(lite):
         kind = lite.geoms[g]["type"]
         if kind not in _SHAPES:
@@ -128,16 +126,18 @@ def _joint_frame(j: dict) -> np.ndarray:
     return q / np.linalg.norm(q)
 
 
-def _add_shape(builder, lite: LiteModel, g: int, frame: GeomFrame, field: Hfield | None) -> None:
+def _add_shape(builder, lite: LiteModel, g: int, field: Hfield | None):
+    """Add geom ``g`` to ``builder``; a height field's triangle mesh is returned instead (attach it)."""
     row = lite.geoms[g]
+    pos, quat = np.asarray(row["pos"], dtype=np.float64), np.asarray(row["quat"], dtype=np.float64)
     mu = float(row["friction"][0])
     mat = physx.PhysxMaterial(mu, mu, 0.0)
     kind, size = row["type"], np.asarray(row["size"], dtype=np.float64)
     builder.collision_groups = [int(row["contype"]), int(row["conaffinity"]), 0, 0]
     if kind in ("capsule", "cylinder", "plane"):  # PhysX's axis / normal is x; MuJoCo's is z
-        pose = _pose(frame.pos, Q.quat_mul(frame.quat, _X_TO_Z))
+        pose = _pose(pos, Q.quat_mul(quat, _X_TO_Z))
     else:
-        pose = _pose(frame.pos, frame.quat)
+        pose = _pose(pos, quat)
     if kind == "plane":
         builder.add_plane_collision(pose, material=mat)
     elif kind == "box":
@@ -197,7 +197,7 @@ def _tops(lite: LiteModel) -> list[tuple[int, bool]]:
     return out
 
 
-def build_env(lite: LiteModel, frames: list[GeomFrame], fields: list[Hfield | None], drives: PhysxDrives,
+def build_env(lite: LiteModel, fields: list[Hfield | None], drives: PhysxDrives,
               config: PhysxSolverConfig, dt: float, scene: sapien.Scene | None = None,
               origin: tuple[float, float] = (0.0, 0.0)) -> tuple[sapien.Scene, list]:
     """One env: its scene and articulations (``configure_engine`` must have run). ``scene``: add
@@ -214,7 +214,7 @@ def build_env(lite: LiteModel, frames: list[GeomFrame], fields: list[Hfield | No
     if statics:
         sb = scene.create_actor_builder()
         sb.set_physx_body_type("static")
-        meshes = [_add_shape(sb, lite, g, frames[g], fields[g]) for g in statics]
+        meshes = [_add_shape(sb, lite, g, fields[g]) for g in statics]
         world = sb.build_entity()
         comp = world.find_component_by_type(physx.PhysxRigidStaticComponent)
         for shape in meshes:
@@ -247,7 +247,7 @@ def build_env(lite: LiteModel, frames: list[GeomFrame], fields: list[Hfield | No
                                     np.asarray(lite.body_inertia[b], dtype=np.float32))
             for g in sorted(cols):
                 if lite.geoms[g]["body"] == b:
-                    _add_shape(lb, lite, g, frames[g], fields[g])
+                    _add_shape(lb, lite, g, fields[g])
             j = lite.body_joint[b]
             if b != top or (j >= 0 and not floating):
                 parent_pose = (_pose(lite.body_pos[b], lite.body_quat[b]))
@@ -255,7 +255,7 @@ def build_env(lite: LiteModel, frames: list[GeomFrame], fields: list[Hfield | No
                     jt = lite.joints[j]
                     kind = "revolute_unwrapped" if jt["type"] == "hinge" else "prismatic"
                     child = _pose(jt["pos"], _joint_frame(jt))
-                    lo, hi = jt["range"]
+                    lo, hi = np.asarray(jt["range"], dtype=np.float64) - jt["ref"]  # PhysX's 0 is the model pose
                     lb.set_joint_name(f"j{j}")
                     lb.set_joint_properties(kind, [[float(lo), float(hi)]], parent_pose * child, child,
                                             friction=MUJOCO_BODY_PROPERTIES["joint_friction"],
