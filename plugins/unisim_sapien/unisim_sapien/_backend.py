@@ -122,7 +122,9 @@ class SapienBackend(SimBackend):
         self.solver_readback = read_solver_values(self._systems, self._arts, cfg)
         self._all_bodies = np.arange(1, len(lite.body_names))
         self._free_bodies = np.array([f[3] for f in lay.free], dtype=np.int64)
-        self._accel_bodies = np.unique([lite.frame_offset(s["objtype"], s["obj"])[0] for s in lite.sensors
+        self._sensor_frames = [lite.frame_offset(s["objtype"], s["obj"]) if s["type"] not in ("jointpos", "jointvel")
+                               else None for s in lite.sensors]
+        self._accel_bodies = np.unique([f[0] for f, s in zip(self._sensor_frames, lite.sensors)
                                         if s["type"] == "accelerometer"]).astype(np.int64)
         self._accel = bool(self._accel_bodies.size)
         self._cache: tuple[np.ndarray, ...] | None = None
@@ -259,52 +261,57 @@ class SapienBackend(SimBackend):
                 out[:, da + 3:da + 6] = Q.quat_apply_inverse(quat[:, body], ang[:, body])
         return np.ascontiguousarray(out, dtype=self.np_dtype)
 
+    def _cols(self, k: int, body_ids: np.ndarray) -> np.ndarray:
+        """Column ``k`` of the kinematics (0 pos, 1 quat, 2 origin velocity, 3 angular velocity) for ``body_ids``."""
+        return np.ascontiguousarray(self._now()[k][:, body_ids], dtype=self.np_dtype)
+
     def _body_pos_w(self, body_ids):
-        return np.ascontiguousarray(self._now()[0][:, body_ids], dtype=self.np_dtype)
+        return self._cols(0, body_ids)
 
     def _body_quat_w(self, body_ids):
-        return np.ascontiguousarray(self._now()[1][:, body_ids], dtype=self.np_dtype)
+        return self._cols(1, body_ids)
 
     def _body_lin_vel_w(self, body_ids):
-        return np.ascontiguousarray(self._now()[2][:, body_ids], dtype=self.np_dtype)
+        return self._cols(2, body_ids)
 
     def _body_ang_vel_w(self, body_ids):
-        return np.ascontiguousarray(self._now()[3][:, body_ids], dtype=self.np_dtype)
+        return self._cols(3, body_ids)
 
     # ------------------------------------------------------------------ sensors
-    def _frame(self, kin, objtype: str, obj: int) -> tuple[np.ndarray, ...]:
-        body, off_pos, off_quat = self._lite.frame_offset(objtype, obj)
-        pos_b, quat_b, lin_b, ang_b = (k[:, body] for k in kin)
-        arm = Q.quat_apply(quat_b, np.broadcast_to(off_pos, pos_b.shape))
-        quat = Q.quat_mul(quat_b, np.broadcast_to(off_quat, quat_b.shape))
-        return pos_b + arm, quat, lin_b + _cross(ang_b, arm), ang_b
+    def _sensor_point(self, kin, index: int) -> tuple[np.ndarray, ...]:
+        """World ``(pos, quat, lin_vel, ang_vel)`` of sensor ``index``'s frame (its site, body
+        inertial frame or body frame: ``LiteModel.frame_offset``) from body kinematics ``kin``."""
+        body, off_pos, off_quat = self._sensor_frames[index]
+        p, q, v, w = (k[:, body] for k in kin)
+        arm = Q.quat_apply(q, np.broadcast_to(off_pos, p.shape))
+        return p + arm, Q.quat_mul(q, np.broadcast_to(off_quat, q.shape)), v + _cross(w, arm), w
 
     def _read_sensor(self, index: int) -> np.ndarray:
-        s = self._lite.sensors[index]
-        kind, obj, info = s["type"], s["obj"], self.model_info
-        if kind == "jointpos":
-            return self.get_qpos()[:, info.joint_qposadr[obj], None]
-        if kind == "jointvel":
-            return self.get_qvel()[:, info.joint_dofadr[obj], None]
+        kind, info = self._lite.sensors[index]["type"], self.model_info
+        if kind in ("jointpos", "jointvel"):
+            obj = self._lite.sensors[index]["obj"]
+            col = info.joint_qposadr[obj] if kind == "jointpos" else info.joint_dofadr[obj]
+            return (self.get_qpos() if kind == "jointpos" else self.get_qvel())[:, col, None]
         kin = self._now()
-        pos, quat, vel, ang = self._frame(kin, s["objtype"], obj)
-        if kind == "accelerometer":
-            if self._prev_vel is None:
-                acc = np.zeros_like(vel)
-            else:
-                before = (kin[0], kin[1]) + self._prev_vel
-                acc = (vel - self._frame(before, s["objtype"], obj)[2]) / self.sim_dt
-            if self._fresh.any():  # no substep since set_state: the velocity change over a probe substep
-                after = self._frame(self._probe_step(), s["objtype"], obj)[2]
-                acc[self._fresh] = ((after - vel) / self.sim_dt)[self._fresh]
-            value = Q.quat_apply_inverse(quat, acc - info.gravity)
-        elif kind == "gyro":
-            value = Q.quat_apply_inverse(quat, ang)
-        elif kind == "velocimeter":
-            value = Q.quat_apply_inverse(quat, vel)
+        point = self._sensor_point(kin, index)
+        if kind == "accelerometer":  # proper acceleration of the point, in its frame
+            value = Q.quat_apply_inverse(point[1], self._point_acceleration(kin, index, point[2]) - info.gravity)
+        elif kind in ("gyro", "velocimeter"):  # body-frame angular / linear velocity of the point
+            value = Q.quat_apply_inverse(point[1], point[3] if kind == "gyro" else point[2])
         else:
-            value = {"framepos": pos, "framequat": quat, "framelinvel": vel, "frameangvel": ang}[kind]
+            value = point[("framepos", "framequat", "framelinvel", "frameangvel").index(kind)]
         return np.ascontiguousarray(value, dtype=self.np_dtype)
+
+    def _point_acceleration(self, kin, index: int, vel: np.ndarray) -> np.ndarray:
+        """World acceleration of sensor ``index``'s point: its velocity change over the last substep,
+        or over a probe substep for envs written since their last step."""
+        acc = np.zeros_like(vel)
+        if self._prev_vel is not None:
+            acc = (vel - self._sensor_point((kin[0], kin[1]) + self._prev_vel, index)[2]) / self.sim_dt
+        if self._fresh.any():
+            ahead = self._sensor_point(self._probe_step(), index)[2]
+            acc[self._fresh] = ((ahead - vel) / self.sim_dt)[self._fresh]
+        return acc
 
     def _probe_step(self) -> tuple[np.ndarray, ...]:
         """Body kinematics one substep ahead (current efforts, no wrench) for the envs written since
