@@ -786,7 +786,7 @@ class SimBackend(ModelQueries, Playback, ContactSensing, metaclass=_BackendMeta)
             self._collect_divergence()
             if self._close_pending:  # close() from the hook: it runs once this step returns
                 return
-            if interrupt.pending:
+            if interrupt.stop:
                 interrupt.message = f"step interrupted after {done} of {nsteps} substeps (state consistent)"
                 return
 

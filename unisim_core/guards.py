@@ -146,10 +146,11 @@ class DeferredInterrupt:
     """Hold a SIGINT that arrives inside the block until the caller reaches a consistent point.
 
     Active in the main thread while a Python-level SIGINT handler is installed (the default one
-    or the program's own; ``SIG_IGN``/``SIG_DFL`` need no deferral). ``pending`` tells that an
-    interrupt arrived; leaving the block then runs the held handler, which for the default one
-    raises ``KeyboardInterrupt(message)`` (not while another exception is propagating). Nested
-    blocks: the outermost one holds the interrupt.
+    or the program's own; ``SIG_IGN``/``SIG_DFL`` need no deferral). ``stop`` tells that an
+    interrupt arrived for the default handler (the caller may end its work early); leaving the
+    block then runs the held handler, which for the default one raises
+    ``KeyboardInterrupt(message)`` (not while another exception is propagating). Nested blocks:
+    the outermost one holds the interrupt.
     """
 
     __slots__ = ("pending", "_previous", "message")
@@ -167,6 +168,11 @@ class DeferredInterrupt:
 
     def _hold(self, signum: int, frame: object) -> None:
         self.pending = True
+
+    @property
+    def stop(self) -> bool:
+        """An interrupt arrived whose handler raises ``KeyboardInterrupt``: end the work early."""
+        return self.pending and self._previous is signal.default_int_handler
 
     def __exit__(self, exc_type: type | None, *exc: object) -> None:
         previous = self._previous

@@ -198,3 +198,95 @@ def test_pre_step_output_rejected_on_substep_k_says_what_ran(quad):
     with pytest.raises(InvalidInputError, match=r"pre-step control output: .*\(on substep 3 of 5; the 2 substep"):
         quad.step(np.zeros((3, quad.num_actuators)), 5)
     assert quad.get_physics_state()[0, 0] == pytest.approx(t0 + 2 * quad.sim_dt)
+
+
+# ----------------------------------------------------------------------------- round three (#28)
+def test_numpy_scalar_time_step_and_config_numbers_are_accepted():
+    """Before #28 sim_dt=np.float32(0.005) was "not a positive finite time step"."""
+    b = make("free_body", 1, sim_dt=np.float32(0.005))
+    assert b.sim_dt == pytest.approx(0.005)
+    from unisim_core.config import CameraCfg, TerrainCfg
+
+    assert TerrainCfg(hfield_geom="h", spacing=np.float32(2.0)).spacing == 2.0
+    assert CameraCfg(distance=np.float64(4.0), azimuth=np.int64(90)).azimuth == 90
+
+
+@pytest.mark.parametrize("value", [123, b"scene.xml", 1.5])
+def test_scene_cfg_names_model_file_for_a_non_path(value):
+    """Before #28 the error said "expected a path" without naming the field."""
+    with pytest.raises(TypeError, match=r"SceneCfg\.model_file: expected a path"):
+        SceneCfg(value)
+
+
+def test_relative_model_path_survives_chdir(tmp_path, monkeypatch):
+    """Before #28 SceneCfg kept a relative path: after os.chdir the fake raised FileNotFoundError."""
+    monkeypatch.chdir(SCENES["free_body"].parent)
+    scene = SceneCfg("free_body.xml")
+    assert scene.model_file == str(SCENES["free_body"])
+    monkeypatch.chdir(tmp_path)
+    b = FakeBackend(scene, 1, 0.002)
+    b.step(np.zeros((1, 0)))
+
+
+class _RaisesInInit(FakeBackend):
+    """The fake whose engine raises ``RAISE`` once its model is loaded (as an engine would)."""
+
+    RAISE: BaseException = ValueError("could not convert string to float: 'nan'")
+
+    def __init__(self, scene, num_envs, sim_dt, **options):
+        super().__init__(scene, num_envs, sim_dt, **options)
+        raise self.RAISE
+
+
+@pytest.mark.parametrize(("exc", "cls", "match"), [
+    (ValueError("could not convert string to float: 'nan'"), InvalidInputError, r"could not load '.*free_body\.xml'"),
+    (UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte"), InvalidInputError,
+     r"free_body\.xml' is not UTF"),
+    (MemoryError("std::bad_alloc"), InvalidInputError, "num_envs: backend 'fake' could not allocate 2 envs"),
+    (RuntimeError("Caught an unknown exception!"), EngineError, r"failed to build '.*free_body\.xml' with 2 envs"),
+])
+def test_engine_errors_while_loading_name_the_file_or_num_envs(monkeypatch, exc, cls, match):
+    """Before #28 they reached the user raw (UnicodeDecodeError, ValueError: std::bad_alloc,
+    RuntimeError: Caught an unknown exception!). Now a UniSim error, chained to the original."""
+    monkeypatch.setattr(_RaisesInInit, "RAISE", exc)
+    with pytest.raises(cls, match=match) as info:
+        _RaisesInInit(SceneCfg(SCENES["free_body"]), 2, 0.002)
+    assert info.value.__cause__ is exc
+
+
+def test_num_envs_beyond_memory_names_the_estimate_and_what_is_available(monkeypatch):
+    """Before #28 numpy's MemoryError / "Maximum allowed dimension exceeded". 10^9 quadruped envs
+    on a machine with 10 GiB left: the fake's estimate (about 5.7 KiB per env) is refused."""
+    from unisim_core import construction
+
+    monkeypatch.setattr(construction, "available_memory", lambda: (10 * 2**30, "a test's figure"))
+    with pytest.raises(InvalidInputError, match=r"num_envs: 1000000000 envs of backend 'fake' need about 5\.\d+ TiB "
+                                                r"\(5\.\d+ KiB per env: float64 state.*more than the 10 GiB available "
+                                                r"\(a test's figure\)"):
+        make("quadruped", 10**9)
+
+
+def test_guarded_methods_keep_their_signatures_and_work_from_hooks(quad):
+    """The call guard wraps public methods with their own signatures (no *args packing), and a
+    hook may call the backend's public methods during the step (same thread)."""
+    import inspect
+
+    assert str(inspect.signature(FakeBackend.set_state)) == str(inspect.signature(FakeBackend.set_state.__wrapped__))
+    seen = []
+    quad.set_pre_step_control(lambda b, ctrl: (seen.append(b.get_base_pos()[0, 2]), ctrl)[1])
+    quad.step(np.zeros((3, quad.num_actuators)), 3)
+    assert len(seen) == 3
+
+
+def test_a_program_sigint_handler_is_held_too_and_called_at_the_end(quad):
+    """Before #28 only Python's default SIGINT handler was held during a long step; the program's
+    own ran mid-step. Now it runs when the step has run all its substeps (only the default handler,
+    which raises KeyboardInterrupt, stops a step early)."""
+    got = []
+    previous = signal.signal(signal.SIGINT, lambda s, f: got.append(quad.get_physics_state()[0, 0]))
+    try:
+        quad.set_pre_step_control(lambda b, ctrl: (os.kill(os.getpid(), signal.SIGINT) if not got else None, ctrl)[1])
+        quad.step(np.zeros((3, quad.num_actuators)), 4)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert len(got) == 1 and got[0] == pytest.approx(4 * quad.sim_dt), got

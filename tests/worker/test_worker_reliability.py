@@ -123,3 +123,69 @@ def test_ctrl_c_during_a_long_step_lands_and_leaves_the_backend_usable(hosted, i
     b.step(np.zeros((1, b.num_actuators)), 2)
     assert b.get_physics_state()[0, 0] / b.sim_dt == pytest.approx(round(done) + 2, abs=1e-6)
     b.close()
+
+
+# ----------------------------------------------------------------------------- round three (#28)
+def test_fork_is_refused_in_the_child_never_hangs_and_leaves_the_parent_alone():
+    """Before #28 a forked child stepping an in-process MuJoCo or MotrixSim backend hung, a MuJoCo
+    child that never touched its backend hung at exit, and a child stepped the parent's worker.
+    Now with os.fork (the child exits normally) and multiprocessing's fork start method, each
+    child's step raises ForkedBackendError naming the remedy, the children exit, and the parent's
+    backends (a worker-hosted one too) are unchanged and keep stepping."""
+    import json
+    import subprocess
+    import sys
+
+    specs = ["mujoco", "mujoco@subprocess"]
+    try:
+        import unisim_motrix  # noqa: F401
+        specs.append("motrix")
+    except ImportError:
+        pass
+    run = subprocess.run([sys.executable, str(HERE / "fork_probe.py"), *specs], capture_output=True, text=True,
+                         timeout=150)
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out["fork_exit"] == 0, f"the os.fork child did not exit promptly: {out['fork_exit']}"
+    for spec in specs:
+        for how in ("fork", "multiprocessing"):
+            got = out[how][spec]
+            assert got.startswith("ForkedBackendError") and "'spawn'" in got, f"{spec}, {how} child: {got}"
+        assert out["parent"][spec] == {"unchanged": True, "steps": True, "worker_alive": True}, (spec, out["parent"])
+
+
+def test_ctrl_c_during_reads_and_writes_of_a_worker_backend_leaves_it_usable(hosted):
+    """Before #28 a SIGINT that landed during a round trip other than a step (set_state, a body
+    read) left the request without its reply and faulted the backend. Now the reply is awaited,
+    then KeyboardInterrupt is raised, and the backend is usable."""
+    b = hosted(n=1)
+    q, v = b.get_qpos().astype(np.float64), b.get_qvel().astype(np.float64)
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            for _ in range(100_000):  # round trips only: each set_state and body read is one
+                b.set_state(np.array([0]), q, v)
+                b.get_body_pos_w(np.array([1]))
+    finally:
+        timer.cancel()
+    assert b._client.faulted is None
+    b.step(np.zeros((1, b.num_actuators)), 2)
+    assert np.isfinite(b.get_body_pos_w(np.array([1]))).all()
+
+
+def test_pickling_a_worker_backend_is_refused_in_unisim_terms(hosted):
+    """Before #28: TypeError "cannot pickle '_thread.lock' object"."""
+    import copy
+    import pickle
+
+    from unisim_core.errors import InvalidTypeError
+
+    b = hosted(n=1)
+    with pytest.raises(InvalidTypeError, match=f"worker process {b.worker_pid}"):
+        pickle.dumps(b)
+    with pytest.raises(InvalidTypeError, match="cannot be copied"):
+        copy.copy(b)
+    with pytest.raises(InvalidTypeError, match="cannot be pickled"):
+        copy.deepcopy(b)
+    b.step(np.zeros((1, b.num_actuators)))
