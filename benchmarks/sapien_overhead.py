@@ -3,12 +3,12 @@
 Per row (one N), interleaved in rounds in one run (median per call), each call = ``nsteps``
 physics steps of all N envs of the shipped quadruped holding its ``home`` pose:
 
-raw:       unisim_sapien's raw stepper (also behind ``unisim bench``): every env's ``scene.step()``
+raw:       unisim_sapien's raw stepper (also behind ``unisim bench``): every env's ``PhysxCpuSystem.step()``
            x nsteps, then every articulation's ``get_qpos()``/``get_qvel()``, on the backend's own
            scenes (the same engine objects: the difference is the adapter)
 contract:  backend.step(ctrl, nsteps); backend.get_qpos(); backend.get_qvel()
 one_scene: raw SAPIEN on the other layout: one scene holding the N articulations 2 m apart
-           (one ``scene.step()`` per substep), same reads
+           (one ``step()`` per substep), same reads
 limit:     one env's raw call x N (PhysX CPU steps hold the GIL: measured, threads do not help)
 
   python benchmarks/sapien_overhead.py [--envs 1 16 64 256] [--nsteps 4] [--seconds 2]
@@ -47,9 +47,11 @@ def _one_scene(backend, n: int, nsteps: int):
     for a in arts:
         a.set_qpos(home)
 
+    system = scene.physx_system
+
     def call():
         for _ in range(nsteps):
-            scene.step()
+            system.step()
         return [a.get_qpos() for a in arts], [a.get_qvel() for a in arts]
 
     return call

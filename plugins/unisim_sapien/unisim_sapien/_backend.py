@@ -116,9 +116,17 @@ class SapienBackend(SimBackend):
         self._layout = lay = layout_of(lite, self._arts[0])
         self._links = [[None] + [arts[a].get_links()[k] for a, k in lay.body_link[1:]] for arts in self._arts]
         self._com = np.array([[0.0, 0.0, 0.0]] + [_xyz(link.cmass_local_pose.p) for link in self._links[0][1:]])
-        self._dof_rows = [np.flatnonzero(lay.dof_src[:, 0] == a) for a in range(len(lay.tops))]
+        #: per articulation with dofs: ``(a, rows, qpos columns, qvel columns)``, rows (MJCF hinge/slide
+        #: joint order) listed in PhysX's active-joint order, so an engine vector maps with one index
+        self._dofs = []
+        for a in range(len(lay.tops)):
+            rows = np.flatnonzero(lay.dof_src[:, 0] == a)
+            rows = rows[np.argsort(lay.dof_src[rows, 1])]
+            if rows.size:
+                self._dofs.append((a, rows, lay.dof_src[rows, 2], lay.dof_src[rows, 3]))
         #: per hinge/slide joint, MuJoCo's ``ref``: the model pose is q = ref in MuJoCo, q = 0 in PhysX
         self._ref = np.array([j["ref"] for j in lite.joints if j["type"] != "free"], dtype=np.float64)
+        self._ref_cols = lay.dof_src[:, 2]
         self.solver_readback = read_solver_values(self._systems, self._arts, cfg)
         self._all_bodies = np.arange(1, len(lite.body_names))
         self._free_bodies = np.array([f[3] for f in lay.free], dtype=np.int64)
@@ -179,35 +187,30 @@ class SapienBackend(SimBackend):
         n, J = self._num_envs, len(self._layout.dof_src)
         q, qd = np.zeros((n, J)), np.zeros((n, J))
         for i, arts in enumerate(self._arts):
-            for a, art in enumerate(arts):
-                rows = self._dof_rows[a]
-                if rows.size:
-                    cols = self._layout.dof_src[rows, 1]
-                    q[i, rows], qd[i, rows] = art.get_qpos()[cols] + self._ref[rows], art.get_qvel()[cols]
+            for a, rows, _, _ in self._dofs:
+                q[i, rows], qd[i, rows] = arts[a].get_qpos(), arts[a].get_qvel()
+        q += self._ref
         return q, qd
 
     # ------------------------------------------------------------------ primitives
     def _step(self, ctrl: np.ndarray, nsteps: int) -> None:
-        drives, dofs = self._drives, self._layout.dof_src
-        efforts = None
+        drives, J = self._drives, len(self._layout.dof_src)
+        written = False
         for k in range(nsteps):
-            if drives.state_dependent or efforts is None:
-                q, qd = self._joint_state() if drives.state_dependent else (None, None)
-                efforts = drives.efforts(ctrl, q if q is not None else np.zeros((len(ctrl), len(dofs))),
-                                         qd if qd is not None else np.zeros((len(ctrl), len(dofs))))
-                for i, arts in enumerate(self._arts):
-                    for a, art in enumerate(arts):
-                        rows = self._dof_rows[a]
-                        if rows.size:
-                            qf = np.zeros(art.dof, dtype=np.float32)
-                            qf[dofs[rows, 1]] = efforts[i, rows]
-                            art.set_qf(qf)
+            if drives.state_dependent or not written:  # motors alone: the efforts depend on ctrl only
+                q, qd = self._joint_state() if drives.state_dependent else (np.zeros((len(ctrl), J)),) * 2
+                efforts = drives.efforts(ctrl, q, qd)
+                for a, rows, _, _ in self._dofs:
+                    qf = efforts[:, rows].astype(np.float32)
+                    for i, arts in enumerate(self._arts):
+                        arts[a].set_qf(qf[i])
+                written = True
             if self._wrench:
                 self._apply_wrenches()
             if self._accel and k == nsteps - 1:  # the accelerometer reads the velocity change over the last substep
                 self._prev_vel = (self._cache or self._kinematics(self._accel_bodies))[2:]
-            for s in self._scenes:
-                s.step()
+            for system in self._systems:
+                system.step()
             self._cache = self._root_cache = None
         self._time += nsteps * self.sim_dt
         self._fresh[:] = False
@@ -224,12 +227,9 @@ class SapienBackend(SimBackend):
                 arts[a].set_root_pose(sapien.Pose(p.astype(np.float32), q.astype(np.float32)))
                 arts[a].set_root_linear_velocity(v.astype(np.float32))
                 arts[a].set_root_angular_velocity(w.astype(np.float32))
-            for a, art in enumerate(arts):
-                rows = self._dof_rows[a]
-                if rows.size:
-                    order = np.argsort(lay.dof_src[rows, 1])
-                    art.set_qpos((qpos[k, lay.dof_src[rows, 2]] - self._ref[rows])[order].astype(np.float32))
-                    art.set_qvel(qvel[k, lay.dof_src[rows, 3]][order].astype(np.float32))
+            for a, rows, qcols, vcols in self._dofs:
+                arts[a].set_qpos((qpos[k, qcols] - self._ref[rows]).astype(np.float32))
+                arts[a].set_qvel(qvel[k, vcols].astype(np.float32))
         self._fresh[env_ids] = True
         self._cache = self._root_cache = None
 
@@ -239,19 +239,16 @@ class SapienBackend(SimBackend):
             for a, qa, _, _ in lay.free:
                 pose = arts[a].get_root_pose()
                 out[i, qa:qa + 3], out[i, qa + 3:qa + 7] = pose.p, pose.q
-            for a, art in enumerate(arts):
-                rows = self._dof_rows[a]
-                if rows.size:
-                    out[i, lay.dof_src[rows, 2]] = art.get_qpos()[lay.dof_src[rows, 1]] + self._ref[rows]
+            for a, _, qcols, _ in self._dofs:
+                out[i, qcols] = arts[a].get_qpos()
+        out[:, self._ref_cols] += self._ref
         return np.ascontiguousarray(out, dtype=self.np_dtype)
 
     def get_qvel(self) -> np.ndarray:
         lay, out = self._layout, np.zeros((self._num_envs, self.nv))
         for i, arts in enumerate(self._arts):
-            for a, art in enumerate(arts):
-                rows = self._dof_rows[a]
-                if rows.size:
-                    out[i, lay.dof_src[rows, 3]] = art.get_qvel()[lay.dof_src[rows, 1]]
+            for a, _, _, vcols in self._dofs:
+                out[i, vcols] = arts[a].get_qvel()
         if lay.free:
             if self._cache is None and self._root_cache is None:
                 self._root_cache = self._kinematics(self._free_bodies)
@@ -319,7 +316,7 @@ class SapienBackend(SimBackend):
         fresh = np.flatnonzero(self._fresh)
         saved = [self._systems[i].pack() for i in fresh]
         for i in fresh:
-            self._scenes[i].step()
+            self._systems[i].step()
         out = self._kinematics()
         for i, blob in zip(fresh, saved):
             self._systems[i].unpack(blob)

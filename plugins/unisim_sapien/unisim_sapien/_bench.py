@@ -13,15 +13,16 @@ __all__ = ["raw_stepper"]
 
 def raw_stepper(scene: str, n: int, sim_dt: float, nsteps: int, backend, ctrl: np.ndarray):
     """``(call, close)``: SAPIEN's own API on the backend's scenes (the same engine objects, so the
-    difference is the adapter alone): ``scene.step()`` of every env ``nsteps`` times, then every
+    difference is the adapter alone): ``PhysxCpuSystem.step()`` of every env ``nsteps`` times, then every
     articulation's ``get_qpos()``/``get_qvel()``. The joint efforts stay what the backend last wrote
     (the contract recomputes them before every substep: that is part of its measured cost)."""
-    scenes, arts = backend.sapien_scenes, [a for env in backend.sapien_articulations for a in env]
+    systems = [s.physx_system for s in backend.sapien_scenes]
+    arts = [a for env in backend.sapien_articulations for a in env]
 
     def call():
         for _ in range(nsteps):
-            for s in scenes:
-                s.step()
+            for system in systems:
+                system.step()
         return [a.get_qpos() for a in arts], [a.get_qvel() for a in arts]
 
     return call, lambda: None
