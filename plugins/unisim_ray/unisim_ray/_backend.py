@@ -33,7 +33,13 @@ from unisim_core.backend import SimBackend
 from unisim_core.bindings import BackendHeightScanner, BackendMocapPoseBinding
 from unisim_core.capabilities import Capability
 from unisim_core.config import BackendTerrainSpawnData, SceneCfg
-from unisim_core.errors import BackendClosedError, OptionalDependencyError, UniSimError, with_context
+from unisim_core.errors import (
+    BackendClosedError,
+    InvalidTypeError,
+    OptionalDependencyError,
+    UniSimError,
+    with_context,
+)
 from unisim_core.model import ModelInfo
 from unisim_core.options import build_options
 
@@ -779,6 +785,16 @@ class RayBackend(SimBackend):
 
     def _close(self) -> None:
         self._release()
+
+    def __reduce_ex__(self, protocol: int) -> Any:
+        raise InvalidTypeError(self._unpicklable("its shards are Ray actors this backend owns and kills on close"))
+
+    def _after_fork_in_child(self) -> None:
+        # the actors and the local Ray instance are the parent's: a child's normal exit must not
+        # shut them down (ray.shutdown, registered with atexit when this process started Ray)
+        ray = sys.modules.get("ray")
+        if ray is not None:
+            atexit.unregister(ray.shutdown)
 
 
 class _RayHeightScanner(BackendHeightScanner):
