@@ -26,7 +26,7 @@ from unisim_core.bench import contract_stepper, measure
 from unisim_core.physx import physx_drives
 from unisim_sapien._bench import raw_stepper
 from unisim_sapien._build import build_env
-from unisim_sapien._mjcf_extra import read_extras
+from unisim_sapien._mjcf_extra import read_hfields
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_SCENE = os.path.join(HERE, "..", "unisim_core", "scenes", "quadruped.xml")
@@ -35,7 +35,7 @@ DEFAULT_SCENE = os.path.join(HERE, "..", "unisim_core", "scenes", "quadruped.xml
 def _one_scene(backend, n: int, nsteps: int):
     """Raw loop over one scene holding ``n`` copies of the backend's articulations (grid, 2 m)."""
     lite, path = backend._lite, str(backend.scene.model_file)
-    fields, _ = read_extras(path, lite)
+    fields = read_hfields(path, lite)
     drives = physx_drives(lite.joints, lite.actuators)
     side = int(np.ceil(np.sqrt(n)))
     scene, arts = None, []

@@ -28,8 +28,10 @@ from typing import Any
 import attrs
 import numpy as np
 
-__all__ = ["MUJOCO_BODY_PROPERTIES", "PHYSX_DEFAULTS", "SOLVER_TYPES", "PhysxDrives", "PhysxSolverConfig",
-           "UNBOUNDED_VELOCITY", "physx_config_option", "physx_drives", "solver_value_matches"]
+__all__ = ["IMPLICIT_KV", "MUJOCO_BODY_PROPERTIES", "PHYSX_DEFAULTS", "SOLVER_TYPES", "PhysxDrives",
+           "PhysxSolverConfig",
+           "UNBOUNDED_VELOCITY", "mujoco_integrator", "physx_config_option", "physx_drives",
+           "solver_value_matches"]
 
 _UINT32_MAX = 2**32 - 1
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
@@ -226,6 +228,20 @@ class PhysxDrives:
             tau += g * self.kv * qda  # the drive applies -gear² kv qd implicitly
         np.add.at(out, (slice(None), j), tau)
         return out
+
+
+#: MuJoCo integrators by whether they integrate a servo's ``kv`` implicitly (PhysX's drive damping is).
+IMPLICIT_KV = {"implicitfast": True, "implicit": True, "euler": False}
+
+
+def mujoco_integrator(path: str) -> str:
+    """The model's ``<option integrator>``, lower case (MuJoCo's default ``"euler"``); includes expanded."""
+    from .mjcf_lite import read_tree
+
+    value = "euler"
+    for option in read_tree(path).iter("option"):
+        value = option.get("integrator", value).lower()
+    return value
 
 
 def physx_drives(joints: Sequence[Mapping[str, Any]], actuators: Sequence[Mapping[str, Any]], *,

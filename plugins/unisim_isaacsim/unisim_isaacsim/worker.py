@@ -232,7 +232,7 @@ class _IsaacSession:
         import numpy as np
 
         from unisim_core.mjcf_lite import load_mjcf
-        from unisim_core.physx import physx_drives
+        from unisim_core.physx import IMPLICIT_KV, mujoco_integrator, physx_drives
         from unisim_core.worker.hosted import scene_from_plain
 
         from ._layout import root_mount
@@ -250,7 +250,9 @@ class _IsaacSession:
         self.spacing = float(init["env_spacing"])
         lite = load_mjcf(self.scene.model_file)
         self.info = info = lite.model_info()
-        self.drives = physx_drives(lite.joints, lite.actuators)
+        # MuJoCo's Euler integrates servo kv explicitly, implicitfast/implicit implicitly (RK4: as implicit)
+        self.drives = physx_drives(lite.joints, lite.actuators,
+                                   implicit_kv=IMPLICIT_KV.get(mujoco_integrator(self.scene.model_file), True))
         self.mount = root_mount(info.body_names, info.body_parent, info.joint_types, info.joint_body)
         key = self.scene.default_keyframe
         self.init_qpos = lite.keyframes[key] if key is not None else info.qpos0

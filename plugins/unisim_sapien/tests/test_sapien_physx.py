@@ -14,7 +14,7 @@ from unisim_core import InvalidInputError, SceneCfg, create_backend
 mujoco = pytest.importorskip("mujoco", reason="the reference trajectories come from MuJoCo (pip install mujoco)")
 
 SERVO = """<mujoco>
-  <option timestep="0.002" integrator="implicitfast" gravity="0 0 0"/>
+  <option timestep="0.002" integrator="{integrator}" gravity="0 0 0"/>
   <worldbody>
     <body name="arm"><joint name="j" type="hinge" axis="0 1 0" limited="false"/>
       <inertial pos="0 0 -0.25" mass="1" diaginertia="0.02 0.02 0.001"/>
@@ -24,9 +24,9 @@ SERVO = """<mujoco>
 </mujoco>"""
 
 
-def _servo(tmp_path, kp=20.0, kv=0.0):
+def _servo(tmp_path, kp=20.0, kv=0.0, integrator="implicitfast"):
     path = tmp_path / "servo.xml"
-    path.write_text(SERVO.format(kp=kp, kv=kv))
+    path.write_text(SERVO.format(kp=kp, kv=kv, integrator=integrator))
     return str(path)
 
 
@@ -61,6 +61,18 @@ def test_servo_kp_explicit_like_mujoco_and_the_implicit_drive_drifts(tmp_path, k
         old.sapien_scenes[0].step()
         drifted.append(art.get_qpos()[0])
     assert np.abs(np.array(drifted) - want).max() > (1e-2 if kv == 0.0 else 1e-3)
+
+
+def test_euler_keeps_servo_kv_explicit_like_mujoco(tmp_path):
+    """MuJoCo's Euler integrates an actuator's kv explicitly (only joint damping implicitly): a stiff kv
+    servo (kv dt / I = 0.24) follows MuJoCo's Euler trajectory, not its implicitfast one."""
+    path = _servo(tmp_path, kp=20.0, kv=10.0, integrator="Euler")
+    want = _mujoco_servo(path, 0.5, 100)
+    b = create_backend("sapien", SceneCfg(model_file=path), 1, 0.002)
+    got = np.array([b.step(np.full((1, 1), 0.5, np.float32), 1) or b.get_qpos()[0, 0] for _ in range(100)])
+    assert np.abs(got - want).max() < 1e-5
+    implicit = _mujoco_servo(_servo(tmp_path, kp=20.0, kv=10.0), 0.5, 100)
+    assert np.abs(implicit - want).max() > 1e-3
 
 
 def test_physx_defaults_are_replaced_on_the_engine():

@@ -1,7 +1,7 @@
 """``SapienBackend``: the SimBackend contract on SAPIEN 3's PhysX 5 (CPU), one scene per env.
 
 The MJCF file is read by ``unisim_core.mjcf_lite`` (tables, names, sensors, keyframes; features
-outside its subset refused by name) and :mod:`._mjcf_extra` (height-field data, the integrator), and
+outside its subset refused by name) and :mod:`._mjcf_extra` (height-field data), and
 built as PhysX articulations by :mod:`._build` with the PhysX mapping of ``unisim_core.physx``:
 MuJoCo's body/joint semantics set explicitly, joint damping and servo ``kv`` on an implicit drive,
 the rest of every actuator as a joint effort recomputed before each substep.
@@ -25,11 +25,11 @@ from unisim_core import MjcfLiteError, SimBackend, UnsupportedCapabilityError, l
 from unisim_core import quat as Q
 from unisim_core.contacts import ContactSums
 from unisim_core.model import ModelInfo
-from unisim_core.physx import physx_drives
+from unisim_core.physx import IMPLICIT_KV, mujoco_integrator, physx_drives
 
 from . import _spec
 from ._build import build_env, check_scene, configure_engine, layout_of
-from ._mjcf_extra import read_extras
+from ._mjcf_extra import read_hfields
 from ._options import SapienOptions
 from ._readback import read_solver_values
 
@@ -37,8 +37,6 @@ __all__ = ["SapienBackend"]
 
 #: Snapshots whose engine state is remembered for exact restores (per env row).
 _SNAPSHOT_MEMORY = 8
-#: MuJoCo integrators whose servo ``kv`` is implicit (PhysX's drive damping is); Euler's is explicit.
-_IMPLICIT_KV = {"implicitfast": True, "implicit": True, "euler": False}
 
 
 def _xyz(v) -> np.ndarray:
@@ -98,13 +96,13 @@ class SapienBackend(SimBackend):
             if exc.feature is None:
                 raise
             raise UnsupportedCapabilityError(self.name, exc.feature, str(exc)) from None
-        fields, integrator = read_extras(path, lite)
-        if integrator not in _IMPLICIT_KV:
+        fields, integrator = read_hfields(path, lite), mujoco_integrator(path)
+        if integrator not in IMPLICIT_KV:
             raise UnsupportedCapabilityError(self.name, "integrator", f"{path}: <option integrator={integrator!r}>; "
-                                             f"mapped: {sorted(_IMPLICIT_KV)}")
+                                             f"mapped: {sorted(IMPLICIT_KV)}")
         check_scene(lite, fields, path)
         _ = self.model_info  # names given by the options are checked before the engine loads
-        self._drives = physx_drives(lite.joints, lite.actuators, implicit_kv=_IMPLICIT_KV[integrator])
+        self._drives = physx_drives(lite.joints, lite.actuators, implicit_kv=IMPLICIT_KV[integrator])
         cfg = self.options.physx
         configure_engine(cfg, lite.gravity)
         self._scenes, self._arts = [], []

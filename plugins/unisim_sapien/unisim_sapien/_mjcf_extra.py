@@ -1,8 +1,7 @@
 """What the SAPIEN backend reads from the MJCF beyond ``unisim_core.mjcf_lite``'s tables.
 
-``mjcf_lite`` records height-field assets without their data, and no ``<option integrator>``; a
-PhysX triangle mesh and the drive mapping need them. Read from the same tree
-(``mjcf_lite.read_tree``: includes expanded).
+``mjcf_lite`` records height-field assets without their data; a PhysX triangle mesh needs it.
+Read from the same tree (``mjcf_lite.read_tree``: includes expanded).
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ import numpy as np
 from unisim_core import LiteModel
 from unisim_core.mjcf_lite import read_tree
 
-__all__ = ["Hfield", "read_extras"]
+__all__ = ["Hfield", "read_hfields"]
 
 
 @dataclass(frozen=True)
@@ -46,8 +45,8 @@ def _hfields(root) -> dict[str, Hfield | None]:
     return out
 
 
-def read_extras(path: str, lite: LiteModel) -> tuple[list[Hfield | None], str]:
-    """``(height field of each of lite's geoms (None unless a readable hfield geom), integrator)``.
+def read_hfields(path: str, lite: LiteModel) -> list[Hfield | None]:
+    """The height field of each of lite's geoms (``None`` unless a readable hfield geom).
 
     Height-field geoms are static (a moving one is refused), so they are world geoms: the k-th
     hfield geom among the ``<worldbody>``'s own children is lite's k-th hfield geom.
@@ -64,7 +63,4 @@ def read_extras(path: str, lite: LiteModel) -> tuple[list[Hfield | None], str]:
             k += 1
         else:
             out.append(None)
-    integrator = "euler"
-    for o in root.iter("option"):
-        integrator = o.get("integrator", integrator).lower()
-    return out, integrator
+    return out
