@@ -70,7 +70,7 @@ TRANSMISSIONS = {"joint": "joint", "jointinparent": "jointinparent", "tendon": "
 EQUALITY_TAGS = frozenset({"connect", "weld", "joint", "tendon", "flex", "flexvert", "flexstrain", "distance"})
 #: Compiled-enum spellings that differ from the MJCF element (``mjSENS_GEOMDIST`` is ``<distance>``).
 _ENUM_ALIASES = {"geomdist": "distance", "geomnormal": "normal", "geomfromto": "fromto",
-                 "jointinparent": "jointinparent", "sliderc": "slidercrank", "slidercrank": "slidercrank"}
+                 "jointactfrc": "jointactuatorfrc", "tendonactfrc": "tendonactuatorfrc"}
 _SUFFIX = {"sensor": "_sensor", "actuator": "_actuator", "transmission": "_transmission", "tendon": "_tendon",
            "equality": "_equality", "joint": "_joint", "geom": "", "model": ""}
 _MODEL_ELEMENTS = {"composite": "composite", "replicate": "replicate", "attach": "attach", "flexcomp": "flex",

@@ -101,6 +101,8 @@ def test_vocabulary_for_compiled_models() -> None:
     assert mj_enum_tag("mjSENS_FORCE") == "force"
     assert mj_enum_tag("mjSENS_GEOMDIST") == "distance"
     assert mj_enum_tag("mjTRN_SLIDERCRANK") == "slidercrank"
+    assert mj_enum_tag("mjSENS_JOINTACTFRC") == "jointactuatorfrc"
+    assert mj_enum_tag("mjSENS_E_POTENTIAL") == "e_potential"
     assert use("sensor", mj_enum_tag("mjSENS_MAGNETOMETER"), "mag").feature == "magnetometer_sensor"
     assert feature_name("equality", "connect") == "connect_equality"
     attr = use("attribute", "material@emission", "green")

@@ -42,6 +42,8 @@ from unisim_mujoco import (
 )
 
 from . import _spec
+from ._buffers import buffer_sizes
+from ._features import check_model_features
 from ._kernels import NONFINITE, scatter_rows, stage_wrench, world_health
 from ._options import CONES, SOLVERS, MjwarpOptions
 
@@ -100,6 +102,7 @@ class MjwarpBackend(SimBackend):
             m.opt.cone = getattr(mujoco.mjtCone, CONES[opts.cone])
         if opts.solver is not None:
             m.opt.solver = getattr(mujoco.mjtSolver, SOLVERS[opts.solver])
+        check_model_features(self.name, scene.model_file, m)
         self._m = m
         self._device = resolve_device(opts.device)
         on_cuda = self._device.startswith("cuda")
@@ -118,8 +121,10 @@ class MjwarpBackend(SimBackend):
                 self._model = mjw.put_model(m, batch_sizes={f: n for f in _PER_WORLD if f in _BATCHABLE})
             except (NotImplementedError, ValueError) as exc:  # a model feature MuJoCo Warp lacks
                 raise UnsupportedCapabilityError(self.name, _feature(str(exc)), str(exc)) from None
+            nconmax, njmax = buffer_sizes(m, d)
+            self._buffers = (opts.nconmax or nconmax, opts.njmax or njmax)
             try:
-                self._data = mjw.put_data(m, d, nworld=n, nconmax=opts.nconmax, njmax=opts.njmax)
+                self._data = mjw.put_data(m, d, nworld=n, nconmax=self._buffers[0], njmax=self._buffers[1])
             except ValueError as exc:  # the initial state needs more room than nconmax/njmax give
                 raise InvalidInputError(f"nconmax/njmax: too small for scene {scene.model_file!r}: {exc}") from None
             self._model.opt.gravity = wp.array(np.tile(m.opt.gravity, (n, 1)), dtype=wp.vec3)
@@ -196,7 +201,7 @@ class MjwarpBackend(SimBackend):
         names = [b.name for b in _OVERFLOW_FIX if bits & int(b)]
         raise EngineError(f"MuJoCo Warp buffer overflow ({', '.join(names)}) in env(s) {bad.tolist()}: contacts or "
                           f"constraints were dropped. Raise the option(s) {', '.join(fixes)} "
-                          f"(now nconmax={self.options.nconmax}, njmax={self.options.njmax}; None = mjwarp default).")
+                          f"(now nconmax={self._buffers[0]}, njmax={self._buffers[1]}).")
 
     # ------------------------------------------------------------------ primitives
     @property

@@ -26,8 +26,10 @@ class MjwarpOptions(BackendOptions):
       ``ls_iterations``, ``noslip_iterations``: overrides of the model's options (``None``
       keeps the model's), as set in mjlab.
     - ``nconmax``: contacts allocated per world; ``njmax``: constraint rows per world
-      (``None``: MuJoCo Warp's defaults for the model). Exceeding either is an
-      ``EngineError`` naming the option to raise, never silently dropped contacts.
+      (``None``: sized from the model, ``_buffers.py``: every collidable body's contacts at its
+      cone's rows plus every equality/limit/friction row; never below MuJoCo Warp's defaults).
+      Exceeding either is an ``EngineError`` naming the option to raise, never silently
+      dropped contacts.
     - ``graph_capture``: replay ``step`` as a CUDA graph (``wp.ScopedCapture``); ``None``
       captures on CUDA devices and runs the plain path on CPU. ``True`` on CPU is an error.
     - ``add_body_sensors``: add ``<body>_pos``/``_quat``/``_linvel``/``_angvel`` frame
