@@ -99,6 +99,7 @@ CAPABILITY_REQUIRES: dict[Capability, tuple[Capability, ...]] = {
     Capability.PUSH: (Capability.BODY_FORCE,),
     Capability.PLAYBACK: (Capability.VIDEO_CAPTURE,),
     Capability.CONTACT_FORCES: (Capability.CONTACTS,),
+    Capability.CONTACT_FILTERS: (Capability.CONTACT_FORCES,),
 }
 
 
@@ -1339,4 +1340,3 @@ def _as_slice(cols: np.ndarray) -> slice | np.ndarray:
     if np.all(np.diff(cols) == 1):
         return slice(int(cols[0]), int(cols[-1]) + 1)
     return cols
-

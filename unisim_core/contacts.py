@@ -6,8 +6,9 @@ preallocated ``(num_envs, len(bodies), 3)`` array (hot path, nothing allocated p
 
 - **what**: the net force, N, in the **world frame**, that contacts exert **on** each body, summed
   over all its contacts (a box of mass m resting on a plane reads ``(0, 0, +m g)``). With
-  ``against``, only contacts with those bodies count (``against=["world"]``: the ground and every
-  other static geom). Forces, not impulses; torques are not reported.
+  ``against`` (capability ``contact_filters``), only contacts with those bodies count
+  (``against=["world"]``: the ground and every other static geom). Forces, not impulses; torques
+  are not reported.
 - **when**: the state reached by the last ``step``. After ``set_state(env_ids)`` (and a divergence
   reset) those envs read zero, not in contact, and their timers restart at 0 until the next step;
   after ``set_physics_state`` every env does. A reset env has not been stepped: no contact force
@@ -41,7 +42,8 @@ from .validation import check_env_ids
 if TYPE_CHECKING:
     from .backend import SimBackend
 
-__all__ = ["ContactForceBinding", "ContactSensing", "ContactSums", "ContactFill"]
+__all__ = ["ContactForceBinding", "ContactSensing", "ContactSums", "ContactFill", "mujoco_contact_forces",
+           "mjwarp_contact_list"]
 
 #: ``fill(out)``: write the net contact forces of the current state into ``out (num_envs, n, 3)`` float64.
 ContactFill = Callable[[np.ndarray], None]
@@ -77,6 +79,53 @@ class ContactSums:
             f = force[keep]
             for c in range(3):
                 flat[:, c] += sign * np.bincount(idx, weights=f[:, c], minlength=size)
+
+
+def mujoco_contact_forces(frame: np.ndarray, rows: np.ndarray, dim: np.ndarray, friction: np.ndarray,
+                         efc_force: np.ndarray, pyramidal: bool) -> np.ndarray:
+    """``(k, 3)`` world force, N, that geom1 exerts on geom2 at each of ``k`` contacts.
+
+    MuJoCo's contact layout: ``frame (k, 3, 3)`` rows normal (geom1 -> geom2), tangent 1, tangent
+    2; ``rows (k, w)`` the contact's constraint rows in ``efc_force`` (first column -1: excluded),
+    ``dim (k,)`` condim, ``friction (k, >= 2)`` tangential coefficients. Pyramidal cones are
+    decoded as ``mj_contactForce`` does: normal = sum of the 2 (dim - 1) edge forces, tangent i =
+    (f[2i] - f[2i+1]) mu_i; elliptic cones hold [normal, tangent 1, tangent 2, ...].
+    """
+    k = len(dim)
+    local = np.zeros((k, 3))
+    for d in np.unique(dim):
+        sel = np.flatnonzero((dim == d) & (rows[:, 0] >= 0))
+        if not sel.size:
+            continue
+        if d == 1:
+            local[sel, 0] = efc_force[rows[sel, 0]]
+        elif pyramidal:
+            edges = efc_force[rows[sel, :2 * (int(d) - 1)]]
+            local[sel, 0] = edges.sum(axis=1)
+            local[sel, 1] = (edges[:, 0] - edges[:, 1]) * friction[sel, 0]
+            local[sel, 2] = (edges[:, 2] - edges[:, 3]) * friction[sel, 1]
+        else:
+            local[sel] = efc_force[rows[sel, :3]]
+    return np.einsum("ki,kij->kj", local, frame.reshape(k, 3, 3))
+
+
+def mjwarp_contact_list(data, pyramidal: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(world (k,), geom (k, 2), force (k, 3))`` of the contacts in a MuJoCo Warp ``Data``
+    (read through its arrays' ``.numpy()``, nothing imported): the force geom1 exerts on geom2,
+    world frame, N, decoded from ``efc.force`` (whose rows are per world) as MuJoCo does."""
+    n = int(data.nacon.numpy()[0])
+    c = data.contact
+    geom = c.geom.numpy()[:n]
+    world = c.worldid.numpy()[:n].astype(np.int64)
+    if not n:
+        return world, geom.reshape(0, 2), np.zeros((0, 3))
+    force = data.efc.force.numpy()
+    adr = c.efc_address.numpy()[:n].astype(np.int64)
+    rows = np.where(adr >= 0, adr + world[:, None] * force.shape[1], -1)
+    f = mujoco_contact_forces(c.frame.numpy()[:n], rows, c.dim.numpy()[:n], c.friction.numpy()[:n],
+                              force.reshape(-1).astype(np.float64), pyramidal)
+    keep = (geom >= 0).all(axis=1)  # flex contacts carry geom -1: not a body's
+    return world[keep], geom[keep], f[keep]
 
 
 class ContactForceBinding:
@@ -209,7 +258,7 @@ class ContactSensing:
                             threshold: float = 1.0, track_air_time: bool = False) -> ContactForceBinding:
         """Resolve ``bodies`` (names, not the world) and ``against`` (names; ``"world"`` is the
         ground) once; the binding reads their net contact forces (see :mod:`unisim_core.contacts`)."""
-        self._require(Capability.CONTACT_FORCES)
+        self._require(Capability.CONTACT_FORCES if against is None else Capability.CONTACT_FILTERS)
         names = _names("bodies", bodies)
         ids = np.array([self._lookup(self._body_index, n, "body", "bodies") for n in names], dtype=np.int64)
         if len(set(names)) != len(names):

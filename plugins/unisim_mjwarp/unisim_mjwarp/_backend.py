@@ -43,6 +43,7 @@ from unisim_mujoco import (
 
 from . import _spec
 from ._buffers import buffer_sizes
+from ._contacts import MjwarpContactFill
 from ._features import check_model_features
 from ._kernels import NONFINITE, scatter_rows, stage_wrench, world_health
 from ._options import CONES, SOLVERS, MjwarpOptions
@@ -330,6 +331,9 @@ class MjwarpBackend(SimBackend):
             mjw.jac(self._model, self._data, jacp, jacr, point, body)
             return (jacp.numpy()[:, :, dof_indices].astype(self.np_dtype),
                     jacr.numpy()[:, :, dof_indices].astype(self.np_dtype))
+
+    def _bind_contact_forces(self, body_ids: np.ndarray, against_ids: np.ndarray | None) -> MjwarpContactFill:
+        return MjwarpContactFill(self, body_ids, against_ids)
 
     # ------------------------------------------------------------------ mocap
     def _bind_mocap_pose(self, body_id: int) -> MjwarpMocapPoseBinding:

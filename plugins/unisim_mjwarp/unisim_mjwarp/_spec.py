@@ -15,7 +15,8 @@ CAPABILITIES = frozenset({
     Capability.CONTACTS, Capability.SENSORS, Capability.BODY_FORCE, Capability.BODY_TORQUE,
     Capability.PUSH, Capability.SITE_JACOBIAN, Capability.MOCAP, Capability.PRE_STEP_CONTROL,
     Capability.PHYSICS_SNAPSHOT, Capability.INIT_RANDOMIZATION, Capability.INTERVAL_RANDOMIZATION,
-    Capability.RESET_RANDOMIZATION, Capability.DEVICE_ARRAYS,
+    Capability.RESET_RANDOMIZATION, Capability.DEVICE_ARRAYS, Capability.CONTACT_FORCES,
+    Capability.CONTACT_FILTERS,
 })
 __all__ = ["CAPABILITIES", "INIT_TERMS", "INTERVAL_TERMS", "RESET_TERMS", "unisim_backend_spec", "unisim_diagnostics"]
 

@@ -6,7 +6,7 @@ with the wrenches that acted during the last step (the contract clears them afte
 ``mj_forwardSkip`` (collision and constraint solve at the state the step reached, sensors
 skipped: what ``mj_forward`` computes for a ``<touch>`` sensor) and sums ``mj_contactForce``'s
 forces, rotated from each contact frame to the world, per body. Cost: one forward per env per
-read. ``contact_world_forces`` is shared with MuJoCo Warp (same contact layout).
+read.
 """
 
 from __future__ import annotations
@@ -14,42 +14,13 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from unisim_core.contacts import ContactSums
+from unisim_core.contacts import ContactSums, mujoco_contact_forces
 
 from ._randomization import TERM_FIELDS
 
-__all__ = ["MujocoContactFill", "contact_world_forces"]
+__all__ = ["MujocoContactFill"]
 
 _STAGE_NONE = int(mujoco.mjtStage.mjSTAGE_NONE)
-
-
-def contact_world_forces(frame: np.ndarray, efc_address: np.ndarray, dim: np.ndarray, friction: np.ndarray,
-                         efc_force: np.ndarray, pyramidal: bool) -> np.ndarray:
-    """``(k, 3)`` world force, N, that geom1 exerts on geom2 at each of ``k`` contacts.
-
-    MuJoCo's contact layout: ``frame (k, 9)`` rows normal (geom1 -> geom2), tangent 1, tangent 2;
-    ``efc_address (k,)`` first constraint row (-1: excluded), ``dim (k,)`` condim, ``friction
-    (k, >= 2)`` tangential coefficients, ``efc_force`` the solver's constraint forces. Pyramidal
-    cones are decoded as ``mj_contactForce`` does: normal = sum of the 2 (dim - 1) edge forces,
-    tangent i = (f[2i] - f[2i+1]) mu_i; elliptic cones hold [normal, tangent 1, tangent 2].
-    """
-    k = len(dim)
-    local = np.zeros((k, 3))
-    for d in np.unique(dim):
-        sel = np.flatnonzero((dim == d) & (efc_address >= 0))
-        if not sel.size:
-            continue
-        adr = efc_address[sel].astype(np.int64)
-        if d == 1:
-            local[sel, 0] = efc_force[adr]
-        elif pyramidal:
-            edges = efc_force[adr[:, None] + np.arange(2 * (int(d) - 1))]
-            local[sel, 0] = edges.sum(axis=1)
-            local[sel, 1] = (edges[:, 0] - edges[:, 1]) * friction[sel, 0]
-            local[sel, 2] = (edges[:, 2] - edges[:, 3]) * friction[sel, 1]
-        else:
-            local[sel] = efc_force[adr[:, None] + np.arange(3)]
-    return np.einsum("ki,kij->kj", local, frame.reshape(k, 3, 3))
 
 
 class MujocoContactFill:
@@ -64,6 +35,7 @@ class MujocoContactFill:
         self._fields = tuple(sorted(set(TERM_FIELDS.values()) | {"geom_aabb"}))
         self._geom_body = m.geom_bodyid.astype(np.int64)
         self._pyramidal = m.opt.cone == int(mujoco.mjtCone.mjCONE_PYRAMIDAL)
+        self._edges = np.arange(10)  # constraint rows of a contact: up to 2 (condim 6 - 1)
 
     def __call__(self, out: np.ndarray) -> None:
         b, d = self._backend.batch, self._data
@@ -82,8 +54,9 @@ class MujocoContactFill:
             c = d.contact
             geom = c.geom[:n]
             keep = (geom >= 0).all(axis=1)  # flex contacts carry geom -1: not a body's
-            f = contact_world_forces(c.frame[:n], c.efc_address[:n], c.dim[:n], c.friction[:n], d.efc_force,
-                                     self._pyramidal)
+            adr = c.efc_address[:n].astype(np.int64)
+            rows = np.where(adr[:, None] >= 0, adr[:, None] + self._edges, -1)
+            f = mujoco_contact_forces(c.frame[:n], rows, c.dim[:n], c.friction[:n], d.efc_force, self._pyramidal)
             envs.append(np.full(int(keep.sum()), i))
             pairs.append(self._geom_body[geom[keep]])
             forces.append(f[keep])

@@ -33,6 +33,7 @@ from unisim_core import quat as Q
 from unisim_core.model import ModelInfo
 
 from . import _spec
+from ._contacts import NewtonContactFill
 from ._options import NewtonOptions
 from ._scene import build_model, build_solver
 
@@ -279,6 +280,9 @@ class NewtonBackend(SimBackend):
         return self._kinematics(self._probe)
 
     # ------------------------------------------------------------------ forces
+    def _bind_contact_forces(self, body_ids, against_ids) -> NewtonContactFill:
+        return NewtonContactFill(self, body_ids, against_ids)
+
     def _apply_body_force(self, body_ids, force, torque) -> None:
         self._wrench[:, body_ids, :3] = force
         self._wrench[:, body_ids, 3:] = 0.0 if torque is None else torque
