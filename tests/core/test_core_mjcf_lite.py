@@ -67,7 +67,9 @@ def test_model_info_equals_mujocos_compiled_model(name):
 
 
 @pytest.mark.parametrize(("xml", "element", "feature"), [
-    ('<tendon><fixed name="t"/></tendon>', "<tendon>", "tendon"),
+    ('<tendon><fixed name="t"/></tendon>', "<tendon>", "fixed_tendon"),
+    ('<equality><weld body1="b"/></equality>', "<equality>", "weld_equality"),
+    ('<extension><plugin plugin="x"/></extension>', "<extension>", "plugin"),
     ("<equality/>", "<equality>", "equality"),
     (f'<worldbody><body name="b"><joint name="j" type="ball"/>{INERTIAL}</body></worldbody>',
      "<joint name='j'> has type 'ball'", "ball_joint"),
@@ -80,8 +82,11 @@ def test_model_info_equals_mujocos_compiled_model(name):
     (f'<worldbody><body name="b"><joint name="j"/>{INERTIAL}</body>'
      '</worldbody><actuator><general name="g" joint="j"/></actuator>', "<general name='g'>", "general_actuator"),
     (f'<worldbody><body name="b"><joint name="j"/>{INERTIAL}</body>'
-     '</worldbody><actuator><motor name="t" tendon="x"/></actuator>', "<motor name='t'> has no joint=",
-     "actuator_transmission"),
+     '</worldbody><actuator><motor name="t" tendon="x"/></actuator>', "<motor name='t'> has a tendon transmission",
+     "tendon_transmission"),
+    (f'<worldbody><body name="b"><joint name="j"/>{INERTIAL}<site name="s"/></body>'
+     '</worldbody><actuator><motor name="t" site="s"/></actuator>', "<motor name='t'> has a site transmission",
+     "site_transmission"),
     (f'<worldbody>{BODY.format("")}</worldbody><sensor><touch name="t" site="s"/></sensor>', "<touch name='t'>",
      "touch_sensor"),
     (f'<worldbody>{BODY.format("<composite/>")}</worldbody>', "<composite>", "composite"),
@@ -89,6 +94,7 @@ def test_model_info_equals_mujocos_compiled_model(name):
     ('<worldbody><body name="b"><geom type="mesh" mesh="m"/></body></worldbody>',
      "<body name='b'> takes its inertia from geoms and a mesh geom with mass", "mesh_inertia"),
     ('<compiler settotalmass="3"/>', "<compiler> sets settotalmass", "compiler_settotalmass"),
+    ('<compiler eulerseq="xyw"/>', "<compiler> has eulerseq='xyw'", None),
     (f'<worldbody><body name="a">{INERTIAL}<body name="b"><freejoint/>{INERTIAL}</body></body></worldbody>',
      "<freejoint> is a free joint on a body that is not a world child", "nested_free_joint"),
 ])
@@ -257,6 +263,13 @@ def test_inertia_from_geoms_equals_mujocos(tmp_path):
     np.testing.assert_allclose(m.body_inertia[box], 48 / 12 * np.array([0.4**2 + 0.2**2, 0.6**2 + 0.2**2,
                                                                         0.6**2 + 0.4**2]))
     assert m.body_mass[m.body_names.index("groups")] == pytest.approx(1000 * (4 / 3 * np.pi * 0.001 + 0.008))
+
+
+@pytest.mark.parametrize("seq", ["xyz", "XYZ", "zyx", "ZYX", "xYz"])
+def test_euler_sequences_as_mujoco(tmp_path, seq):
+    path = write_scene(tmp_path, f'<compiler eulerseq="{seq}"/><worldbody><body name="b" euler="10 -40 70">'
+                                 '<geom type="box" size="0.1 0.2 0.3" euler="30 20 -50"/></body></worldbody>')
+    assert_like_mujoco(path, bodies_only=True)
 
 
 def test_inertiafromgeom_true_overrides_an_inertial_and_false_keeps_it(tmp_path):

@@ -7,30 +7,40 @@ It is what the fake backend, the Isaac Sim worker and third-party backends
 (``examples/third_party_backend``) build their models from. Angles are converted to radians,
 orientations to unit wxyz quaternions, axes normalized; defaults classes are resolved.
 
+What it derives as MuJoCo's compiler does (each checked against ``mujoco.MjModel`` in
+``tests/core/test_core_mjcf_lite.py``): ``<include>`` (:func:`read_tree`: the main file's folder
+first, then the including file's); ``<default>`` classes (nested, ``class``/``childclass``);
+inertia from geoms (``<compiler inertiafromgeom inertiagrouprange>``, geom ``mass``/``density``,
+``shellinertia``, ``fromto``; several geoms diagonalised as ``mju_eig3`` does) and
+``fullinertia``; keyframe quaternions normalised (a zero one becomes the identity); a hinge's
+``ref`` as its ``qpos0``; ``inheritrange``; geoms and sites numbered body by body; unnamed
+bodies, joints and ``<freejoint/>`` (name ``""``).
+
 The subset it reads (everything else raises :class:`MjcfLiteError`):
 
-- ``<compiler angle eulerseq="xyz" autolimits>``; ``<option timestep gravity>`` with
-  ``<flag gravity contact>``; ``<default>`` classes (nested, ``class``/``childclass``);
-- bodies (``pos``, one of ``quat``/``euler``/``axisangle``), an explicit
-  ``<inertial pos quat mass diaginertia>`` (massless bodies may omit it), at most one joint per
-  body: ``<freejoint>``/``type="free"`` on a world child, ``hinge``, ``slide`` with ``pos axis
-  range limited damping armature`` (``frictionloss`` only when the caller accepts it, see
-  :data:`OPTIONAL_FEATURES`);
-- sites (``pos``, orientation); geoms as table values only (``name type size fromto friction
-  solref solimp contype conaffinity``; no meshes); ``light``/``camera`` are skipped;
-- joint actuators ``<motor gear>``, ``<position kp kv>``, ``<velocity kv>`` with
+- ``<compiler angle eulerseq="xyz" autolimits inertiafromgeom inertiagrouprange>``; ``<option
+  timestep gravity>`` with ``<flag gravity contact>``;
+- bodies (``pos``, one of ``quat``/``euler``/``axisangle``/``xyaxes``/``zaxis``), at most one
+  joint per body: ``<freejoint>``/``type="free"`` on a world child, ``hinge``, ``slide`` with
+  ``pos axis range limited damping armature ref`` (``frictionloss`` only when the caller accepts
+  it, see :data:`OPTIONAL_FEATURES`);
+- sites; geoms as table values (``name type size fromto friction solref solimp contype
+  conaffinity``; a mesh geom's ``size`` is left 0, and a mesh geom that would give its body mass
+  is refused as ``mesh_inertia``: MuJoCo integrates the mesh volume); ``light``/``camera`` skipped;
+- joint actuators ``<motor gear>``, ``<position kp kv inheritrange>``, ``<velocity kv>`` with
   ``ctrlrange``/``forcerange`` (and their ``*limited``);
 - sensors ``jointpos jointvel framepos framequat framelinvel frameangvel gyro velocimeter
   accelerometer`` (frame sensors on sites, bodies or xbodies);
-- ``<key name qpos>``; ``hfield``/``texture``/``material`` assets and ``<contact>`` pairs are
-  accepted (the reader records them, it does not collide anything: see
+- ``<key name qpos>``; ``mesh``/``hfield``/``texture``/``material`` assets and ``<contact>``
+  pairs are accepted (the reader records them, it does not collide anything: see
   :meth:`LiteModel.collision_pairs`).
 
-Outside the subset (``<include>``, meshes, tendons, equality constraints, ball joints, several
-joints in one body, joint stiffness, other actuators or sensors, inertia from geoms, mocap
-bodies, ...) :class:`MjcfLiteError` names the file, the element and the attribute, and its
-``feature`` names the scene feature (``"mesh"``, ``"tendon"``, ``"ball_joint"``, ...) so a
-backend can refuse the scene with ``UnsupportedCapabilityError(self.name, exc.feature, str(exc))``:
+Outside the subset (tendons, equality constraints, ball joints, several joints in one body, joint
+stiffness, other actuators, transmissions or sensors, mocap bodies, mass-rescaling compiler
+options, ...) :class:`MjcfLiteError` names the file, the element and the attribute, and its
+``feature`` is the :mod:`unisim_core.mjcf_features` name (``"fixed_tendon"``,
+``"weld_equality"``, ``"site_transmission"``, ``"ball_joint"``, ``"mesh_inertia"``, ...) so a
+backend refuses the scene with ``UnsupportedCapabilityError(self.name, exc.feature, str(exc))``:
 a scene is never silently simulated as something else.
 """
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import quat as Q
 from ..errors import InvalidInputError
+from ..mjcf_features import TRANSMISSIONS, feature_name
 from ..model import ModelInfo
 from ._errors import MjcfLiteError
 from ._includes import read_tree
@@ -51,6 +52,17 @@ def _padded(given: np.ndarray, default: list) -> np.ndarray:
     out = np.array(default, dtype=np.float64)
     out[:min(len(given), len(out))] = given[:len(out)]
     return out
+
+
+def _section_feature(elem: ET.Element) -> str:
+    """The :mod:`unisim_core.mjcf_features` name of a top-level section the reader does not read
+    (``<tendon><fixed>`` -> ``fixed_tendon``, ``<equality><weld>`` -> ``weld_equality``)."""
+    first = next((c.tag for c in elem if isinstance(c.tag, str)), None)
+    if elem.tag in ("tendon", "equality") and first:
+        return feature_name(elem.tag, first)
+    if elem.tag == "deformable" and first:
+        return {"flexcomp": "flex"}.get(first, first)
+    return {"extension": "plugin"}.get(elem.tag, elem.tag)
 
 
 def collision_candidates(body_parent, body_has_joint, geom_body, geom_contype, geom_conaffinity
@@ -190,6 +202,7 @@ class _Parser:
         self.root = read_tree(path)
         self.angle = math.pi / 180.0  # MJCF default: degrees
         self.autolimits = True
+        self.eulerseq = "xyz"  # <compiler eulerseq>
         self.fromgeom = "auto"  # <compiler inertiafromgeom>
         self.groups = np.array([0.0, 5.0])  # <compiler inertiagrouprange>
         self.defaults: dict[str, dict[str, dict[str, str]]] = {"main": {}}
@@ -230,8 +243,11 @@ class _Parser:
             return Q.quat_normalize(_vec(a[k], 4, None, f"{elem.tag}.quat"))
         if k == "euler":
             e = _vec(a[k], 3, None, f"{elem.tag}.euler") * self.angle
-            qs = [Q.quat_from_axis_angle(np.eye(3)[i], e[i]) for i in range(3)]
-            return Q.quat_mul(Q.quat_mul(qs[0], qs[1]), qs[2])  # intrinsic x-y-z (MJCF default eulerseq)
+            q = np.array([1.0, 0.0, 0.0, 0.0])
+            for axis, angle in zip(self.eulerseq, e):  # lower case: intrinsic (moving axes), upper: extrinsic
+                r = Q.quat_from_axis_angle(np.eye(3)["xyz".index(axis.lower())], angle)
+                q = Q.quat_mul(q, r) if axis.islower() else Q.quat_mul(r, q)
+            return q
         if k == "axisangle":
             v = _vec(a[k], 4, None, f"{elem.tag}.axisangle")
             return Q.quat_from_axis_angle(v[:3], v[3] * self.angle)
@@ -248,13 +264,15 @@ class _Parser:
         root = self.root
         for elem in root:
             if elem.tag not in _TOP:
-                raise self.fail(elem, f"is not supported (top-level elements: {', '.join(sorted(_TOP))})", elem.tag)
+                raise self.fail(elem, f"is not supported (top-level elements: {', '.join(sorted(_TOP))})",
+                                _section_feature(elem))
         for c in root.iter("compiler"):
             if c.get("angle", "degree") not in ("degree", "radian"):
                 raise self.fail(c, f"has angle={c.get('angle')!r}, expected 'degree' or 'radian'", None)
             self.angle = 1.0 if c.get("angle") == "radian" else math.pi / 180.0
-            if c.get("eulerseq", "xyz") != "xyz":
-                raise self.fail(c, "sets eulerseq; only the default 'xyz' is supported", "eulerseq")
+            self.eulerseq = c.get("eulerseq", self.eulerseq)
+            if len(self.eulerseq) != 3 or set(self.eulerseq.lower()) - set("xyz"):
+                raise self.fail(c, f"has eulerseq={self.eulerseq!r}, expected 3 letters of xyzXYZ", None)
             self.autolimits = c.get("autolimits", "true") == "true"
             self.fromgeom = c.get("inertiafromgeom", self.fromgeom)
             if self.fromgeom not in ("auto", "true", "false"):
@@ -461,8 +479,9 @@ class _Parser:
         a = self.attrs(elem, "main")
         joint = a.get("joint")
         if joint is None:
-            raise self.fail(elem, "has no joint= transmission; only joint actuators are supported",
-                            "actuator_transmission")
+            trn = next((t for t, attr in TRANSMISSIONS.items() if attr in a), None)
+            raise self.fail(elem, f"has a {trn or 'missing'} transmission; only joint= actuators are supported",
+                            feature_name("transmission", trn) if trn else None)
         ids = [i for i, j in enumerate(m.joints) if j["name"] == joint]
         if not ids or m.joints[ids[0]]["type"] == "free":
             raise self.fail(elem, f"has joint={joint!r}, which is not a hinge/slide joint of the model", None)

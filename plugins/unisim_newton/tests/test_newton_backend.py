@@ -52,7 +52,7 @@ def test_feature_outside_the_reader_is_refused_by_name(make, tmp_path):
                     '</mujoco>')
     with pytest.raises(UnsupportedCapabilityError) as info:
         make(path)
-    assert info.value.capability == "tendon"
+    assert info.value.capability == "fixed_tendon"  # unisim_core.mjcf_features' name
 
 
 def test_free_root_state_round_trips_in_mujoco_conventions(quadruped):

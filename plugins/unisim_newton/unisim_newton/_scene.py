@@ -66,20 +66,21 @@ def _template(path: str, lite: LiteModel) -> tuple[newton.ModelBuilder, Layout]:
     SolverMuJoCo.register_custom_attributes(b)
     # ctrl_direct: every actuator keeps MuJoCo's own law (gain, bias, gear, clamps) in SolverMuJoCo
     b.add_mjcf(path, ctrl_direct=True, parse_visuals=False)
-    body_of = {_leaf(lbl): i for i, lbl in enumerate(b.body_label)}
-    names = lite.body_names
-    missing = [n for n in names[1:] if n not in body_of]
-    if missing or b.body_count != len(names) - 1:
-        raise _refuse("body", path, f"gives bodies {sorted(body_of)}, the file has {names[1:]}")
-    body_src = np.array([-1] + [body_of[n] for n in names[1:]], dtype=np.int64)
+    # bodies and joints in file order (the importer names unnamed ones itself): a named one must keep its name
+    names, labels = lite.body_names, [_leaf(lbl) for lbl in b.body_label]
+    if b.body_count != len(names) - 1 or any(n and n != lbl for n, lbl in zip(names[1:], labels)):
+        raise _refuse("body", path, f"gives bodies {labels}, the file has {names[1:]}")
+    body_src = np.arange(-1, len(names) - 1, dtype=np.int64)
     _check_close("body_mass", path, "body masses", [b.body_mass[i] for i in body_src[1:]], lite.body_mass[1:])
-    joint_of = {_leaf(lbl): i for i, lbl in enumerate(b.joint_label)}
+    joint_of = {int(c): i for i, c in enumerate(b.joint_child)}  # one importer joint per body (fixed or not)
     q_src, qd_src, free = np.zeros(lite.nq, np.int64), np.zeros(lite.nv, np.int64), []
     for j in lite.joints:
         name, kind = j["name"], j["type"]
-        nj = joint_of.get(name)
-        if nj is None or b.joint_type[nj] != _JOINT_TYPES[kind]:
-            raise _refuse(f"{kind}_joint", path, f"does not give joint {name!r} as a {kind} joint")
+        nj = joint_of.get(int(body_src[j["body"]]))
+        if (nj is None or b.joint_type[nj] != _JOINT_TYPES[kind]
+                or (name and _leaf(b.joint_label[nj]) != name)):
+            raise _refuse(f"{kind}_joint", path, f"does not give joint {name!r} of body "
+                          f"{names[j['body']]!r} as a {kind} joint")
         qs, ds, qa, da = b.joint_q_start[nj], b.joint_qd_start[nj], j["qposadr"], j["dofadr"]
         if kind == "free":
             xform = np.asarray(b.joint_X_p[nj], dtype=np.float64)
@@ -90,6 +91,8 @@ def _template(path: str, lite: LiteModel) -> tuple[newton.ModelBuilder, Layout]:
             free.append((qa, da, j["body"]))
             continue
         q_src[qa], qd_src[da] = qs, ds
+        if j["ref"] != 0.0:  # the importer moves a ref'd joint's zero to the file's pose; MuJoCo's qpos0 is ref
+            raise _refuse("joint_ref", path, f"measures joint {name!r} from its ref={j['ref']:g}, MuJoCo from 0")
         _check_close("joint_axis", path, f"joint {name!r} axis", b.joint_axis[ds], j["axis"])
         lo, hi = (np.clip(j["range"], -1e10, 1e10))
         _check_close("joint_range", path, f"joint {name!r} range", [b.joint_limit_lower[ds], b.joint_limit_upper[ds]],

@@ -1,0 +1,136 @@
+"""``unisim zoo``: the cell classification (known answers), model discovery, the child process
+(timeout, crash) and a run over a fixed subset of the Menagerie corpus on every installed engine.
+
+The corpus is read where it lies, ``../shared/corpus/menagerie`` from the repository root; it is
+never copied into the repository.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from unisim_core import registry
+from unisim_core import zoo as Z
+from unisim_core.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = ROOT.parent / "shared" / "corpus" / "menagerie"
+#: The CI subset: a two-link arm with an equality constraint (refused by the mjcf_lite engines) and a
+#: 7-dof arm with meshes and explicit inertials (a Menagerie scene.xml with an <include>).
+SUBSET = ("dynamixel_2r", "kinova_gen3")
+ENGINES = ("mujoco", "motrix", "mjwarp", "newton", "genesis", "sapien")
+
+LAYOUT = {"nq": 2, "nv": 2, "nu": 1, "sensor_names": [], "sensor_dims": [], "joint_types": ["hinge", "hinge"]}
+
+
+def _arrays(steps: int = 3, envs: int = 1, dof: float = 0.0, base: float = 0.0) -> dict[str, np.ndarray]:
+    t = np.arange(steps + 1) * 0.002
+    q = np.tile(np.linspace(0, 1, steps + 1)[:, None, None], (1, envs, 2))
+    return {"time": t, "base_pos": np.zeros((steps + 1, envs, 3)) + base,
+            "base_quat": np.tile([1.0, 0, 0, 0], (steps + 1, envs, 1)), "dof_pos": q + dof,
+            "dof_vel": np.zeros((steps + 1, envs, 2)), "qpos": q + dof}
+
+
+def _ran(collide: bool = False, **layout) -> dict:
+    return {"status": "ran", "layout": {**LAYOUT, "can_collide": collide, **layout}, "wall_s": 1.0}
+
+
+def test_classification_known_answers():
+    ref, ref_a = _ran(), _arrays()
+    same = Z.classify("m", "motrix", _ran(), _arrays(envs=2), ref, ref_a)
+    assert (same.cls, same.figure, same.tier) == ("ok", "qpos 0.0e+00", "tight")
+    off = Z.classify("m", "motrix", _ran(), _arrays(envs=2, dof=2e-4), ref, ref_a)  # tight: qpos 1e-4
+    assert (off.cls, off.figure) == ("deviates", "qpos 2.0e-04") and off.max_deviation["qpos"] == pytest.approx(2e-4)
+    cref = _ran(collide=True)  # contact tier: base_pos 5e-3 m, dof_pos 1e-2 rad
+    assert Z.classify("m", "newton", _ran(True), _arrays(dof=5e-3), cref, ref_a).cls == "ok"
+    dev = Z.classify("m", "newton", _ran(True), _arrays(dof=2e-2), cref, ref_a)
+    assert (dev.cls, dev.figure, dev.tier) == ("deviates", "dof_pos 2.0e-02", "contact")
+    base = Z.classify("m", "newton", _ran(True), _arrays(base=6e-3), cref, ref_a)
+    assert (base.cls, base.figure) == ("deviates", "base_pos 6.0e-03")
+    # the reference engine itself is held to the tight tier even where the model collides
+    assert Z.classify("m", "mujoco", _ran(True), _arrays(dof=5e-3), cref, ref_a).cls == "deviates"
+    nan = _arrays()
+    nan["qpos"][2] = np.nan
+    assert Z.classify("m", "motrix", _ran(), nan, ref, ref_a).cls == "deviates"
+
+
+def test_classification_of_failures_known_answers():
+    ref, ref_a = _ran(), _arrays()
+    refused = {"status": "refused", "feature": "weld_equality", "message": "equality 'e' ... not supported"}
+    assert (Z.classify("m", "newton", refused, {}, ref, ref_a).cls,
+            Z.classify("m", "newton", refused, {}, ref, ref_a).figure) == ("refused", "weld_equality")
+    diverged = Z.classify("m", "motrix", {"status": "diverged", "message": "non-finite"}, {}, ref, ref_a)
+    assert (diverged.cls, diverged.figure) == ("deviates", "diverged")
+    crash = Z.classify("m", "motrix", {"status": "error", "type": "process", "message": "crashed: killed by SIGSEGV"},
+                       {}, ref, ref_a)
+    assert crash.cls == "error" and "SIGSEGV" in crash.detail
+    layout = Z.classify("m", "motrix", _ran(nu=0), _arrays(), ref, ref_a)
+    assert layout.cls == "error" and "nu 0 (reference 1)" in layout.detail
+    orphan = Z.classify("m", "motrix", _ran(), _arrays(), {"status": "error", "message": "boom"}, {})
+    assert orphan.cls == "error" and "reference mujoco error: boom" in orphan.detail
+    cells = [Z.classify("a", "motrix", _ran(), _arrays(), ref, ref_a), layout,
+             Z.classify("a", "newton", refused, {}, ref, ref_a)]
+    assert Z.summary(cells) == {"motrix": {"ok": 1, "refused": 0, "deviates": 0, "error": 1},
+                                "newton": {"ok": 0, "refused": 1, "deviates": 0, "error": 0}}
+    md = Z.to_markdown(cells, {"command": "unisim zoo x", "steps": 3, "num_envs": 2})
+    assert "| a | ok qpos 0.0e+00 | refused weld_equality |" in md and "**m × motrix** (error)" in md
+
+
+def test_exit_reasons_and_timeout_are_error_cells(tmp_path):
+    assert Z._exit_reason(-11) == "crashed: killed by SIGSEGV" and Z._exit_reason(3) == "crashed: exit status 3"
+    scene = ROOT / "unisim_core" / "scenes" / "quadruped.xml"
+    rep, arrays = Z.spawn_cell("fake", str(scene), 5, 1, timeout=0.05, workdir=str(tmp_path))
+    assert rep["status"] == "error" and rep["message"].startswith("timeout: no result after 0.05 s") and not arrays
+
+
+def test_robot_entry_follows_the_menagerie_convention(tmp_path):
+    robot = '<mujoco><worldbody/></mujoco>'
+    a = tmp_path / "a"
+    a.mkdir()
+    for name in ("scene.xml", "scene_left.xml", "robot.xml"):
+        (a / name).write_text(robot)
+    assert Path(Z.robot_entry(a)).name == "scene.xml"
+    (a / "scene.xml").unlink()
+    assert Path(Z.robot_entry(a)).name == "scene_left.xml"
+    b = tmp_path / "b"
+    b.mkdir()
+    (b / "hand.xml").write_text('<mujoco><include file="keys.xml"/></mujoco>')
+    (b / "keys.xml").write_text('<mujoco><keyframe/></mujoco>')  # included: not an entry
+    assert Path(Z.robot_entry(b)).name == "hand.xml"
+    models = Z.discover([str(tmp_path)])
+    assert [(m.label, Path(m.path).name) for m in models] == [("a", "scene_left.xml"), ("b", "hand.xml")]
+    with pytest.raises(FileNotFoundError, match="no such file or folder"):
+        Z.discover([str(tmp_path / "nope")])
+
+
+def test_gymnasium_assets_are_a_source():
+    pytest.importorskip("gymnasium", reason="gymnasium ships the MuJoCo assets")
+    labels = {m.label for m in Z.discover(["gymnasium"])}
+    assert {"gymnasium/ant", "gymnasium/humanoid", "gymnasium/hopper"} <= labels
+
+
+def test_zoo_on_the_corpus_subset_for_every_installed_engine(tmp_path, capsys):
+    """Every installed engine on the fixed subset: MuJoCo is bit-identical to its one-env reference,
+    every other cell is ok, refused by a feature name or deviates with a figure: no error cell."""
+    if not all((CORPUS / r / "scene.xml").is_file() for r in SUBSET):
+        pytest.skip(f"the Menagerie corpus is not at {CORPUS} (../shared/corpus/menagerie from the repo root)")
+    status = {r.name: r.status for r in registry.list_backends()}
+    engines = [e for e in ENGINES if status.get(e) == "ok"]
+    out = tmp_path / "zoo.json"
+    code = main(["zoo", *(str(CORPUS / r) for r in SUBSET), "--backends", ",".join(engines), "--steps", "20",
+                 "--timeout", "400", "--json", str(out), "--markdown", str(tmp_path / "zoo.md")])
+    res = json.loads(out.read_text())
+    cells = {(c["model"], c["backend"]): c for c in res["cells"]}
+    assert res["complete"] and len(cells) == len(SUBSET) * len(engines), capsys.readouterr().err
+    for r in SUBSET:
+        assert (cells[(r, "mujoco")]["cls"], cells[(r, "mujoco")]["figure"]) == ("ok", "qpos 0.0e+00")
+    errors = [f"{m} x {b}: {c['detail']}" for (m, b), c in cells.items() if c["cls"] == "error"]
+    assert not errors and code == 0, errors
+    for c in cells.values():
+        if c["cls"] == "refused":
+            assert c["figure"] and c["figure"] != "?" and c["backend"] in c["detail"]
+    assert "| backend | ok | refused | deviates | error |" in (tmp_path / "zoo.md").read_text()
