@@ -54,6 +54,8 @@ def _one_scene(backend, n: int, nsteps: int):
             system.step()
         return [a.get_qpos() for a in arts], [a.get_qvel() for a in arts]
 
+    call.scene = scene  # the scene owns the entities: it must outlive the loop
+
     return call
 
 
