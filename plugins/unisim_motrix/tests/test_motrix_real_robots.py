@@ -98,3 +98,14 @@ def test_keyframes_as_mujoco_compiles_them(tmp_path):
     np.testing.assert_allclose(b.get_default_qpos(), [0, 0, 0.5, 1, 0, 0, 0, 0.2], atol=1e-7)
     np.testing.assert_allclose(b.get_keyframe_qpos("ctrl_only"), [0, 0, 1, 1, 0, 0, 0, 0], atol=1e-7)
     b.close()
+
+
+def test_contact_time_constant_below_two_steps_warns(tmp_path):
+    """MuJoCo raises solref[0] to 2 * timestep (refsafe); MotrixSim keeps 0.001 s (stiffness 1/tc^2 = 1e6)."""
+    xml = tmp_path / "stiff.xml"
+    xml.write_text("""<mujoco><worldbody><geom type="plane" size="1 1 0.1" solref="0.001 1"/>
+      <body name="b" pos="0 0 0.1"><freejoint/><geom type="sphere" size="0.1"/></body></worldbody></mujoco>""")
+    with pytest.warns(MotrixModellingWarning, match=r"1 collidable geom\(s\) have a solref time constant below"):
+        b = MotrixBackend(SceneCfg(str(xml)), 1, 0.002)
+    np.testing.assert_allclose(b.model.low.colliders[0].contact_force.coeff[0], 1e6, rtol=1e-5)
+    b.close()

@@ -21,7 +21,7 @@ from unisim_core.model import ModelInfo
 
 from . import _model
 from ._errors import engine_call, engine_error
-from ._features import UNSUPPORTED_SCENE_FEATURES, check_layout, check_model_features, load_error
+from ._features import UNSUPPORTED_SCENE_FEATURES, check_layout, check_model_features, load_error, warn_stiff_contacts
 from ._mjcf import read_mjcf, warn_ignored_options
 from ._options import MotrixOptions
 from ._scanner import MotrixHeightScanner, terrain_spawn_data
@@ -122,9 +122,10 @@ class MotrixBackend(SimBackend):
                             f"add_body_sensors: derived sensor name {n!r} clashes with a model sensor")
                     self._body_sensors.append((n, d))
         self._sensor_dims_by_name = dims
-        check_layout(self.name, path, {"nq": M.num_dof_pos, "nv": M.num_dof_vel, "nu": M.num_actuators,
-                                       "nbody": nb, "njnt": len(self._layout.joints),
-                                       "nsensordata": sum(dims.values())})
+        mj = check_layout(self.name, path, {"nq": M.num_dof_pos, "nv": M.num_dof_vel, "nu": M.num_actuators,
+                                            "nbody": nb, "njnt": len(self._layout.joints),
+                                            "nsensordata": sum(dims.values())})
+        warn_stiff_contacts(path, mj, self.sim_dt)
         # persistent query programs and buffers
         with engine_call("compile_query"):
             self._q_state = M.compile_query({"q": mq.DofPosition(), "v": mq.DofVelocity()}).allocate(D)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 
 from unisim_core.errors import EngineError, InvalidInputError, UnsupportedCapabilityError
 from unisim_core.mjcf_features import (
@@ -27,7 +28,8 @@ from unisim_core.mjcf_features import (
 )
 from unisim_core.mjcf_features import check_layout as _compare
 
-__all__ = ["SUPPORTED", "UNSUPPORTED_SCENE_FEATURES", "check_model_features", "check_layout", "load_error"]
+__all__ = ["SUPPORTED", "UNSUPPORTED_SCENE_FEATURES", "check_model_features", "check_layout", "load_error",
+           "warn_stiff_contacts"]
 
 _ENGINE = "MotrixSim 0.10"
 _SENSORS = ("touch", "accelerometer", "velocimeter", "gyro", "jointpos", "jointvel", "framepos", "framequat",
@@ -96,8 +98,9 @@ def check_model_features(backend: str, path: str, uses: tuple[FeatureUse, ...]) 
                                 "(omit body2 to attach to the world)")
 
 
-def check_layout(backend: str, path: str, got: dict[str, int]) -> None:
-    """Compare the engine's sizes with MuJoCo's compilation of ``path`` (``EngineError`` on a difference)."""
+def check_layout(backend: str, path: str, got: dict[str, int]):
+    """Compare the engine's sizes with MuJoCo's compilation of ``path`` (``EngineError`` on a
+    difference); returns that ``mujoco.MjModel``."""
     import mujoco
 
     try:
@@ -107,6 +110,28 @@ def check_layout(backend: str, path: str, got: dict[str, int]) -> None:
     expected = {"nq": m.nq, "nv": m.nv, "nu": m.nu, "nbody": m.nbody, "njnt": m.njnt,
                 "nsensordata": m.nsensordata}
     _compare(backend, path, expected, got)
+    return m
+
+
+def warn_stiff_contacts(path: str, m, sim_dt: float) -> None:
+    """Warn (``MotrixModellingWarning``) when a collidable geom's ``solref`` time constant is below
+    ``2 * sim_dt``: MuJoCo raises it to ``2 * sim_dt`` (``refsafe``), MotrixSim uses it as given,
+    so its contacts are stiffer (pal_talos: solref 0.001 at dt 0.001, 0.062 rad apart in 200 steps)."""
+    import mujoco
+    import numpy as np
+
+    from ._mjcf import MotrixModellingWarning
+
+    if m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_REFSAFE:
+        return
+    collides = (m.geom_contype != 0) | (m.geom_conaffinity != 0)
+    tc = m.geom_solref[:, 0]
+    stiff = np.flatnonzero(collides & (tc > 0) & (tc < 2 * sim_dt))
+    if stiff.size:
+        warnings.warn(f"{os.path.basename(path)}: {stiff.size} collidable geom(s) have a solref time constant below "
+                      f"2 * timestep ({float(tc[stiff].min()):g} s < {2 * sim_dt:g} s); MuJoCo raises it to "
+                      f"{2 * sim_dt:g} s, MotrixSim uses it as given, so contacts are stiffer than MuJoCo's",
+                      MotrixModellingWarning, stacklevel=4)
 
 
 #: Valid MJCF the engine's parser rejects: ``(pattern of its message, tag of the attribute)``;
