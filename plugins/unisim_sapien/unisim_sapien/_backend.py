@@ -79,10 +79,6 @@ class SapienBackend(SimBackend):
             "contact tier: PhysX contacts are rigid: the ball stops on the height field at impact (vertical velocity "
             "-0.0016 m/s at t = 0.150 s) while MuJoCo's soft contact is still absorbing it (-0.506 m/s), 0.504 over "
             "the 0.5 m/s velocity tolerance; positions stay within the tier"),
-        "reference::trajectory[sensor_probe-sensors]": (
-            "tight tier: PhysX reports no link accelerations; the accelerometer is the velocity change over the last "
-            "substep, 3.18 m/s^2 off MuJoCo's exact acceleration on the hanging link at t = 0.370 s (env 1); states "
-            "and the other sensors stay within the tier"),
     }
 
     options: SapienOptions
@@ -135,7 +131,8 @@ class SapienBackend(SimBackend):
         self._accel = bool(self._accel_bodies.size)
         self._cache: tuple[np.ndarray, ...] | None = None
         self._root_cache: tuple[np.ndarray, ...] | None = None  # free roots only
-        self._prev_vel: tuple[np.ndarray, np.ndarray] | None = None
+        #: kinematics of the accelerometer bodies before the last substep (pos, quat, lin, ang)
+        self._prev_kin: tuple[np.ndarray, ...] | None = None
         self._fresh = np.ones(self._num_envs, dtype=bool)
         self._time = np.zeros(self._num_envs)
         self._snapshots: collections.OrderedDict[bytes, tuple] = collections.OrderedDict()
@@ -206,7 +203,7 @@ class SapienBackend(SimBackend):
             if self._wrench:
                 self._apply_wrenches()
             if self._accel and k == nsteps - 1:  # the accelerometer reads the velocity change over the last substep
-                self._prev_vel = (self._cache or self._kinematics(self._accel_bodies))[2:]
+                self._prev_kin = self._cache or self._kinematics(self._accel_bodies)
             for system in self._systems:
                 system.step()
             self._cache = self._root_cache = None
@@ -301,8 +298,8 @@ class SapienBackend(SimBackend):
         """World acceleration of sensor ``index``'s point: its velocity change over the last substep,
         or over a probe substep for envs written since their last step."""
         acc = np.zeros_like(vel)
-        if self._prev_vel is not None:
-            acc = (vel - self._sensor_point((kin[0], kin[1]) + self._prev_vel, index)[2]) / self.sim_dt
+        if self._prev_kin is not None:  # the point's velocity then, at its position then (centripetal part kept)
+            acc = (vel - self._sensor_point(self._prev_kin, index)[2]) / self.sim_dt
         if self._fresh.any():
             ahead = self._sensor_point(self._probe_step(), index)[2]
             acc[self._fresh] = ((ahead - vel) / self.sim_dt)[self._fresh]
@@ -374,11 +371,11 @@ class SapienBackend(SimBackend):
         it back bit for bit (the free-root velocity conversion does not round-trip in float32)."""
         rows = np.concatenate((self._time[:, None], self.get_qpos().astype(np.float64),
                                self.get_qvel().astype(np.float64)), axis=1)
-        prev = self._prev_vel
+        prev = self._prev_kin
         for i, system in enumerate(self._systems):
             key = rows[i].tobytes()
             self._snapshots[key] = (system.pack(), bool(self._fresh[i]),
-                                    None if prev is None else (prev[0][i].copy(), prev[1][i].copy()))
+                                    None if prev is None else tuple(k[i].copy() for k in prev))
             self._snapshots.move_to_end(key)
         while len(self._snapshots) > _SNAPSHOT_MEMORY * self._num_envs:
             self._snapshots.popitem(last=False)
@@ -387,15 +384,16 @@ class SapienBackend(SimBackend):
     def _set_physics_state(self, state: np.ndarray) -> None:
         self._set_state(np.arange(self._num_envs), state[:, 1:1 + self.nq], state[:, 1 + self.nq:])
         self._time = state[:, 0].copy()
-        if self._prev_vel is None:
-            self._prev_vel = tuple(np.zeros_like(k) for k in self._now()[2:])
+        if self._prev_kin is None:
+            self._prev_kin = tuple(np.zeros_like(k) for k in self._now())
         for i, system in enumerate(self._systems):
             known = self._snapshots.get(state[i].tobytes())
             if known is not None:
                 system.unpack(known[0])
                 self._fresh[i] = known[1]
                 if known[2] is not None:
-                    self._prev_vel[0][i], self._prev_vel[1][i] = known[2]
+                    for table, row in zip(self._prev_kin, known[2]):
+                        table[i] = row
         self._cache = self._root_cache = None
 
     # ------------------------------------------------------------------ lifecycle
