@@ -70,7 +70,6 @@ def test_model_info_equals_mujocos_compiled_model(name):
     ('<tendon><fixed name="t"/></tendon>', "<tendon>", "fixed_tendon"),
     ('<equality><weld body1="b"/></equality>', "<equality>", "weld_equality"),
     ('<extension><plugin plugin="x"/></extension>', "<extension>", "plugin"),
-    ("<equality/>", "<equality>", "equality"),
     (f'<worldbody><body name="b"><joint name="j" type="ball"/>{INERTIAL}</body></worldbody>',
      "<joint name='j'> has type 'ball'", "ball_joint"),
     (f'<worldbody><body name="b"><joint name="a"/><joint name="c"/>{INERTIAL}</body></worldbody>',
@@ -106,6 +105,13 @@ def test_unsupported_elements_raise_naming_file_element_and_feature(tmp_path, xm
     assert message.startswith(f"{path}: ") and element in message, message
     assert "fake" not in message  # the reader serves every backend, not one
     assert isinstance(info.value, InvalidInputError) and info.value.feature == feature
+
+
+def test_empty_sections_hold_nothing(tmp_path):
+    """``<equality/>`` and ``<tendon/>`` (dynamixel_2r, robot_soccer_kit) are empty in MuJoCo too."""
+    path = write_scene(tmp_path, f'<worldbody>{BODY.format("")}</worldbody><equality/><tendon></tendon>')
+    assert load_mjcf(path).body_names == ["world", "b"]
+    assert_like_mujoco(path)
 
 
 @pytest.mark.parametrize("xml", ["<mujoco", "<robot/>"])

@@ -29,6 +29,8 @@ SENSOR_DIMS = {"jointpos": 1, "jointvel": 1, "framepos": 3, "framequat": 4, "fra
 _TOP = {"compiler", "option", "size", "visual", "statistic", "default", "asset", "worldbody", "actuator",
         "sensor", "keyframe", "contact", "custom"}
 _IGNORED_IN_BODY = {"light", "camera"}
+#: Sections the reader does not read that hold nothing when empty (``<equality/>``)
+_EMPTY_OK = {"equality", "tendon", "deformable", "extension"}
 _ASSETS_OK = {"hfield", "texture", "material", "mesh"}
 #: ``<compiler>`` attributes that change masses or inertias; the reader refuses them by name
 _MASS_COMPILER = ("boundmass", "boundinertia", "settotalmass", "balanceinertia", "exactmeshinertia")
@@ -263,7 +265,8 @@ class _Parser:
     def parse(self) -> LiteModel:
         root = self.root
         for elem in root:
-            if elem.tag not in _TOP:
+            empty = not any(isinstance(c.tag, str) for c in elem)
+            if elem.tag not in _TOP and not (empty and elem.tag in _EMPTY_OK):
                 raise self.fail(elem, f"is not supported (top-level elements: {', '.join(sorted(_TOP))})",
                                 _section_feature(elem))
         for c in root.iter("compiler"):

@@ -31,6 +31,7 @@ from unisim_core.mjcf_lite import LiteModel, MjcfLiteError, load_mjcf
 from unisim_core.model import ModelInfo
 
 from . import _spec
+from ._contacts import GenesisContactFill
 from ._engine import announce_build, ensure_initialized
 from ._options import CONSTRAINT_SOLVERS, GenesisOptions
 
@@ -62,7 +63,8 @@ def _integrator(path: str, name: str) -> str:
 
 
 def _check_actuators(lite: LiteModel, path: str, name: str) -> None:
-    """Genesis holds one affine actuator per dof: refuse what that cannot represent."""
+    """What Genesis' import cannot represent, refused: actuators beyond one affine actuator per dof, unnamed
+    bodies (links are matched by name), explicit contact pairs."""
     seen: dict[int, str] = {}
     for a in lite.actuators:
         joint = lite.joints[a["joint"]]
@@ -76,6 +78,10 @@ def _check_actuators(lite: LiteModel, path: str, name: str) -> None:
         if a["kind"] != "motor" and a["gear"] != 1.0:
             raise UnsupportedCapabilityError(name, "actuator_gear", f"{path}: {a['kind']} actuator {a['name']!r} "
                                              f"has gear {a['gear']}; Genesis scales its bias by the gear once")
+    unnamed = [b for b, n in enumerate(lite.body_names) if b and not n]
+    if unnamed:  # links are matched to the file's bodies by name
+        raise UnsupportedCapabilityError(name, "unnamed_body", f"{path}: bodies {unnamed} have no name; Genesis' "
+                                         "links are matched to the file's bodies by name")
     if lite.contact_pairs:
         raise UnsupportedCapabilityError(name, "contact_pair", f"{path}: <contact><pair> {lite.contact_pairs}; "
                                          "Genesis' importer does not read explicit contact pairs")
@@ -151,7 +157,7 @@ class GenesisBackend(SimBackend):
         joints = {j.name: j for j in ent.joints}
         q_cols, v_cols = np.zeros(lite.nq, dtype=np.int64), np.zeros(lite.nv, dtype=np.int64)
         for j in lite.joints:
-            gj = joints.get(j["name"])
+            gj = joints.get(j["name"] or lite.body_names[j["body"]])  # Genesis names an unnamed joint after its body
             nq, nv = (7, 6) if j["type"] == "free" else (1, 1)
             if gj is None or gj.n_qs != nq or gj.n_dofs != nv:
                 raise EngineError(f"{path}: Genesis did not load joint {j['name']!r} as a {j['type']} joint")
@@ -320,6 +326,9 @@ class GenesisBackend(SimBackend):
         return np.ascontiguousarray(out, dtype=self.np_dtype)
 
     # ------------------------------------------------------------------ forces
+    def _bind_contact_forces(self, body_ids: np.ndarray, against_ids: np.ndarray | None) -> GenesisContactFill:
+        return GenesisContactFill(self, body_ids, against_ids)
+
     def _apply_body_force(self, body_ids: np.ndarray, force: np.ndarray, torque: np.ndarray | None) -> None:
         for k, b in enumerate(body_ids):
             link = int(self._link_of[b])
