@@ -235,9 +235,13 @@ class SimBackend(ModelQueries, Playback, ContactSensing, metaclass=_BackendMeta)
     UNSUPPORTED_SCENE_FEATURES: ClassVar[Mapping[str, str]] = {}
     #: Conformance checks the backend is known to fail, ``{check id: reason}`` (strict xfail in the kit).
     KNOWN_KIT_DEVIATIONS: ClassVar[Mapping[str, str]] = {}
-    #: Largest magnitude the engine represents in a state or input value: larger inputs are
-    #: rejected, a state beyond it counts as diverged (MuJoCo: its ``mjMAXVAL`` 1e10; a
-    #: float32 engine: float32's range). Default: float64's range (only non-finite is bad).
+    #: Kit rules version the backend was written against (``unisim_conformance._rules.KIT_RULES``; the
+    #: kit CHANGELOG's "Kit rules N"). ``None`` reads as 1; failures of newer rules are reported as new.
+    KIT_RULES: ClassVar[int | None] = None
+    #: Largest magnitude the engine integrates faithfully in a state or input value (reads back as
+    #: written): larger inputs are rejected, a state beyond it counts as diverged (MuJoCo: its
+    #: ``mjMAXVAL`` 1e10; PhysX: its 1e6 m/s link-speed clamp, not float32's range). Default:
+    #: float64's range (only non-finite is bad); capped at ``np_dtype``'s range.
     MAX_ABS_VALUE: ClassVar[float] = float(np.finfo(np.float64).max)
     #: Whether every ``step`` defers SIGINT to the end of an engine call (backends whose calls
     #: are round trips to another process, which an interrupt would leave half-answered).

@@ -129,7 +129,38 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.reference:
         cmd.append(f"--unisim-reference={args.reference}")
     cmd += list(args.pytest_args)
-    return subprocess.call(cmd)
+    if any(a.startswith("--unisim-report") for a in cmd):
+        return subprocess.call(cmd)
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        report = os.path.join(tmp, "report.json")
+        rc = subprocess.call([*cmd, f"--unisim-report={report}"])
+        if os.path.isfile(report):
+            print(_failure_rules(report))
+    return rc
+
+
+def _failure_rules(report_path: str) -> str:
+    """Each failed kit check of a ``--unisim-report`` with whether its rule is new since the kit rules the
+    backend declares (``KIT_RULES``) or a regression of a rule it was written against."""
+    import json
+
+    with open(report_path, encoding="utf-8") as f:
+        data = json.load(f)
+    declared = int(data.get("backend_kit_rules", 1))
+    source = f"KIT_RULES = {declared}" if data.get("backend_declares_kit_rules") else "no KIT_RULES (read as 1)"
+    failed = [c for c in data.get("checks", []) if c["outcome"] == "failed"]
+    head = f"unisim check: kit rules {data.get('kit_rules', '?')}; backend declares {source}; {len(failed)} failed"
+    if not failed:
+        return head
+    rows = [(c["check"], str(c.get("rules", 1)),
+             f"new rule (since {declared}): see the kit CHANGELOG 'Kit rules {c.get('rules')}'"
+             if c.get("rules", 1) > declared else "regression (a rule the backend was written against)")
+            for c in failed]
+    new = sum(1 for c in failed if c.get("rules", 1) > declared)
+    table = _table(rows, ("check", "rules", "verdict"))
+    return f"{head} ({new} new rule(s), {len(failed) - new} regression(s))\n{table}"
 
 
 def _csv(text: str) -> list[str]:

@@ -18,7 +18,8 @@ _DTYPES = {np.dtype(np.float32): np.float32, np.dtype(np.float64): np.float64}
 
 
 def float_dtype(value: Any) -> type:
-    """attrs converter for ``np_dtype``: ``np.float32`` or ``np.float64`` from a dtype, type or name."""
+    """attrs converter (``converter=float_dtype``, not a validator) for ``np_dtype``: ``np.float32`` or
+    ``np.float64`` from a dtype, type or name."""
     try:
         dt = np.dtype(value)
     except TypeError:
@@ -34,13 +35,14 @@ def _optional_str(inst, attribute, value):
 
 
 def positive_int(inst, attribute, value) -> None:
-    """attrs validator: an int >= 1 (bools rejected)."""
+    """attrs validator (``validator=positive_int``, not a converter): an int >= 1 (bools rejected)."""
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
         raise InvalidInputError(f"{attribute.name}: expected an int >= 1, got {value!r}")
 
 
 def optional_positive_int(inst, attribute, value) -> None:
-    """attrs validator: ``None`` or an int >= 1 (bools rejected)."""
+    """attrs validator (``validator=optional_positive_int``, not a converter): ``None`` or an int >= 1
+    (bools rejected)."""
     if value is None:
         return
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
@@ -64,10 +66,22 @@ def optional_device(inst, attribute, value) -> None:
         raise InvalidInputError(f"{attribute.name}: expected None, 'cpu', 'cuda' or 'cuda:N', got {value!r}")
 
 
-def boolean(inst, attribute, value) -> None:
-    """attrs validator: a real ``bool``."""
+_NOT_GIVEN = object()
+
+
+def boolean(inst, attribute=_NOT_GIVEN, value=_NOT_GIVEN):
+    """A real ``bool`` (``1``, ``"yes"``, ``None`` rejected). An attrs **validator**
+    (``attrs.field(validator=boolean)``: the error names the option); also safe as a converter
+    (``converter=boolean`` calls it with the value alone and gets it back; its error cannot name the
+    option, so prefer the validator). The core's other helpers are one kind each: ``positive_int``
+    and ``optional_positive_int`` are validators, ``float_dtype`` is a converter."""
+    if attribute is _NOT_GIVEN:  # converter call: boolean(value)
+        if not isinstance(inst, bool):
+            raise InvalidInputError(f"boolean option: expected a bool, got {inst!r}")
+        return inst
     if not isinstance(value, bool):
         raise InvalidInputError(f"{attribute.name}: expected a bool, got {value!r}")
+    return None
 
 
 #: Values of ``BackendOptions.divergence``.

@@ -18,7 +18,7 @@ def test_fake_passes_every_selected_check(run_kit):
     assert r.rc == 0, r.out[-4000:]
     outcomes = r.outcomes()
     assert not {k for k, v in outcomes.items() if v in ("failed", "error")}
-    assert outcomes["conventions::yaw_quat_wxyz"] == "passed"
+    assert outcomes["conventions::yaw_quat_wxyz[get_base_quat]"] == "passed"
     assert outcomes["capabilities::declared_works[site_jacobian]"] == "passed"
     assert "sensors" in r.report["capabilities"]
 
@@ -35,8 +35,8 @@ def test_broken_backend_fails_named_check(run_kit, cls):
 
 def test_capability_skip_reason(run_kit):
     r = run_kit("--unisim-backend=fake", "-m", "physics")
-    assert r.outcomes()["physics::box_friction_threshold"] == "skipped"
-    assert "does not declare capability 'contacts'" in r.reason("physics::box_friction_threshold")
+    assert r.outcomes()["physics::box_friction_threshold[below]"] == "skipped"
+    assert "does not declare capability 'contacts'" in r.reason("physics::box_friction_threshold[below]")
 
 
 def test_inert_without_kit_options(tmp_path, run_kit):
@@ -61,20 +61,20 @@ def test_xfail_file_strict_and_unknown_ids(tmp_path, run_kit):
     f = tmp_path / "xfail.txt"
     f.write_text(textwrap.dedent("""\
         # expected failures of broken_force_sign
-        physics::body_force_acceleration: forces applied with the wrong sign (known bug #1)
+        physics::body_force_acceleration[staged_step]: forces applied with the wrong sign (known bug #1)
         physics::no_such_check: typo
     """))
     r = run_kit("--unisim-backend=broken_backends:ForceWrongSign", "-m", "physics", f"--unisim-xfail={f}")
     assert r.rc == 0, r.out[-3000:]
-    assert r.outcomes()["physics::body_force_acceleration"] == "xfailed"
-    assert "known bug #1" in r.reason("physics::body_force_acceleration")
+    assert r.outcomes()["physics::body_force_acceleration[staged_step]"] == "xfailed"
+    assert "known bug #1" in r.reason("physics::body_force_acceleration[staged_step]")
     assert "physics::no_such_check" in r.out and r.report["unknown_expected_failures"] == ["physics::no_such_check"]
     # strict: an expected failure that passes fails the run
     t = tmp_path / "xfail.toml"
     t.write_text('[expected_failures]\n"physics::free_fall" = "claimed broken"\n')
     r = run_kit("--unisim-backend=fake", "-m", "physics", f"--unisim-xfail={t}")
     assert r.rc == 1, r.out[-3000:]
-    assert r.outcomes()["physics::free_fall"] == "failed"
+    assert r.outcomes()["physics::free_fall[z]"] == "failed"
     assert "XPASS(strict)" in r.out
 
 
@@ -103,8 +103,8 @@ def test_factory_fixture_mode(tmp_path, run_kit):
     r = run_kit("-m", "conventions", cwd=tmp_path)
     assert r.rc == 1, r.out[-3000:]  # strict xfail of a passing check fails the run
     outcomes = r.outcomes()
-    assert outcomes["conventions::yaw_quat_wxyz"] == "passed"
-    assert outcomes["conventions::hinge_body_orientation"] == "failed" and "XPASS(strict)" in r.out
+    assert outcomes["conventions::yaw_quat_wxyz[get_base_quat]"] == "passed"
+    assert outcomes["conventions::hinge_body_orientation[get_dof_pos]"] == "failed" and "XPASS(strict)" in r.out
 
 
 def test_scene_registry():
@@ -121,7 +121,7 @@ def test_example_third_party_backend_from_its_directory(run_kit):
         pytest.skip("examples/third_party_backend not present (installed kit)")
     r = run_kit("-m", "conventions or surface", cwd=example, env_path=example)
     assert r.rc == 0, r.out[-3000:]
-    assert r.outcomes()["conventions::yaw_quat_wxyz"] == "passed"
+    assert r.outcomes()["conventions::yaw_quat_wxyz[get_base_quat]"] == "passed"
     assert r.report["capabilities"] and "push" not in r.report["capabilities"]
 
 

@@ -11,6 +11,7 @@ from unisim_core import CONTRACT_VERSION, Capability, UnsupportedCapabilityError
 from unisim_core.capabilities import parse_version, version_in_range
 
 from . import _xfail, scene_cfg, scene_dt
+from ._rules import declared_rules
 
 PROBE_SCENES = ("free_body", "pendulum", "quadruped")
 #: Expected-failure keys ``unsupported::<feature>`` declare a refused scene feature, not a check.
@@ -58,11 +59,13 @@ class Kit:
             try:
                 cache["capabilities"] = frozenset(backend.capabilities)
                 cache["np_dtype"] = np.dtype(backend.np_dtype).type
+                cache["precision"] = measured_precision(backend)
                 cache["label"] = backend.name or type(backend).__name__
                 cache["cls"] = type(backend)
                 # read from the instance: a wrapper (worker, Ray) forwards its inner backend's
                 cache["unsupported"] = dict(getattr(backend, "UNSUPPORTED_SCENE_FEATURES", {}))
                 cache["known_deviations"] = dict(getattr(backend, "KNOWN_KIT_DEVIATIONS", {}))
+                cache["kit_rules"] = declared_rules(backend)
             finally:
                 backend.close()
             return
@@ -80,6 +83,13 @@ class Kit:
     @property
     def dtype(self):
         return self._state.cache["np_dtype"]
+
+    @property
+    def precision(self):
+        """The precision the engine keeps values in (``np.float32`` or ``np.float64``), measured at
+        the probe: tolerances in ``eps`` follow it, not ``np_dtype`` (a float32 engine may return
+        float64 arrays of float32 values)."""
+        return self._state.cache["precision"]
 
     @property
     def backend_cls(self) -> type:
@@ -123,6 +133,24 @@ class Kit:
                 self._state.fixture_expected_seen.add(key)
                 item.add_marker(pytest.mark.xfail(reason=f"expected failure ({self.label}): {entries[key]}",
                                                   strict=True))
+
+    # -- shared simulations ------------------------------------------------------------------
+    def shared(self, key: str, run):
+        """``run(kit)`` once per session, its result (plain arrays, never a backend) cached under
+        ``key``: the checks of one scenario each assert one property of the same simulation. An
+        outcome (failure, skip, error) is cached too and raised again by every check that uses it."""
+        store = self._state.cache.setdefault("shared", {})
+        if key not in store:
+            try:
+                store[key] = (True, run(self))
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except BaseException as exc:  # noqa: BLE001 - pytest outcomes (skip/fail) are BaseExceptions
+                store[key] = (False, exc)
+        ok, value = store[key]
+        if not ok:
+            raise value
+        return value
 
     # -- construction ------------------------------------------------------------------------
     def make(self, scene: str | Any = "free_body", num_envs: int = 2, sim_dt: float | None = None,
@@ -197,6 +225,22 @@ class Kit:
 
 
 # ----------------------------------------------------------------------------------------------
+def measured_precision(backend) -> type:
+    """``np.float64`` when a value written with ``set_state`` reads back to float64 precision, else
+    ``np.float32`` (always for ``np_dtype=float32``): qpos[0] + 0.1 + 2^-35 reads back within 1e-17 in
+    float64 and off by ~1e-9 in float32 (its spacing near 0.3 is 3e-8)."""
+    if np.dtype(backend.np_dtype) != np.float64:
+        return np.float32
+    try:
+        qpos = np.array(backend.get_qpos(), dtype=np.float64)
+        qpos[:, 0] += 0.1 + 2.0 ** -35
+        backend.set_state(np.arange(backend.num_envs), qpos, np.zeros((backend.num_envs, backend.nv)))
+        err = abs(float(backend.get_qpos()[0, 0]) - qpos[0, 0])
+    except Exception:  # noqa: BLE001 - a probe that cannot write a state keeps np_dtype's precision
+        return np.float64
+    return np.float64 if err < 1e-12 else np.float32
+
+
 def eps(dtype) -> float:
     return float(np.finfo(dtype).eps)
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from . import _xfail
+from . import _rules, _xfail
 from ._resolve import make_factory, parse_options
 from ._support import UNSUPPORTED_PREFIX
 
@@ -54,6 +54,7 @@ LAYERS = {
 MARKERS = [f"{name}: UniSim conformance layer - {doc}" for name, doc in LAYERS.items()] + [
     "contract(version): UniSim conformance: contract version that introduced the check",
     "requires(*capabilities): UniSim conformance: capabilities the check needs (skipped otherwise)",
+    "rules(version): UniSim conformance: kit rules version that introduced the check (default: its layer's)",
 ]
 
 
@@ -277,13 +278,33 @@ def pytest_runtest_makereport(item, call):
                 reason = str(report.longrepr[2])
             elif report.failed:
                 reason = str(getattr(report, "longreprtext", ""))[-2000:]
+            layer = _xfail.check_id(item).split("::")[0]
+            if report.failed:
+                report.sections.append(("unisim-conformance rules", _rules_note(state, item, layer)))
             state.results.append({
                 "check": _xfail.check_id(item), "nodeid": item.nodeid, "outcome": outcome,
                 "reason": reason or getattr(report, "wasxfail", ""),
-                "layer": _xfail.check_id(item).split("::")[0],
+                "layer": layer, "rules": _rules.rules_of(item, layer),
                 "properties": {k: _jsonable(v) for k, v in item.user_properties},
             })
     return report
+
+
+def _split_declared(state: KitState) -> dict[str, list[str]]:
+    """Declared expected-failure ids (file, hook, fixture, class) that kit rules 3 split, with their new ids."""
+    keys = set(state.expected) | set(state.cache.get("fixture_expected", {}))
+    return {k: list(_rules.split_into(k)) for k in sorted(keys) if _rules.split_into(k)}
+
+
+def _rules_note(state: KitState, item, layer: str) -> str:
+    """Whether a failed check's rule is new since the rules the backend declares."""
+    rule = _rules.rules_of(item, layer)
+    rules, declared = state.cache.get("kit_rules", (1, False))
+    source = f"KIT_RULES = {rules}" if declared else "no KIT_RULES, read as 1"
+    if rule > rules:
+        return (f"NEW RULE: this check is in kit rules {rule}, newer than the backend's ({source}); the kit "
+                f"CHANGELOG's 'Kit rules {rule}' says what to add")
+    return f"kit rules {rule}, within the backend's ({source}): a regression, not a new rule"
 
 
 def _jsonable(v: Any) -> Any:
@@ -305,6 +326,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
         tr.section("unisim-conformance: unknown expected-failure ids")
         for key in state.unmatched + fixture_unseen:
             tr.write_line(f"{key}: matches no collected check")
+    split = _split_declared(state)
+    if split:
+        tr.section("unisim-conformance: expected-failure ids split in kit rules 3")
+        for key, new in split.items():
+            tr.write_line(f"{key}: now one check per property: {', '.join(new)}; declare only the ones that fail")
     if state.results:
         counts: dict[str, dict[str, int]] = {}
         for r in state.results:
@@ -319,6 +345,17 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
                 tr.write_line(f"{layer:13s} " + ", ".join(f"{n} {o}" for o, n in sorted(counts[layer].items())))
         ran = sum(1 for r in state.results if r["outcome"] != "skipped")
         tr.write_line(f"coverage      checks run {ran} / {state.collected} collected")
+        rules, declared = state.cache.get("kit_rules", (1, False))
+        tr.write_line(f"rules         kit rules {_rules.KIT_RULES}; backend declares "
+                      + (f"KIT_RULES = {rules}" if declared else "no KIT_RULES (read as 1)"))
+        newer = [r for r in state.results if r["outcome"] == "failed" and r["rules"] > rules]
+        if newer:
+            tr.section("unisim-conformance: failures under rules newer than the backend declares")
+            for r in newer:
+                tr.write_line(f"{r['check']}: NEW RULE (kit rules {r['rules']}, backend declares {rules}): "
+                              f"see the kit CHANGELOG, 'Kit rules {r['rules']}'")
+            tr.write_line(f"{len(newer)} of {sum(r['outcome'] == 'failed' for r in state.results)} failure(s) are "
+                          f"rules newer than {rules}; set KIT_RULES = {_rules.KIT_RULES} on the class once they pass")
         scenes = state.cache.get("coverage")
         if scenes is not None:
             refused = {k: v for k, v in scenes.items() if v is not None}
@@ -340,6 +377,10 @@ def pytest_sessionfinish(session, exitstatus) -> None:
             "reference": state.reference_spec,
             "capabilities": sorted(str(c) for c in caps) if caps is not None else None,
             "unknown_expected_failures": state.unmatched,
+            "split_expected_failures": _split_declared(state),
+            "kit_rules": _rules.KIT_RULES,
+            "backend_kit_rules": state.cache.get("kit_rules", (1, False))[0],
+            "backend_declares_kit_rules": state.cache.get("kit_rules", (1, False))[1],
             "coverage": {"checks_collected": state.collected,
                          "checks_run": sum(1 for r in state.results if r["outcome"] != "skipped"),
                          "scenes": state.cache.get("coverage")},

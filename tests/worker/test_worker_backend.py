@@ -100,6 +100,7 @@ def test_hosted_declarations_and_scene_refusals_cross_the_process(tmp_path):
     with create_backend("fake", SceneCfg(scene_path("quadruped")), 1, 0.002, isolation="subprocess") as b:
         assert b.UNSUPPORTED_SCENE_FEATURES == FakeBackend.UNSUPPORTED_SCENE_FEATURES
         assert b.KNOWN_KIT_DEVIATIONS == FakeBackend.KNOWN_KIT_DEVIATIONS and b.snapshot_tier == "exact"
+        assert b.KIT_RULES == FakeBackend.KIT_RULES == 3
     dry = tmp_path / "dry_friction.xml"
     dry.write_text('<mujoco><worldbody><body name="wheel"><joint name="j" type="hinge" frictionloss="0.05"/>'
                    '<inertial pos="0 0 0" mass="1" diaginertia="0.1 0.1 0.1"/></body></worldbody></mujoco>')

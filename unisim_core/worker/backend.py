@@ -167,6 +167,7 @@ class WorkerBackend(SimBackend):
         # the hosted backend's declarations (what it refuses, known kit deviations, snapshot tier)
         self.UNSUPPORTED_SCENE_FEATURES = dict(desc.get("unsupported_scene_features", {}))
         self.KNOWN_KIT_DEVIATIONS = dict(desc.get("known_kit_deviations", {}))
+        self.KIT_RULES = desc.get("kit_rules")
         self.SNAPSHOT_TIER = str(desc.get("snapshot_tier", type(self).SNAPSHOT_TIER))
         quat_order = desc.get("quat_order", "wxyz")
         if quat_order not in QUAT_ORDERS:

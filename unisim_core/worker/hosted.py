@@ -106,7 +106,8 @@ def factory(init: dict[str, Any], progress) -> dict[str, Any]:
                 "reset_terms": sorted(dr.reset_terms), "np_dtype": np.dtype(backend.np_dtype).str,
                 "base_id": int(backend.base_body_id), "max_abs_value": float(backend.MAX_ABS_VALUE),
                 "unsupported_scene_features": dict(backend.UNSUPPORTED_SCENE_FEATURES),
-                "known_kit_deviations": dict(backend.KNOWN_KIT_DEVIATIONS), "snapshot_tier": backend.snapshot_tier}
+                "known_kit_deviations": dict(backend.KNOWN_KIT_DEVIATIONS), "kit_rules": backend.KIT_RULES,
+                "snapshot_tier": backend.snapshot_tier}
 
     def attach(descriptors: dict[str, Any]) -> None:
         nonlocal slots

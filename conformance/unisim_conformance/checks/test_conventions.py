@@ -17,7 +17,7 @@ C45 = np.cos(np.pi / 4)
 
 
 def _tol(kit):
-    return 8 * eps(kit.dtype)
+    return 8 * eps(kit.precision)
 
 
 def _free_body_state(b, yaw=np.pi / 2, lin=(0, 0, 0), ang_body=(0, 0, 0), pos=(0.3, -0.2, 1.0)):
@@ -31,56 +31,66 @@ def _free_body_state(b, yaw=np.pi / 2, lin=(0, 0, 0), ang_body=(0, 0, 0), pos=(0
     return b.get_body_ids(["box"])
 
 
-def test_yaw_quat_wxyz(kit):
-    """A 90 deg yaw set through qpos reads back as wxyz [cos45, 0, 0, sin45] everywhere
-    (not xyzw [0, 0, sin45, cos45], not the conjugate [cos45, 0, 0, -sin45])."""
+def _yaw_reads(kit):
     b = kit.make("free_body", 2)
     box = _free_body_state(b)
-    want = np.array([C45, 0, 0, C45])
-    tol = _tol(kit)
-    np.testing.assert_allclose(b.get_base_quat(), np.tile(want, (2, 1)), atol=tol,
-                               err_msg="get_base_quat after a 90 deg yaw (expected wxyz)")
-    np.testing.assert_allclose(b.get_body_quat_w(box)[:, 0], np.tile(want, (2, 1)), atol=tol,
-                               err_msg="get_body_quat_w(base) after a 90 deg yaw (expected wxyz)")
-    np.testing.assert_allclose(b.get_qpos()[:, 3:7], np.tile(want, (2, 1)), atol=tol,
-                               err_msg="get_qpos()[:, 3:7] after a 90 deg yaw (expected wxyz)")
-    np.testing.assert_allclose(b.get_body_pose_w(box)[1][:, 0], np.tile(want, (2, 1)), atol=tol,
-                               err_msg="get_body_pose_w(base) quaternion")
+    return {"get_base_quat": b.get_base_quat(), "get_body_quat_w": b.get_body_quat_w(box)[:, 0],
+            "get_qpos": b.get_qpos()[:, 3:7], "get_body_pose_w": b.get_body_pose_w(box)[1][:, 0]}
 
 
-def test_ang_vel_frames(kit):
-    """qvel angular velocity is body-frame: [1,0,0] body with 90 deg yaw is [0,1,0] in the world
-    (get_base_ang_vel, get_body_ang_vel_w) and [1,0,0] in get_body_ang_vel_b(base)."""
+@pytest.mark.parametrize("getter", ["get_base_quat", "get_body_quat_w", "get_qpos", "get_body_pose_w"])
+def test_yaw_quat_wxyz(kit, getter):
+    """A 90 deg yaw set through qpos reads back as wxyz [cos45, 0, 0, sin45] in each getter
+    (not xyzw [0, 0, sin45, cos45], not the conjugate [cos45, 0, 0, -sin45])."""
+    got = kit.shared("conventions.yaw", _yaw_reads)[getter]
+    np.testing.assert_allclose(got, np.tile([C45, 0, 0, C45], (2, 1)), atol=_tol(kit),
+                               err_msg=f"{getter} (the base's quaternion) after a 90 deg yaw (expected wxyz)")
+
+
+def _ang_reads(kit):
     b = kit.make("free_body", 2)
     box = _free_body_state(b, ang_body=(1, 0, 0))
-    tol = _tol(kit)
-    world = np.tile([0.0, 1.0, 0.0], (2, 1))
-    np.testing.assert_allclose(b.get_base_ang_vel(), world, atol=tol,
-                               err_msg="get_base_ang_vel must be world frame: R @ [1,0,0] = [0,1,0]")
-    np.testing.assert_allclose(b.get_body_ang_vel_w(box)[:, 0], world, atol=tol,
-                               err_msg="get_body_ang_vel_w(base) must be world frame")
-    np.testing.assert_allclose(b.get_body_ang_vel_b(box)[:, 0], np.tile([1.0, 0, 0], (2, 1)), atol=tol,
-                               err_msg="get_body_ang_vel_b(base) must be the body frame [1,0,0]")
-    np.testing.assert_allclose(b.get_qvel()[:, 3:6], np.tile([1.0, 0, 0], (2, 1)), atol=tol,
-                               err_msg="get_qvel()[:, 3:6] round trip (body frame)")
+    return {"get_base_ang_vel": b.get_base_ang_vel(), "get_body_ang_vel_w": b.get_body_ang_vel_w(box)[:, 0],
+            "get_body_ang_vel_b": b.get_body_ang_vel_b(box)[:, 0], "get_qvel": b.get_qvel()[:, 3:6]}
 
 
-def test_lin_vel_frames(kit):
-    """qvel linear velocity is world-frame: [1,0,0] reads [1,0,0] in get_base_lin_vel and
-    get_body_lin_vel_w, and R^T v = [0,-1,0] in get_body_lin_vel_b(base) with 90 deg yaw."""
+ANG_WANT = {"get_base_ang_vel": ([0.0, 1.0, 0.0], "world frame: R @ [1,0,0] = [0,1,0]"),
+            "get_body_ang_vel_w": ([0.0, 1.0, 0.0], "world frame: R @ [1,0,0] = [0,1,0]"),
+            "get_body_ang_vel_b": ([1.0, 0.0, 0.0], "the body frame: [1,0,0]"),
+            "get_qvel": ([1.0, 0.0, 0.0], "qvel[3:6] round trip: body frame [1,0,0]")}
+
+
+@pytest.mark.parametrize("getter", list(ANG_WANT))
+def test_ang_vel_frames(kit, getter):
+    """qvel angular velocity is body-frame: [1,0,0] body with 90 deg yaw is [0,1,0] in the world
+    (get_base_ang_vel, get_body_ang_vel_w) and [1,0,0] in get_body_ang_vel_b(base) and qvel[3:6]."""
+    want, why = ANG_WANT[getter]
+    np.testing.assert_allclose(kit.shared("conventions.ang", _ang_reads)[getter], np.tile(want, (2, 1)),
+                               atol=_tol(kit), err_msg=f"{getter} of the base must be {why}")
+
+
+def _lin_reads(kit):
     b = kit.make("free_body", 2)
     box = _free_body_state(b, lin=(1, 0, 0))
-    tol = _tol(kit)
-    np.testing.assert_allclose(b.get_base_lin_vel(), np.tile([1.0, 0, 0], (2, 1)), atol=tol,
-                               err_msg="get_base_lin_vel (world frame)")
-    np.testing.assert_allclose(b.get_body_lin_vel_w(box)[:, 0], np.tile([1.0, 0, 0], (2, 1)), atol=tol,
-                               err_msg="get_body_lin_vel_w(base) (world frame)")
-    np.testing.assert_allclose(b.get_body_lin_vel_b(box)[:, 0], np.tile([0.0, -1.0, 0], (2, 1)), atol=tol,
-                               err_msg="get_body_lin_vel_b(base) must be R^T v = [0,-1,0]")
+    return {"get_base_lin_vel": b.get_base_lin_vel(), "get_body_lin_vel_w": b.get_body_lin_vel_w(box)[:, 0],
+            "get_body_lin_vel_b": b.get_body_lin_vel_b(box)[:, 0]}
 
 
-def test_base_frame_identity(kit):
-    """The base relative to itself: pos_b = 0, quat_b = identity; world pose equals base pose."""
+LIN_WANT = {"get_base_lin_vel": ([1.0, 0.0, 0.0], "the world frame [1,0,0]"),
+            "get_body_lin_vel_w": ([1.0, 0.0, 0.0], "the world frame [1,0,0]"),
+            "get_body_lin_vel_b": ([0.0, -1.0, 0.0], "R^T v = [0,-1,0]")}
+
+
+@pytest.mark.parametrize("getter", list(LIN_WANT))
+def test_lin_vel_frames(kit, getter):
+    """qvel linear velocity is world-frame: [1,0,0] reads [1,0,0] in get_base_lin_vel and
+    get_body_lin_vel_w, and R^T v = [0,-1,0] in get_body_lin_vel_b(base) with 90 deg yaw."""
+    want, why = LIN_WANT[getter]
+    np.testing.assert_allclose(kit.shared("conventions.lin", _lin_reads)[getter], np.tile(want, (2, 1)),
+                               atol=_tol(kit), err_msg=f"{getter} of the base must be {why}")
+
+
+def _base_frame_reads(kit):
     b = kit.make("quadruped", 2)
     q = np.tile(np.asarray(b.get_keyframe_qpos("home"), dtype=np.float64), (2, 1))
     q[:, 0:3] = [[0.5, -0.3, 0.4], [-1.0, 2.0, 0.6]]
@@ -88,60 +98,78 @@ def test_base_frame_identity(kit):
     q[:, 3:7] /= np.linalg.norm(q[:, 3:7], axis=1, keepdims=True)
     b.set_state(np.arange(2), q, np.zeros((2, b.nv)))
     base = np.array([b.base_body_id], dtype=np.int32)
-    tol = 4 * _tol(kit)
-    np.testing.assert_allclose(b.get_body_pos_b(base)[:, 0], 0, atol=tol, err_msg="get_body_pos_b(base) != 0")
-    # q and -q are the same rotation: quaternion equalities here are up to sign
-    qb = b.get_body_quat_b(base)[:, 0]
-    np.testing.assert_allclose(qb * np.sign(qb[:, :1]), np.tile([1.0, 0, 0, 0], (2, 1)), atol=tol,
-                               err_msg="get_body_quat_b(base) != identity (up to sign)")
-    np.testing.assert_allclose(b.get_body_pos_w(base)[:, 0], b.get_base_pos(), atol=tol,
-                               err_msg="get_body_pos_w(base) != get_base_pos")
-    qw, qr = b.get_body_quat_w(base)[:, 0], b.get_base_quat()
-    sign = np.sign(np.sum(qw * qr, axis=1, keepdims=True))
-    np.testing.assert_allclose(qw * sign, qr, atol=tol, err_msg="get_body_quat_w(base) != get_base_quat (up to sign)")
-    np.testing.assert_allclose(b.get_base_pos(), q[:, 0:3], atol=tol, err_msg="get_base_pos != set qpos")
+    return {"set": q, "get_body_pos_b": b.get_body_pos_b(base)[:, 0], "get_body_quat_b": b.get_body_quat_b(base)[:, 0],
+            "get_body_pos_w": b.get_body_pos_w(base)[:, 0], "get_body_quat_w": b.get_body_quat_w(base)[:, 0],
+            "get_base_pos": b.get_base_pos(), "get_base_quat": b.get_base_quat()}
 
 
-def test_hinge_body_orientation(kit):
-    """A hinge about +y at q: the pendulum's body quaternion is wxyz [cos q/2, 0, sin q/2, 0]."""
+@pytest.mark.parametrize("getter", ["get_body_pos_b", "get_body_quat_b", "get_body_pos_w", "get_body_quat_w",
+                                    "get_base_pos"])
+def test_base_frame_identity(kit, getter):
+    """The base relative to itself: pos_b = 0, quat_b = identity; its world pose (body_pos_w,
+    body_quat_w) equals the base pose, and get_base_pos equals the set qpos. Quaternions up to sign."""
+    r = kit.shared("conventions.base_frame", _base_frame_reads)
+    got, tol = r[getter], 4 * _tol(kit)
+    if getter == "get_body_pos_b":
+        want, what = np.zeros((2, 3)), "0"
+    elif getter == "get_body_quat_b":
+        got, want, what = got * np.sign(got[:, :1]), np.tile([1.0, 0, 0, 0], (2, 1)), "identity (up to sign)"
+    elif getter == "get_body_pos_w":
+        want, what = r["get_base_pos"], "get_base_pos"
+    elif getter == "get_body_quat_w":
+        want, what = r["get_base_quat"], "get_base_quat (up to sign)"
+        got = got * np.sign(np.sum(got * want, axis=1, keepdims=True))
+    else:
+        want, what = r["set"][:, 0:3], "the set qpos[0:3]"
+    np.testing.assert_allclose(got, want, atol=tol, err_msg=f"{getter}(base) != {what}")
+
+
+def _hinge_reads(kit):
     b = kit.make("pendulum", 1)
+    b.set_state(np.array([0]), np.array([[0.7]]), np.zeros((1, 1)))
+    return {"get_body_quat_w": b.get_body_quat_w(b.get_body_ids(["pole"]))[0, 0], "get_dof_pos": b.get_dof_pos()}
+
+
+@pytest.mark.parametrize("getter", ["get_body_quat_w", "get_dof_pos"])
+def test_hinge_body_orientation(kit, getter):
+    """A hinge about +y at q = 0.7: the pendulum's body quaternion is wxyz [cos q/2, 0, sin q/2, 0]
+    (right-handed about +y) and get_dof_pos reads q."""
     q = 0.7
-    b.set_state(np.array([0]), np.array([[q]]), np.zeros((1, 1)))
-    pole = b.get_body_ids(["pole"])
-    np.testing.assert_allclose(b.get_body_quat_w(pole)[0, 0], [np.cos(q / 2), 0, np.sin(q / 2), 0],
-                               atol=_tol(kit), err_msg="hinge body orientation (wxyz, right-handed about +y)")
-    np.testing.assert_allclose(b.get_dof_pos(), [[q]], atol=_tol(kit), err_msg="get_dof_pos of the hinge")
+    want = {"get_body_quat_w": [np.cos(q / 2), 0, np.sin(q / 2), 0], "get_dof_pos": [[q]]}[getter]
+    np.testing.assert_allclose(kit.shared("conventions.hinge", _hinge_reads)[getter], want, atol=_tol(kit),
+                               err_msg=f"{getter} of the pendulum's hinge at q = 0.7 (wxyz, right-handed about +y)")
 
 
 # quadruped facts (unisim_core/scenes/quadruped.xml): ctrlrange == joint range per joint class
 QUAD_RANGES = {"hip": (-0.8, 0.8), "thigh": (-1.5, 3.4), "calf": (-2.7, -0.9)}
 
 
-def test_ctrl_range_layout(kit):
+@pytest.mark.parametrize("scene", ["quadruped", "fixed_arm", "joint_range"])
+def test_ctrl_range_layout(kit, scene):
     """``get_actuator_ctrl_range()`` is (nu, 2) [low, high] with the model's values
-    (quadruped: hip [-0.8, 0.8], thigh [-1.5, 3.4], calf [-2.7, -0.9]; fixed_arm: +-50)."""
+    (quadruped: hip [-0.8, 0.8], thigh [-1.5, 3.4], calf [-2.7, -0.9]; fixed_arm: +-50);
+    ``get_joint_range()`` (joint_range, quadruped) is [low, high] too."""
+    if scene == "fixed_arm":
+        arm = kit.make("fixed_arm", 1)
+        np.testing.assert_allclose(arm.get_actuator_ctrl_range(), np.tile([-50.0, 50.0], (4, 1)), atol=1e-6,
+                                   err_msg="fixed_arm ctrl ranges")
+        return
     b = kit.make("quadruped", 1)
+    if scene == "joint_range":
+        jr = b.get_joint_range()
+        assert np.all(jr[:, 0] <= jr[:, 1]), f"joint range columns must be [low, high], got\n{jr}"
+        return
     r = b.get_actuator_ctrl_range()
     names = b.get_actuator_names()
     assert r.shape == (len(names), 2), f"ctrl range shape {r.shape}, expected ({len(names)}, 2)"
     assert np.all(r[:, 0] <= r[:, 1]), f"ctrl range columns must be [low, high], got\n{r}"
     want = np.array([QUAD_RANGES[n.split("_")[1]] for n in names])
     np.testing.assert_allclose(r, want, atol=1e-6, err_msg="quadruped ctrl ranges")
-    jr = b.get_joint_range()
-    assert np.all(jr[:, 0] <= jr[:, 1]), f"joint range columns must be [low, high], got\n{jr}"
-    arm = kit.make("fixed_arm", 1)
-    np.testing.assert_allclose(arm.get_actuator_ctrl_range(), np.tile([-50.0, 50.0], (4, 1)), atol=1e-6,
-                               err_msg="fixed_arm ctrl ranges")
 
 
-def test_joint_index_helpers(kit):
-    """Index helpers agree with names: a distinctive value per joint, set through the full-qpos
-    column of ``get_joint_state_qpos_indices``, reads back in the ``get_dof_pos`` column of
-    ``get_joint_dof_pos_indices`` (and likewise for velocities)."""
+def _index_reads(kit):
     b = kit.make("quadruped", 2)
     joints = list(b.get_actuator_joint_names())
-    assert [a.replace("_act", "_joint") for a in b.get_actuator_names()] == joints, \
-        "get_actuator_joint_names does not match the quadruped's actuator -> joint map"
     qcols = b.get_joint_state_qpos_indices(joints)
     vcols = b.get_joint_state_qvel_indices(joints)
     dcols = b.get_joint_dof_pos_indices(joints)
@@ -152,20 +180,42 @@ def test_joint_index_helpers(kit):
     qpos[:, qcols] += vals
     qvel[:, vcols] = 10 * vals
     b.set_state(np.arange(2), qpos, qvel)
+    return {"joints": joints, "actuators": list(b.get_actuator_names()), "num_dof": b.num_dof,
+            "dof_pos": (b.get_dof_pos()[:, dcols], qpos[:, qcols]), "dof_vel": (b.get_dof_vel()[:, dvcols],
+                                                                               qvel[:, vcols]),
+            "dcols": dcols.tolist(), "default_dof_pos": (b.get_default_dof_pos(), np.asarray(b.get_default_qpos())[7:])}
+
+
+@pytest.mark.parametrize("prop", ["actuator_joint_names", "dof_pos", "dof_vel", "dof_coverage", "default_dof_pos"])
+def test_joint_index_helpers(kit, prop):
+    """Index helpers agree with names: a distinctive value per joint, set through the full-qpos
+    column of ``get_joint_state_qpos_indices``, reads back in the ``get_dof_pos`` column of
+    ``get_joint_dof_pos_indices`` (dof_pos; likewise dof_vel); the dof columns cover get_dof_pos
+    (dof_coverage); the actuator -> joint map (actuator_joint_names); get_default_dof_pos is the
+    default qpos without the root (default_dof_pos)."""
+    r = kit.shared("conventions.index", _index_reads)
     tol = 8 * _tol(kit)
-    np.testing.assert_allclose(b.get_dof_pos()[:, dcols], qpos[:, qcols], atol=tol,
-                               err_msg="get_dof_pos columns of get_joint_dof_pos_indices")
-    np.testing.assert_allclose(b.get_dof_vel()[:, dvcols], qvel[:, vcols], atol=tol,
-                               err_msg="get_dof_vel columns of get_joint_dof_vel_indices")
-    assert sorted(dcols.tolist()) == list(range(b.num_dof)), "dof position indices must cover get_dof_pos"
-    np.testing.assert_allclose(b.get_default_dof_pos(), np.asarray(b.get_default_qpos())[7:], atol=tol,
-                               err_msg="get_default_dof_pos must be the default qpos without the root")
+    if prop == "actuator_joint_names":
+        assert [a.replace("_act", "_joint") for a in r["actuators"]] == r["joints"], \
+            "get_actuator_joint_names does not match the quadruped's actuator -> joint map"
+    elif prop == "dof_coverage":
+        assert sorted(r["dcols"]) == list(range(r["num_dof"])), "dof position indices must cover get_dof_pos"
+    else:
+        got, want = r[prop]
+        what = {"dof_pos": "get_dof_pos columns of get_joint_dof_pos_indices",
+                "dof_vel": "get_dof_vel columns of get_joint_dof_vel_indices",
+                "default_dof_pos": "get_default_dof_pos must be the default qpos without the root"}[prop]
+        np.testing.assert_allclose(got, want, atol=tol, err_msg=what)
 
 
-def test_root_state_layout(kit):
-    """The free root occupies qpos[0:7] / qvel[0:6] of the quadruped (MuJoCo layout)."""
+@pytest.mark.parametrize("prop", ["free_root", "non_root_rejected"])
+def test_root_state_layout(kit, prop):
+    """The free root occupies qpos[0:7] / qvel[0:6] of the quadruped (MuJoCo layout); a body that
+    is not a free root is rejected (ValueError naming root_body_name or 'fixed')."""
     b = kit.make("quadruped", 1)
-    lay = b.get_root_state_layout("base")
-    assert (lay.qpos_start, lay.qvel_start, lay.joint_name) == (0, 0, "root")
-    with pytest.raises(ValueError, match="root_body_name|fixed"):
-        b.get_root_state_layout("FL_calf")
+    if prop == "free_root":
+        lay = b.get_root_state_layout("base")
+        assert (lay.qpos_start, lay.qvel_start, lay.joint_name) == (0, 0, "root")
+    else:
+        with pytest.raises(ValueError, match="root_body_name|fixed"):
+            b.get_root_state_layout("FL_calf")

@@ -92,32 +92,43 @@ def test_armature_effective_inertia(kit):
                "armature_joint velocity (I + armature = 0.05 kg m^2)", "rad/s")
 
 
-def test_position_actuator_gain_and_steady_state(kit, record_property):
-    """<position kp=8 kv=0.4> from rest at q = 0 towards u: the first substep's acceleration is
-    kp u / I (no velocity yet), so q'(dt) = kp u dt / I for explicit Euler; an implicit treatment of
-    the kv term scales it by 1 / (1 + kv dt / I) = 0.98, RK4 by (w dt)^2 / 6 ~ 7e-5: tolerance 3e-2
-    relative (half the gain is 50 % off). The motion is a damped oscillation,
-    w_d = w sqrt(1 - z^2) with w = sqrt(kp / I) = 20 rad/s, z = kv / (2 sqrt(kp I)) = 0.5 -> the
-    first overshoot peak is at t = pi / w_d = 0.1814 s (tolerance 3 ms: peak located on the
-    1 ms sample grid plus the integrator's phase error), and after 1.5 s (e^-15) q = u within 1e-4."""
+def _position_run(kit):
     b, names = _hinges(kit)
     u = np.array([0.1, -0.4])
     ctrl = _ctrl(b, names, position=u)
     b.step(ctrl, 1)
-    _rel_close(_qd(b, "position_joint"), 8 * u / I_HINGE * b.sim_dt, 3e-2,
-               "position_joint velocity after one substep from rest (kp u dt / I, kp = 8)", "rad/s")
+    first = _qd(b, "position_joint")
     q = [_q(b, "position_joint")]
     for _ in range(int(round(0.4 / b.sim_dt))):
         b.step(ctrl, 1)
         q.append(_q(b, "position_joint"))
-    q = np.asarray(q)
-    peak_t = (np.argmax(q[:, 0]) + 1) * b.sim_dt
-    wd = 20 * np.sqrt(1 - 0.25)
-    record_property("position_peak_time_s", float(peak_t))
-    assert abs(peak_t - np.pi / wd) <= 3e-3, (f"position actuator overshoot peak at {peak_t:.4f} s, expected "
-                                              f"pi / w_d = {np.pi / wd:.4f} s (kp = 8, kv = 0.4, I = 0.02)")
     b.step(ctrl, int(round(1.1 / b.sim_dt)))
-    _rel_close(_q(b, "position_joint"), u, 0.0, "position_joint steady state (= ctrl target)", "rad", atol=1e-4)
+    return {"u": u, "dt": b.sim_dt, "first": first, "peak_t": (np.argmax(np.asarray(q)[:, 0]) + 1) * b.sim_dt,
+            "final": _q(b, "position_joint")}
+
+
+@pytest.mark.parametrize("prop", ["gain", "peak_time", "steady_state"])
+def test_position_actuator_gain_and_steady_state(kit, prop, record_property):
+    """<position kp=8 kv=0.4> from rest at q = 0 towards u = (0.1, -0.4), one simulation:
+    gain: the first substep's acceleration is kp u / I (no velocity yet), so q'(dt) = kp u dt / I for
+    explicit Euler; an implicit treatment of the kv term scales it by 1 / (1 + kv dt / I) = 0.98, RK4 by
+    (w dt)^2 / 6 ~ 7e-5: tolerance 3e-2 relative (half the gain is 50 % off).
+    peak_time: a damped oscillation, w_d = w sqrt(1 - z^2) with w = sqrt(kp / I) = 20 rad/s,
+    z = kv / (2 sqrt(kp I)) = 0.5 -> the first overshoot peak is at t = pi / w_d = 0.1814 s (tolerance
+    3 ms: peak located on the 1 ms sample grid plus the integrator's phase error).
+    steady_state: after 1.5 s (e^-15) q = u within 1e-4 rad."""
+    r = kit.shared("dynamics.position", _position_run)
+    if prop == "gain":
+        _rel_close(r["first"], 8 * r["u"] / I_HINGE * r["dt"], 3e-2,
+                   "position_joint velocity after one substep from rest (kp u dt / I, kp = 8)", "rad/s")
+    elif prop == "peak_time":
+        wd = 20 * np.sqrt(1 - 0.25)
+        record_property("position_peak_time_s", float(r["peak_t"]))
+        assert abs(r["peak_t"] - np.pi / wd) <= 3e-3, (
+            f"position actuator overshoot peak at {r['peak_t']:.4f} s, expected pi / w_d = {np.pi / wd:.4f} s "
+            f"(kp = 8, kv = 0.4, I = 0.02)")
+    else:
+        _rel_close(r["final"], r["u"], 0.0, "position_joint steady state (= ctrl target)", "rad", atol=1e-4)
 
 
 def test_position_ctrl_clamped(kit):
@@ -171,56 +182,82 @@ def test_joint_damping_decay(kit, record_property):
                "damped_joint velocity after 1 s (decay rate damping / (I + armature) = 0.25 /s)", "rad/s")
 
 
-def test_joint_limit_stops(kit, record_property):
-    """limited_joint (range +-0.3) driven by a motor torque (0.2, -0.2) N m for 1 s: unconstrained it
-    would turn 0.2 / I t^2 / 2 = 5 rad; it must rest at the limit. Tolerance 0.01 rad: a soft limit
-    (MuJoCo's default solref) penetrates by torque / stiffness ~ 4e-4 rad here; q' ~ 0 within 0.01 rad/s."""
+def _limit_run(kit):
     b, names = _hinges(kit)
     b.step(_ctrl(b, names, limited_motor=np.array([0.2, -0.2])), int(round(1.0 / b.sim_dt)))
-    q, qd = _q(b, "limited_joint"), _qd(b, "limited_joint")
-    record_property("limit_penetration_rad", float(np.max(np.abs(q) - 0.3)))
-    _rel_close(q, [0.3, -0.3], 0.0, "limited_joint position after 1 s pushed into its range +-0.3", "rad",
-               atol=1e-2)
-    _rel_close(qd, [0.0, 0.0], 0.0, "limited_joint velocity resting at its limit", "rad/s", atol=1e-2)
+    return {"position": _q(b, "limited_joint"), "velocity": _qd(b, "limited_joint")}
 
 
-def test_frictionloss_stops(kit, record_property):
-    """frictionloss 0.05 N m on I = 0.02: from q' = 1 rad/s the hinge decelerates at 2.5 rad/s^2,
-    stops at t = 0.4 s after 0.2 rad and stays. At t = 0.2 s q' = 0.5 (tolerance 0.02 rad/s: a
-    soft friction constraint such as MuJoCo's slips slightly); at t = 0.6 s q' = 0 (0.01) and
-    q = 0.2 rad (0.01). Without friction q' stays 1."""
+@pytest.mark.parametrize("prop", ["position", "velocity"])
+def test_joint_limit_stops(kit, prop, record_property):
+    """limited_joint (range +-0.3) driven by a motor torque (0.2, -0.2) N m for 1 s: unconstrained it
+    would turn 0.2 / I t^2 / 2 = 5 rad; it must rest at the limit (position, tolerance 0.01 rad: a soft
+    limit such as MuJoCo's default solref penetrates by torque / stiffness ~ 4e-4 rad here) with
+    q' ~ 0 (velocity, within 0.01 rad/s)."""
+    r = kit.shared("dynamics.limit", _limit_run)
+    if prop == "position":
+        record_property("limit_penetration_rad", float(np.max(np.abs(r["position"]) - 0.3)))
+        _rel_close(r["position"], [0.3, -0.3], 0.0, "limited_joint position after 1 s pushed into its range +-0.3",
+                   "rad", atol=1e-2)
+    else:
+        _rel_close(r["velocity"], [0.0, 0.0], 0.0, "limited_joint velocity resting at its limit", "rad/s", atol=1e-2)
+
+
+def _friction_run(kit):
     b = kit.make("frictionloss_hinge", 2)
     b.set_state(np.arange(2), np.zeros((2, 1)), np.array([[1.0], [-1.0]]))
     zero = np.zeros((2, b.num_actuators))
     b.step(zero, int(round(0.2 / b.sim_dt)))
-    _rel_close(_qd(b, "friction_joint"), [0.5, -0.5], 0.0, "friction_joint velocity at t = 0.2 s", "rad/s",
-               atol=2e-2)
+    mid = _qd(b, "friction_joint")
     b.step(zero, int(round(0.4 / b.sim_dt)))
-    record_property("frictionloss_final_q", _q(b, "friction_joint").tolist())
-    _rel_close(_qd(b, "friction_joint"), [0.0, 0.0], 0.0, "friction_joint velocity at t = 0.6 s", "rad/s",
-               atol=1e-2)
-    _rel_close(_q(b, "friction_joint"), [0.2, -0.2], 0.0, "friction_joint travel until it stops", "rad", atol=1e-2)
+    return {"decelerating": mid, "stopped": _qd(b, "friction_joint"), "travel": _q(b, "friction_joint")}
 
 
-# -------------------------------------------------------------------------------------------- sensors
-@pytest.mark.requires(Capability.SENSORS)
-def test_joint_sensors_equal_state(kit):
-    """jointpos / jointvel sensors read the joint's qpos / qvel column (definition), after a set
-    and after steps. Tolerance 1e-6 absolute (float32 reads of values ~1)."""
+@pytest.mark.parametrize("prop", ["decelerating", "stopped", "travel"])
+def test_frictionloss_stops(kit, prop, record_property):
+    """frictionloss 0.05 N m on I = 0.02: from q' = 1 rad/s the hinge decelerates at 2.5 rad/s^2,
+    stops at t = 0.4 s after 0.2 rad and stays. decelerating: at t = 0.2 s q' = 0.5 (tolerance
+    0.02 rad/s: a soft friction constraint such as MuJoCo's slips slightly); stopped: at t = 0.6 s
+    q' = 0 (0.01); travel: q = 0.2 rad (0.01). Without friction q' stays 1."""
+    r = kit.shared("dynamics.frictionloss", _friction_run)
+    want, what, unit, atol = {
+        "decelerating": ([0.5, -0.5], "friction_joint velocity at t = 0.2 s", "rad/s", 2e-2),
+        "stopped": ([0.0, 0.0], "friction_joint velocity at t = 0.6 s", "rad/s", 1e-2),
+        "travel": ([0.2, -0.2], "friction_joint travel until it stops", "rad", 1e-2)}[prop]
+    record_property(f"frictionloss_{prop}", r[prop].tolist())
+    _rel_close(r[prop], want, 0.0, what, unit, atol=atol)
+
+
+JOINT_SENSORS = {"damped_pos": ("damped_joint", _q), "damped_vel": ("damped_joint", _qd),
+                 "motor_pos": ("motor_joint", _q), "motor_vel": ("motor_joint", _qd)}
+
+
+def _joint_sensor_run(kit):
     b, names = _hinges(kit)
     qvel = np.zeros((2, b.nv))
     qvel[:, int(b.get_joint_state_qvel_indices(["damped_joint"])[0])] = [0.7, -1.3]
     qpos = np.zeros((2, b.nq))
     qpos[:, int(b.get_joint_state_qpos_indices(["damped_joint"])[0])] = [0.4, -0.2]
     b.set_state(np.arange(2), qpos, qvel)
+    out = {}
     for stage in ("after set_state", "after 30 steps"):
-        for joint, pos_s, vel_s in (("damped_joint", "damped_pos", "damped_vel"),
-                                    ("motor_joint", "motor_pos", "motor_vel")):
-            np.testing.assert_allclose(b.get_sensor_data(pos_s)[:, 0], _q(b, joint), atol=1e-6,
-                                       err_msg=f"jointpos sensor {pos_s!r} vs qpos of {joint!r} ({stage})")
-            np.testing.assert_allclose(b.get_sensor_data(vel_s)[:, 0], _qd(b, joint), atol=1e-6,
-                                       err_msg=f"jointvel sensor {vel_s!r} vs qvel of {joint!r} ({stage})")
+        for sensor, (joint, read) in JOINT_SENSORS.items():
+            out[sensor, stage] = (b.get_sensor_data(sensor)[:, 0], read(b, joint))
         b.step(_ctrl(b, names, motor=np.array([0.2, -0.1])), 30)
+    return out
+
+
+@pytest.mark.requires(Capability.SENSORS)
+@pytest.mark.parametrize("sensor", list(JOINT_SENSORS))
+def test_joint_sensors_equal_state(kit, sensor):
+    """jointpos / jointvel sensors read the joint's qpos / qvel column (definition), after a set
+    and after steps. Tolerance 1e-6 absolute (float32 reads of values ~1)."""
+    r = kit.shared("dynamics.joint_sensors", _joint_sensor_run)
+    joint = JOINT_SENSORS[sensor][0]
+    for stage in ("after set_state", "after 30 steps"):
+        got, want = r[sensor, stage]
+        np.testing.assert_allclose(got, want, atol=1e-6, err_msg=f"sensor {sensor!r} vs the state of {joint!r} "
+                                                                 f"({stage})")
 
 
 def _probe_state(b):
@@ -238,82 +275,173 @@ def _probe_state(b):
     return qpos, qvel
 
 
-@pytest.mark.requires(Capability.SENSORS)
-def test_frame_and_imu_sensors_definition(kit):
-    """sensor_probe flyer (site r = (0.2, 0, 0.1), site rotation q_s = 45 deg about +y), right after
-    set_state: framepos = p + R r; framequat = q q_s; framelinvel = v + w x R r; frameangvel = w;
-    velocimeter = R_s^T (v + w x R r); gyro = R_s^T w, with w = R w_b. Pure kinematics of the set
-    state: tolerance 2e-5 (float32 reads of values up to ~3)."""
+IMU_SENSORS = ("imu_pos", "imu_quat", "imu_linvel", "imu_angvel", "imu_vel", "imu_gyro")
+
+
+def _imu_run(kit):
     b = kit.make("sensor_probe", 2)
     qpos, qvel = _probe_state(b)
     b.set_state(np.arange(2), qpos, qvel)
-    q = qpos[:, 3:7]
-    r = Q.quat_apply(q, np.tile([0.2, 0.0, 0.1], (2, 1)))
-    w = Q.quat_apply(q, qvel[:, 3:6])
-    v_site = qvel[:, 0:3] + np.cross(w, r)
-    q_s = Q.quat_mul(q, np.tile(Q_SITE, (2, 1)))
-    expected = {
-        "imu_pos": qpos[:, 0:3] + r, "imu_quat": q_s, "imu_linvel": v_site, "imu_angvel": w,
-        "imu_vel": Q.quat_apply_inverse(q_s, v_site), "imu_gyro": Q.quat_apply_inverse(q_s, w),
-    }
-    for name, want in expected.items():
-        got = b.get_sensor_data(name).astype(np.float64)
-        if name == "imu_quat":
-            got = got * np.sign(np.sum(got * want, axis=1, keepdims=True))  # q and -q are one rotation
-        np.testing.assert_allclose(got, want, atol=2e-5, err_msg=f"sensor {name!r} vs its definition")
+    return {"qpos": qpos, "qvel": qvel, **{n: b.get_sensor_data(n).astype(np.float64) for n in IMU_SENSORS}}
 
 
 @pytest.mark.requires(Capability.SENSORS)
-def test_accelerometer_at_rest_and_in_free_fall(kit, record_property):
-    """Accelerometer = proper acceleration in the sensor frame, R_s^T (a - g).
-    Hanger at rest (q = 0, q' = 0 is an equilibrium): R_s^T (0, 0, +9.81) = (-6.937, 0, 6.937) m/s^2,
-    after 10 steps. Flyer in free fall without spin: 0. Tolerance 1e-3 m/s^2 (float32, and a soft
-    engine's equilibrium drift over 10 steps)."""
+@pytest.mark.parametrize("sensor", IMU_SENSORS)
+def test_frame_and_imu_sensors_definition(kit, sensor):
+    """sensor_probe flyer (site r = (0.2, 0, 0.1), site rotation q_s = 45 deg about +y), right after
+    set_state: framepos imu_pos = p + R r; framequat imu_quat = q q_s; framelinvel imu_linvel = v + w x R r;
+    frameangvel imu_angvel = w; velocimeter imu_vel = R_s^T (v + w x R r); gyro imu_gyro = R_s^T w, with
+    w = R w_b. Pure kinematics of the set state: tolerance 2e-5 (float32 reads of values up to ~3)."""
+    r = kit.shared("dynamics.imu", _imu_run)
+    qpos, qvel = r["qpos"], r["qvel"]
+    q = qpos[:, 3:7]
+    rr = Q.quat_apply(q, np.tile([0.2, 0.0, 0.1], (2, 1)))
+    w = Q.quat_apply(q, qvel[:, 3:6])
+    v_site = qvel[:, 0:3] + np.cross(w, rr)
+    q_s = Q.quat_mul(q, np.tile(Q_SITE, (2, 1)))
+    want = {"imu_pos": qpos[:, 0:3] + rr, "imu_quat": q_s, "imu_linvel": v_site, "imu_angvel": w,
+            "imu_vel": Q.quat_apply_inverse(q_s, v_site), "imu_gyro": Q.quat_apply_inverse(q_s, w)}[sensor]
+    got = r[sensor]
+    if sensor == "imu_quat":
+        got = got * np.sign(np.sum(got * want, axis=1, keepdims=True))  # q and -q are one rotation
+    np.testing.assert_allclose(got, want, atol=2e-5, err_msg=f"sensor {sensor!r} vs its definition")
+
+
+def _accelerometer_run(kit):
     b = kit.make("sensor_probe", 2)
     qpos, qvel = _probe_state(b)
     qvel[:, 3:6] = 0.0
     b.set_state(np.arange(2), qpos, qvel)
     b.step(np.zeros((2, b.num_actuators)), 10)
-    acc = b.get_sensor_data("hang_acc").astype(np.float64)
-    want = Q.quat_apply_inverse(np.tile(Q_SITE, (2, 1)), np.tile([0.0, 0.0, G], (2, 1)))
-    record_property("hang_acc", acc.tolist())
-    np.testing.assert_allclose(acc, want, atol=1e-3, err_msg="accelerometer at rest: R_s^T (0, 0, +g)")
-    fall = b.get_sensor_data("imu_acc").astype(np.float64)
-    np.testing.assert_allclose(fall, 0.0, atol=1e-3, err_msg="accelerometer of a non-spinning body in free fall")
+    return {"at_rest": b.get_sensor_data("hang_acc").astype(np.float64),
+            "free_fall": b.get_sensor_data("imu_acc").astype(np.float64)}
 
 
 @pytest.mark.requires(Capability.SENSORS)
-def test_gyro_of_a_swinging_hinge(kit):
-    """hanger swinging through q = 0 with q' = (1.5, -0.5): gyro = R_s^T (0, q', 0) (hinge axis +y),
-    jointvel = q'. Right after set_state; tolerance 1e-5."""
+@pytest.mark.parametrize("prop", ["at_rest", "free_fall"])
+def test_accelerometer_at_rest_and_in_free_fall(kit, prop, record_property):
+    """Accelerometer = proper acceleration in the sensor frame, R_s^T (a - g), after 10 steps.
+    at_rest: the hanger at rest (q = 0, q' = 0 is an equilibrium) reads R_s^T (0, 0, +9.81) =
+    (-6.937, 0, 6.937) m/s^2; free_fall: the flyer falling without spin reads 0. Tolerance
+    1e-3 m/s^2 (float32, and a soft engine's equilibrium drift over 10 steps)."""
+    got = kit.shared("dynamics.accelerometer", _accelerometer_run)[prop]
+    record_property(f"accelerometer_{prop}", got.tolist())
+    if prop == "at_rest":
+        want = Q.quat_apply_inverse(np.tile(Q_SITE, (2, 1)), np.tile([0.0, 0.0, G], (2, 1)))
+        np.testing.assert_allclose(got, want, atol=1e-3, err_msg="accelerometer at rest: R_s^T (0, 0, +g)")
+    else:
+        np.testing.assert_allclose(got, 0.0, atol=1e-3, err_msg="accelerometer of a non-spinning body in free fall")
+
+
+def _swing_run(kit):
     b = kit.make("sensor_probe", 2)
     qpos, qvel = _probe_state(b)
     qvel[:, 6] = [1.5, -0.5]
     b.set_state(np.arange(2), qpos, qvel)
-    w = np.zeros((2, 3))
-    w[:, 1] = [1.5, -0.5]
-    np.testing.assert_allclose(b.get_sensor_data("hang_gyro"), Q.quat_apply_inverse(np.tile(Q_SITE, (2, 1)), w),
-                               atol=1e-5, err_msg="gyro of the swinging hanger: R_s^T (0, q', 0)")
-    np.testing.assert_allclose(b.get_sensor_data("swing_vel")[:, 0], [1.5, -0.5], atol=1e-6, err_msg="jointvel")
+    return {"gyro": b.get_sensor_data("hang_gyro"), "jointvel": b.get_sensor_data("swing_vel")[:, 0]}
 
 
-# ------------------------------------------------------------------------------------- body velocities
-def test_body_velocity_at_frame_origin(kit):
-    """sensor_probe flyer, COM at c = (0.1, 0.05, 0) off its origin: get_body_lin_vel_w is the
-    velocity of the body frame origin, v (= qvel[0:3]), not the COM velocity v + w x R c (which
-    differs by up to 0.2 m/s here); get_body_ang_vel_w = R w_b. Tolerance 1e-5 (float32)."""
+@pytest.mark.requires(Capability.SENSORS)
+@pytest.mark.parametrize("sensor", ["gyro", "jointvel"])
+def test_gyro_of_a_swinging_hinge(kit, sensor):
+    """hanger swinging through q = 0 with q' = (1.5, -0.5): gyro = R_s^T (0, q', 0) (hinge axis +y),
+    jointvel = q'. Right after set_state; tolerance 1e-5 (gyro), 1e-6 (jointvel)."""
+    got = kit.shared("dynamics.swing", _swing_run)[sensor]
+    if sensor == "gyro":
+        w = np.zeros((2, 3))
+        w[:, 1] = [1.5, -0.5]
+        np.testing.assert_allclose(got, Q.quat_apply_inverse(np.tile(Q_SITE, (2, 1)), w), atol=1e-5,
+                                   err_msg="gyro of the swinging hanger: R_s^T (0, q', 0)")
+    else:
+        np.testing.assert_allclose(got, [1.5, -0.5], atol=1e-6, err_msg="jointvel of the swinging hanger")
+
+
+def _root_velocity_run(kit):
     b = kit.make("sensor_probe", 2)
     qpos, qvel = _probe_state(b)
     b.set_state(np.arange(2), qpos, qvel)
     fid = b.get_body_ids(["flyer"])
-    np.testing.assert_allclose(b.get_body_lin_vel_w(fid)[:, 0], qvel[:, 0:3], atol=1e-5,
-                               err_msg="body linear velocity must be that of the body frame origin")
-    np.testing.assert_allclose(b.get_body_ang_vel_w(fid)[:, 0], Q.quat_apply(qpos[:, 3:7], qvel[:, 3:6]),
-                               atol=1e-5, err_msg="body angular velocity in the world frame")
+    out = {"root_lin_w": (b.get_body_lin_vel_w(fid)[:, 0], qvel[:, 0:3]),
+           "root_ang_w": (b.get_body_ang_vel_w(fid)[:, 0], Q.quat_apply(qpos[:, 3:7], qvel[:, 3:6]))}
     b.step(np.zeros((2, b.num_actuators)), 1)
-    v = b.get_qvel()[:, 0:3]
-    np.testing.assert_allclose(b.get_body_lin_vel_w(fid)[:, 0], v, atol=1e-5,
-                               err_msg="after a step: body linear velocity = free-joint qvel[0:3] (origin)")
+    out["root_lin_w_after_step"] = (b.get_body_lin_vel_w(fid)[:, 0], b.get_qvel()[:, 0:3])
+    return out
+
+
+@pytest.mark.parametrize("prop", ["root_lin_w", "root_ang_w", "root_lin_w_after_step"])
+def test_body_velocity_at_frame_origin(kit, prop):
+    """sensor_probe flyer (a free root), COM at c = (0.1, 0.05, 0) off its origin: get_body_lin_vel_w
+    is the velocity of the body frame origin, v (= qvel[0:3]; root_lin_w right after set_state,
+    root_lin_w_after_step after a step), not the COM velocity v + w x R c (which differs by up to
+    0.2 m/s here); get_body_ang_vel_w = R w_b (root_ang_w). Tolerance 1e-5 (float32)."""
+    got, want = kit.shared("dynamics.root_velocity", _root_velocity_run)[prop]
+    what = {"root_lin_w": "the body frame origin's (qvel[0:3])", "root_ang_w": "R w_b (world frame)",
+            "root_lin_w_after_step": "after a step, the free joint's qvel[0:3] (origin)"}[prop]
+    np.testing.assert_allclose(got, want, atol=1e-5, err_msg=f"flyer (free root) velocity must be {what}")
+
+
+# fixed_arm (scenes/fixed_arm.xml): each link's origin sits on its hinge; COMs are offset along the link
+ARM_JOINTS = ("shoulder_yaw", "shoulder_pitch", "elbow", "wrist")
+ARM_LINKS = ("base_link", "upper_arm", "forearm", "hand")
+ARM_OFFSET = ((0, 0, 0), (0, 0, 0.1), (0, 0, 0.4), (0, 0, 0.3))  # link origin in its parent's frame, m
+ARM_AXIS = ((0, 0, 1), (0, 1, 0), (0, 1, 0), (0, 1, 0))
+ARM_Q = np.array([[0.4, 0.6, -0.9, 0.5], [-1.1, -0.3, 1.2, -0.7]])
+ARM_QD = np.array([[0.8, -1.1, 1.5, 0.7], [-0.5, 0.9, -1.3, 2.0]])
+
+
+def _arm_kinematics(q, qd):
+    """World origin position, orientation, origin velocity and angular velocity of each link
+    (closed form: v_k = sum_j<=k qd_j a_j x (p_k - p_j), w_k = sum_j<=k qd_j a_j; joints sit at
+    the link origins, the shoulder yaw axis passes through the world origin)."""
+    n = len(q)
+    p, R = np.zeros((n, 3)), np.tile(np.eye(3), (n, 1, 1))
+    pos, rot, lin, ang = [], [], [], []
+    axes, anchors = [], []
+    for k in range(4):
+        p = p + np.einsum("nij,j->ni", R, ARM_OFFSET[k])
+        a = np.einsum("nij,j->ni", R, ARM_AXIS[k])  # the joint's axis in the world (parent frame = link at q=0)
+        R = R @ Q.matrix_from_quat(Q.quat_from_axis_angle(np.tile(ARM_AXIS[k], (n, 1)), q[:, k]))
+        axes.append(a)
+        anchors.append(p.copy())
+        w = sum(qd[:, j, None] * axes[j] for j in range(k + 1))
+        v = sum(qd[:, j, None] * np.cross(axes[j], p - anchors[j]) for j in range(k + 1))
+        pos.append(p.copy())
+        rot.append(R.copy())
+        lin.append(v)
+        ang.append(w)
+    return np.stack(pos, 1), np.stack(rot, 1), np.stack(lin, 1), np.stack(ang, 1)
+
+
+def _link_velocity_run(kit):
+    b = kit.make("fixed_arm", 2)
+    qpos = np.zeros((2, b.nq))
+    qvel = np.zeros((2, b.nv))
+    qpos[:, b.get_joint_state_qpos_indices(list(ARM_JOINTS))] = ARM_Q
+    qvel[:, b.get_joint_state_qvel_indices(list(ARM_JOINTS))] = ARM_QD
+    b.set_state(np.arange(2), qpos, qvel)
+    ids = b.get_body_ids(["upper_arm", "forearm", "hand"])
+    return {"lin_w": b.get_body_lin_vel_w(ids), "lin_b": b.get_body_lin_vel_b(ids),
+            "ang_w": b.get_body_ang_vel_w(ids), "ang_b": b.get_body_ang_vel_b(ids)}
+
+
+@pytest.mark.rules(3)
+@pytest.mark.parametrize("prop", ["lin_w", "lin_b", "ang_w", "ang_b"])
+def test_link_velocity_at_frame_origin(kit, prop):
+    """fixed_arm links upper_arm, forearm, hand (not roots; COMs 0.2 / 0.15 / 0.05 m along each link
+    from its origin) at q = (0.4, 0.6, -0.9, 0.5), q' = (0.8, -1.1, 1.5, 0.7) (env 1 another state),
+    right after set_state: lin_w = the frame origin's velocity sum_j q'_j a_j x (p_k - p_j), not the
+    COM's (which adds w x R c, up to 0.5 m/s here); lin_b = R_k^T lin_w (the link's own frame);
+    ang_w = sum_j q'_j a_j; ang_b = R_k^T ang_w. Pure kinematics: tolerance 1e-5 (float32)."""
+    got = kit.shared("dynamics.link_velocity", _link_velocity_run)[prop]
+    _, rot, lin, ang = _arm_kinematics(ARM_Q, ARM_QD)
+    rot, lin, ang = rot[:, 1:], lin[:, 1:], ang[:, 1:]
+    want = {"lin_w": lin, "ang_w": ang, "lin_b": np.einsum("nkji,nkj->nki", rot, lin),
+            "ang_b": np.einsum("nkji,nkj->nki", rot, ang)}[prop]
+    getter = {"lin_w": "get_body_lin_vel_w", "lin_b": "get_body_lin_vel_b", "ang_w": "get_body_ang_vel_w",
+              "ang_b": "get_body_ang_vel_b"}[prop]
+    np.testing.assert_allclose(got, want, atol=1e-5, err_msg=(
+        f"{getter} of fixed_arm's upper_arm, forearm, hand (rows): the velocity of each link's frame origin "
+        f"(omega x r from the joint axes), in the {'world' if prop.endswith('_w') else 'link'} frame"))
 
 
 def test_gravity_matches_free_fall(kit):

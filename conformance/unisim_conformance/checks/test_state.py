@@ -52,8 +52,7 @@ def test_set_state_subset_does_not_perturb_future(kit):
     assert not bad, f"a reset of env 1 changed the later trajectory of env 0 in: {', '.join(bad)}"
 
 
-def test_set_state_visible_immediately(kit):
-    """Getters reflect a set_state at once: base pose, and body poses moved rigidly with it."""
+def _visible_run(kit):
     b = _setup(kit, 2)
     ids = np.arange(b.num_bodies, dtype=np.int32)
     q0 = np.tile(np.asarray(b.get_keyframe_qpos("home"), dtype=np.float64), (2, 1))
@@ -62,45 +61,78 @@ def test_set_state_visible_immediately(kit):
     q1 = q0.copy()
     q1[:, 0:3] += [[1.0, 2.0, 0.5], [-3.0, 0.25, 1.0]]
     b.set_state(np.arange(2), q1, np.zeros((2, b.nv)))
-    tol = 1e-5 * 4
-    np.testing.assert_allclose(b.get_base_pos(), q1[:, 0:3], atol=tol, err_msg="get_base_pos stale after set_state")
-    moved = b.get_body_pos_w(ids).astype(np.float64) - p0
     want = np.repeat((q1 - q0)[:, None, 0:3], len(ids), axis=1)
     want[:, 0] = 0.0  # the world body does not move
-    np.testing.assert_allclose(moved, want, atol=tol, err_msg="get_body_pos_w stale after set_state "
-                                                              "(bodies must translate with the base)")
-    assert not np.any(b.get_base_lin_vel()), "velocity not cleared by set_state(qvel=0)"
+    return {"base_pos": (b.get_base_pos(), q1[:, 0:3]),
+            "body_pos_w": (b.get_body_pos_w(ids).astype(np.float64) - p0, want),
+            "base_lin_vel": (b.get_base_lin_vel(), np.zeros((2, 3)))}
 
 
-def test_get_set_round_trip(kit):
-    """get_qpos/get_qvel -> set_state(all) reproduces every read to 4 eps(np_dtype)."""
+@pytest.mark.parametrize("read", ["base_pos", "body_pos_w", "base_lin_vel"])
+def test_set_state_visible_immediately(kit, read):
+    """Getters reflect a set_state at once: get_base_pos is the set translation (base_pos), every
+    body moves rigidly with it (body_pos_w), and a set qvel of 0 reads 0 (base_lin_vel). 4e-5 m."""
+    got, want = kit.shared("state.visible", _visible_run)[read]
+    what = {"base_pos": "get_base_pos stale after set_state",
+            "body_pos_w": "get_body_pos_w stale after set_state (bodies must translate with the base)",
+            "base_lin_vel": "get_base_lin_vel not cleared by set_state(qvel=0)"}[read]
+    np.testing.assert_allclose(got, want, atol=4e-5, err_msg=what)
+
+
+ROUND_TRIP = ("get_qpos", "get_qvel", "get_base_pos", "get_base_quat", "get_dof_pos", "get_body_pos_w")
+
+
+def _round_trip_run(kit):
     b = _setup(kit, 3)
     before = all_getters(b)
     b.set_state(np.arange(3), b.get_qpos(), b.get_qvel())
     after = all_getters(b)
-    tol = 4 * eps(kit.dtype)
-    for k in ("get_qpos", "get_qvel", "get_base_pos", "get_base_quat", "get_dof_pos", "get_body_pos_w"):
-        np.testing.assert_allclose(after[k], before[k], rtol=tol, atol=tol, err_msg=f"{k} after get->set round trip")
+    return {k: (after[k], before[k]) for k in ROUND_TRIP}
 
 
-def test_keyframe_and_default_round_trip(kit):
-    """Keyframe 'home' (joints (0, 0.9, -1.8) per leg, base z 0.2848) and the default qpos
-    (the model qpos0, or the scene's default_keyframe) survive set_state -> get_qpos."""
+@pytest.mark.parametrize("getter", ROUND_TRIP)
+def test_get_set_round_trip(kit, getter):
+    """get_qpos/get_qvel -> set_state(all) reproduces each read to 4 eps of the engine's precision."""
+    after, before = kit.shared("state.round_trip", _round_trip_run)[getter]
+    tol = 4 * eps(kit.precision)
+    np.testing.assert_allclose(after, before, rtol=tol, atol=tol, err_msg=f"{getter} after get->set round trip")
+
+
+def _keyframe_run(kit):
     b = kit.make("quadruped", 2)
     home = np.asarray(b.get_keyframe_qpos("home"), dtype=np.float64)
-    assert home.shape == (b.nq,)
-    np.testing.assert_allclose(home[7:], np.tile([0, 0.9, -1.8], 4), atol=1e-6, err_msg="keyframe joints")
-    np.testing.assert_allclose(home[:7], [0, 0, 0.2848, 1, 0, 0, 0], atol=1e-6, err_msg="keyframe root")
-    tol = 4 * eps(kit.dtype)
     b.set_state(np.arange(2), np.tile(home, (2, 1)), np.zeros((2, b.nv)))
-    np.testing.assert_allclose(b.get_qpos(), np.tile(home, (2, 1)), rtol=tol, atol=tol, err_msg="keyframe round trip")
+    out = {"home": home, "keyframe_round_trip": b.get_qpos()}
     d = np.asarray(b.get_default_qpos(), dtype=np.float64)
-    np.testing.assert_allclose(d[:7], [0, 0, 0.2848, 1, 0, 0, 0], atol=1e-6, err_msg="default qpos root (qpos0)")
     b.set_state(np.arange(2), np.tile(d, (2, 1)), np.tile(b.get_init_qvel(), (2, 1)))
-    np.testing.assert_allclose(b.get_qpos(), np.tile(d, (2, 1)), rtol=tol, atol=tol, err_msg="default round trip")
-    k = kit.make("quadruped", 1, default_keyframe="home")
-    np.testing.assert_allclose(k.get_default_qpos(), home, atol=tol,
-                               err_msg="get_default_qpos with SceneCfg(default_keyframe='home')")
+    out.update(default=d, default_round_trip=b.get_qpos())
+    out["default_keyframe"] = kit.make("quadruped", 1, default_keyframe="home").get_default_qpos()
+    return out
+
+
+@pytest.mark.parametrize("prop", ["keyframe_values", "keyframe_round_trip", "default_qpos", "default_round_trip",
+                                  "default_keyframe"])
+def test_keyframe_and_default_round_trip(kit, prop):
+    """Keyframe 'home' (joints (0, 0.9, -1.8) per leg, base z 0.2848: keyframe_values) and the default
+    qpos (the model qpos0: default_qpos) survive set_state -> get_qpos (keyframe_round_trip,
+    default_round_trip); SceneCfg(default_keyframe='home') makes 'home' the default (default_keyframe)."""
+    r = kit.shared("state.keyframe", _keyframe_run)
+    home, tol = r["home"], 4 * eps(kit.precision)
+    if prop == "keyframe_values":
+        assert home.shape == (len(r["default"]),), f"keyframe 'home' shape {home.shape}"
+        np.testing.assert_allclose(home[7:], np.tile([0, 0.9, -1.8], 4), atol=1e-6, err_msg="keyframe joints")
+        np.testing.assert_allclose(home[:7], [0, 0, 0.2848, 1, 0, 0, 0], atol=1e-6, err_msg="keyframe root")
+    elif prop == "keyframe_round_trip":
+        np.testing.assert_allclose(r[prop], np.tile(home, (2, 1)), rtol=tol, atol=tol, err_msg="keyframe round trip")
+    elif prop == "default_qpos":
+        np.testing.assert_allclose(r["default"][:7], [0, 0, 0.2848, 1, 0, 0, 0], atol=1e-6,
+                                   err_msg="default qpos root (qpos0)")
+    elif prop == "default_round_trip":
+        np.testing.assert_allclose(r[prop], np.tile(r["default"], (2, 1)), rtol=tol, atol=tol,
+                                   err_msg="default round trip")
+    else:
+        np.testing.assert_allclose(r[prop], home, atol=tol,
+                                   err_msg="get_default_qpos with SceneCfg(default_keyframe='home')")
 
 
 def test_nsteps_equals_repeated_steps(kit):

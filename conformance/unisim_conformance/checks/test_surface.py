@@ -5,6 +5,7 @@ leading ``num_envs``, float dtype ``backend.np_dtype``)."""
 from __future__ import annotations
 
 import inspect
+from typing import Any
 
 import numpy as np
 import pytest
@@ -43,44 +44,55 @@ def test_method_signatures(kit):
     assert not problems, f"backend {kit.label!r} deviates from the contract surface:\n" + "\n".join(problems)
 
 
-@pytest.mark.parametrize("scene, kp, kd", [
-    ("quadruped", [60.0] * 12, [2.0] * 12),
-    ("actuated_hinges", [0, 0, 8, 100, 0, 0], [0, 0, 0.4, 0, 0.1, 0]),
-], ids=["quadruped", "actuated_hinges"])
-def test_actuator_gains_values(kit, scene, kp, kd):
+GAINS = {"quadruped": ([60.0] * 12, [2.0] * 12), "actuated_hinges": ([0, 0, 8, 100, 0, 0], [0, 0, 0.4, 0, 0.1, 0])}
+
+
+@pytest.mark.parametrize("gain", ["kp", "kd"])
+@pytest.mark.parametrize("scene", list(GAINS))
+def test_actuator_gains_values(kit, scene, gain):
     """get_actuator_gains() is (kp, kd) per actuator as written in the MJCF: position actuators
     (kp, kv), velocity actuators (0, kv), motors (0, 0). Exact up to float32 (1e-6 relative)."""
     b = kit.make(scene, 1)
-    got_kp, got_kd = b.get_actuator_gains()
-    names = list(b.get_actuator_names())
-    np.testing.assert_allclose(np.abs(got_kp), kp, rtol=1e-6, err_msg=f"kp of actuators {names}")
-    np.testing.assert_allclose(np.abs(got_kd), kd, rtol=1e-6, err_msg=f"kd of actuators {names}")
+    got = b.get_actuator_gains()[0 if gain == "kp" else 1]
+    np.testing.assert_allclose(np.abs(got), GAINS[scene][gain == "kd"], rtol=1e-6,
+                               err_msg=f"{gain} of actuators {list(b.get_actuator_names())}")
 
 
-@pytest.mark.parametrize("scene", ["quadruped", "fixed_arm", "pendulum"])
-def test_model_tables_consistent(kit, scene):
-    """Counts agree with name lists and every model table has its documented shape."""
-    b = kit.make(scene, 2)
-    nu, nb = b.num_actuators, b.num_bodies
-    info = b.model_info
-    assert nu == len(b.get_actuator_names()), "num_actuators != len(get_actuator_names())"
-    assert b.get_actuator_ctrl_range().shape == (nu, 2), "get_actuator_ctrl_range() shape"
+def _model_tables(b) -> dict[str, list[str]]:
+    """Problems per table group of one backend (empty lists when consistent)."""
+    nu, nb, ng = b.num_actuators, b.num_bodies, len(b.get_geom_names())
     kp, kd = b.get_actuator_gains()
-    assert kp.shape == kd.shape == (nu,), "get_actuator_gains() shapes"
-    assert b.get_dof_pos().shape == (2, b.num_dof), "get_dof_pos() columns != num_dof"
-    assert b.get_dof_vel().shape == (2, b.num_dof_vel), "get_dof_vel() columns != num_dof_vel"
-    assert b.get_joint_range().shape[1] == 2, "get_joint_range() must be (n, 2)"
-    assert b.get_body_mass().shape == (nb,), "get_body_mass() shape"
-    ng = len(b.get_geom_names())
-    assert b.get_geom_friction().shape == (ng, 3) and b.get_geom_solref().shape == (ng, 2) \
-        and b.get_geom_solimp().shape == (ng, 5), "geom tables must be (ngeom, 3|2|5)"
-    assert b.get_default_qpos().shape == (b.nq,) and b.get_init_qvel().shape == (b.nv,)
-    assert b.get_default_dof_pos().shape == (b.num_dof,)
-    assert not np.any(b.get_init_qvel()), "get_init_qvel() must be zeros"
-    np.testing.assert_allclose(b.get_gravity(), [0, 0, -9.81], rtol=1e-6, err_msg="get_gravity()")
-    assert len(b.get_actuator_joint_names()) == nu
-    assert len(info.body_names) == nb
-    np.testing.assert_allclose(b.get_body_mass()[0], 0.0, err_msg="body 0 (world) has mass 0")
+    checks = {
+        "actuators": [(nu == len(b.get_actuator_names()), "num_actuators != len(get_actuator_names())"),
+                      (b.get_actuator_ctrl_range().shape == (nu, 2), "get_actuator_ctrl_range() shape != (nu, 2)"),
+                      (kp.shape == kd.shape == (nu,), "get_actuator_gains() shapes != (nu,)"),
+                      (len(b.get_actuator_joint_names()) == nu, "len(get_actuator_joint_names()) != nu")],
+        "dofs": [(b.get_dof_pos().shape == (b.num_envs, b.num_dof), "get_dof_pos() columns != num_dof"),
+                 (b.get_dof_vel().shape == (b.num_envs, b.num_dof_vel), "get_dof_vel() columns != num_dof_vel"),
+                 (b.get_joint_range().shape[1] == 2, "get_joint_range() must be (n, 2)")],
+        "bodies": [(b.get_body_mass().shape == (nb,), "get_body_mass() shape != (num_bodies,)"),
+                   (len(b.model_info.body_names) == nb, "len(model_info.body_names) != num_bodies"),
+                   (float(b.get_body_mass()[0]) == 0.0, "body 0 (the world) must have mass 0")],
+        "geoms": [(b.get_geom_friction().shape == (ng, 3), "get_geom_friction() must be (ngeom, 3)"),
+                  (b.get_geom_solref().shape == (ng, 2), "get_geom_solref() must be (ngeom, 2)"),
+                  (b.get_geom_solimp().shape == (ng, 5), "get_geom_solimp() must be (ngeom, 5)")],
+        "defaults": [(b.get_default_qpos().shape == (b.nq,), "get_default_qpos() shape != (nq,)"),
+                     (b.get_init_qvel().shape == (b.nv,), "get_init_qvel() shape != (nv,)"),
+                     (b.get_default_dof_pos().shape == (b.num_dof,), "get_default_dof_pos() shape != (num_dof,)"),
+                     (not np.any(b.get_init_qvel()), "get_init_qvel() must be zeros")],
+        "gravity": [(np.allclose(b.get_gravity(), [0, 0, -9.81], rtol=1e-6, atol=0),
+                     f"get_gravity() = {np.asarray(b.get_gravity()).tolist()}, expected [0, 0, -9.81] (1e-6 rel)")],
+    }
+    return {k: [msg for ok, msg in v if not ok] for k, v in checks.items()}
+
+
+@pytest.mark.parametrize("table", ["actuators", "dofs", "bodies", "geoms", "defaults", "gravity"])
+@pytest.mark.parametrize("scene", ["quadruped", "fixed_arm", "pendulum"])
+def test_model_tables_consistent(kit, scene, table):
+    """Counts agree with name lists and each group of model tables has its documented shape
+    (actuators, dofs, bodies, geoms, defaults, gravity)."""
+    problems = kit.shared(f"surface.tables.{scene}", lambda k: _model_tables(k.make(scene, 2)))[table]
+    assert not problems, f"backend {kit.label!r} on {scene}, {table}:\n" + "\n".join(problems)
 
 
 def _getter_cases(b):
@@ -124,36 +136,106 @@ def _getter_cases(b):
     return cases
 
 
-@pytest.mark.parametrize("scene", ["quadruped", "pendulum"])
-def test_getter_shapes_dtypes(kit, scene):
-    """Each getter: documented shape, dtype == np_dtype, C-contiguous, leading num_envs."""
-    b = kit.make(scene, 3)
-    b.step(np.zeros((3, b.num_actuators)), 2)
-    problems = []
-    for name, (call, shape) in _getter_cases(b).items():
+#: State getters whose arrays must be fresh (the caller's): checked in every np_dtype the kit builds.
+FRESH = ("get_qpos", "get_qvel", "get_base_pos", "get_base_quat", "get_base_lin_vel", "get_base_ang_vel",
+         "get_dof_pos", "get_dof_vel", "get_body_pos_w", "get_body_quat_w", "get_body_lin_vel_w",
+         "get_body_ang_vel_w", "get_sensor_data_batch")
+
+
+def _getter_props(b) -> dict[str, Any]:
+    """Per property (shape, dtype, contiguous, finite), the getters that break it; and per FRESH getter,
+    whether an array returned before a step and a set_state kept its values and its own memory."""
+    b.step(np.zeros((b.num_envs, b.num_actuators)), 2)
+    cases = _getter_cases(b)
+    want_dtype = np.dtype(b.np_dtype)
+    props: dict[str, Any] = {"shape": [], "dtype": [], "contiguous": [], "finite": [], "np_dtype": str(want_dtype)}
+    first = {}
+    for name, (call, shape) in cases.items():
         arr = call()
         if not isinstance(arr, np.ndarray):
-            problems.append(f"{name}: returned {type(arr).__name__}, expected numpy array")
+            props["shape"].append(f"{name}: returned {type(arr).__name__}, expected a numpy array")
             continue
+        if name in FRESH:
+            first[name] = (arr, arr.copy())
         if arr.shape != shape:
-            problems.append(f"{name}: shape {arr.shape}, expected {shape}")
-        if arr.dtype != np.dtype(b.np_dtype):
-            problems.append(f"{name}: dtype {arr.dtype}, expected np_dtype {np.dtype(b.np_dtype)}")
+            props["shape"].append(f"{name}: shape {arr.shape}, expected {shape}")
+        if arr.dtype != want_dtype:
+            props["dtype"].append(f"{name}: dtype {arr.dtype}, expected np_dtype {want_dtype}")
         if not arr.flags.c_contiguous:
-            problems.append(f"{name}: not C-contiguous")
+            props["contiguous"].append(f"{name}: not C-contiguous")
         if arr.dtype.kind == "f" and not np.isfinite(arr).all():
-            problems.append(f"{name}: non-finite values")
-    assert not problems, f"backend {kit.label!r} on {scene}:\n" + "\n".join(problems)
+            props["finite"].append(f"{name}: non-finite values")
+    qpos = np.asarray(b.get_qpos(), dtype=np.float64)
+    qpos[:, 0] += 0.05
+    b.set_state(np.arange(b.num_envs), qpos, np.asarray(b.get_qvel(), dtype=np.float64) + 0.1)
+    b.step(np.zeros((b.num_envs, b.num_actuators)) + 0.1, 3)
+    for name, (arr, copy) in first.items():
+        call = cases[name][0]
+        problems = []
+        if not np.array_equal(arr, copy, equal_nan=True):
+            problems.append("its values changed when the backend set_state and stepped (a view of live state)")
+        if np.shares_memory(call(), call()):
+            problems.append("two calls returned the same memory")
+        props[f"fresh:{name}"] = problems
+    return props
 
 
-def test_getters_return_copies(kit):
-    """Mutating a returned array does not change the backend state."""
+def _float64_backend(kit, scene, n):
+    """``scene`` built with ``np_dtype=float64`` (skipped when the kit cannot pass options or the
+    backend's default already is float64)."""
+    if kit.dtype is np.float64:
+        pytest.skip("the backend's default np_dtype is float64: the default instance covers it")
+    return kit.make(scene, n, options={"np_dtype": "float64"})
+
+
+INSTANCES = {"quadruped": lambda k: _getter_props(k.make("quadruped", 3)),
+             "pendulum": lambda k: _getter_props(k.make("pendulum", 3)),
+             "float64": lambda k: _getter_props(_float64_backend(k, "quadruped", 3))}
+
+
+@pytest.mark.parametrize("prop", ["shape", "dtype", "contiguous", "finite"])
+@pytest.mark.parametrize("scene", ["quadruped", "pendulum", pytest.param("float64", marks=pytest.mark.rules(3))])
+def test_getter_shapes_dtypes(kit, scene, prop):
+    """Each getter (state, bodies in both frames, rows, sensors, model tables): documented shape,
+    dtype == np_dtype, C-contiguous, finite; one id per property. ``float64``: the quadruped built
+    with ``np_dtype=float64`` (kit rules 3: a getter that passes the engine's float32 through is
+    caught without ``--unisim-option np_dtype=float64``)."""
+    props = kit.shared(f"surface.getters.{scene}", INSTANCES[scene])
+    assert not props[prop], (f"backend {kit.label!r} on {scene} (np_dtype {props['np_dtype']}), {prop}:\n"
+                             + "\n".join(props[prop]))
+
+
+@pytest.mark.rules(3)
+@pytest.mark.parametrize("getter", FRESH)
+@pytest.mark.parametrize("scene", ["quadruped", "float64"])
+def test_getters_return_fresh_arrays(kit, scene, getter):
+    """An array a getter returned is the caller's: a later set_state and step leave its values
+    alone, and two calls return different memory (primitives return fresh arrays; the base
+    passes them through). ``float64``: the same on an instance built with ``np_dtype=float64``,
+    where a view of a float64 engine buffer is no longer hidden by the cast to float32."""
+    props = kit.shared(f"surface.getters.{scene}", INSTANCES[scene])
+    key = f"fresh:{getter}"
+    if key not in props:
+        pytest.skip(f"{getter} is not read on this backend (needs capability 'sensors')")
+    assert not props[key], f"backend {kit.label!r} (np_dtype {props['np_dtype']}): {getter}: " + "; ".join(props[key])
+
+
+def _copies_run(kit):
     b = kit.make("quadruped", 2)
-    before = b.get_qpos().copy()
-    for arr in (b.get_qpos(), b.get_base_pos(), b.get_dof_pos()):
+    changed = {}
+    for getter in ("get_qpos", "get_base_pos", "get_dof_pos"):
+        before = b.get_qpos().copy()
+        arr = getattr(b, getter)()
         if arr.flags.writeable:
             arr[...] = 123.0
-    np.testing.assert_array_equal(b.get_qpos(), before, err_msg="a getter returned a view into live state")
+        changed[getter] = not np.array_equal(b.get_qpos(), before)
+    return changed
+
+
+@pytest.mark.parametrize("getter", ["get_qpos", "get_base_pos", "get_dof_pos"])
+def test_getters_return_copies(kit, getter):
+    """Writing into an array a getter returned does not change the backend state (get_qpos)."""
+    assert not kit.shared("surface.copies", _copies_run)[getter], f"{getter} returned a view into live state"
 
 
 def test_copy_body_state_w_matches(kit):

@@ -9,7 +9,10 @@ from unisim_core import Capability
 
 from . import Trajectory
 
-__all__ = ["Deviation", "replay", "deviations"]
+__all__ = ["QUANTITIES", "Deviation", "replay", "deviations"]
+
+#: What a replay is compared on, one kit check id per quantity (``reference::trajectory[scene-quantity]``).
+QUANTITIES = ("qpos", "qvel", "body_pos", "body_angle", "sensors")
 
 
 @attrs.frozen

@@ -174,7 +174,7 @@ class ShardHost:
             "startup_s": time.perf_counter() - t0,
             "max_abs_value": float(cls.MAX_ABS_VALUE),
             "declarations": {"UNSUPPORTED_SCENE_FEATURES": dict(cls.UNSUPPORTED_SCENE_FEATURES),
-                             "KNOWN_KIT_DEVIATIONS": dict(cls.KNOWN_KIT_DEVIATIONS),
+                             "KNOWN_KIT_DEVIATIONS": dict(cls.KNOWN_KIT_DEVIATIONS), "KIT_RULES": cls.KIT_RULES,
                              "SNAPSHOT_TIER": self.backend.snapshot_tier},
             "state": state,
             "restore_tier": b.restore_tier if track else None,
