@@ -6,7 +6,9 @@ through UniSim on MuJoCo, then run the policy, unchanged, on every installed eng
 
 Training: ``SB3VecEnv(UniSimVectorEnv(AntTask(), "mujoco", N))`` under ``VecMonitor`` and
 ``VecNormalize`` (observations and rewards), ``PPO("MlpPolicy")`` with 64-64 tanh MLPs, 512 steps per
-env per rollout, 10 epochs of 256-sample mini-batches; one thread each for torch and MuJoCo. Writes
+env per rollout, 10 epochs of 256-sample mini-batches, gamma 0.98, GAE 0.9, and an initial action
+std of exp(-2) = 0.14 (``log_std_init``, as rl-zoo's Ant PPO: with std 1 the ant's random actions
+flip it within ~50 steps and a short run learns nothing); one thread each for torch and MuJoCo. Writes
 ``ppo_ant.zip`` (the SB3 model), ``vecnormalize.pkl`` (observation statistics) and
 ``training_log.json`` (per rollout: env steps, mean return of the last 100 episodes, wall time).
 
@@ -55,9 +57,9 @@ def train(out: Path, timesteps: int, num_envs: int, seed: int) -> None:
 
     env = UniSimVectorEnv(AntTask(), "mujoco", num_envs, seed=seed, backend_options={"threads": 1})
     venv = VecNormalize(VecMonitor(SB3VecEnv(env)), norm_obs=True, norm_reward=True)
-    model = PPO("MlpPolicy", venv, n_steps=512, batch_size=256, n_epochs=10, learning_rate=3e-4, gamma=0.99,
-                gae_lambda=0.95, clip_range=0.2, ent_coef=0.0, seed=seed, device="cpu", verbose=0,
-                policy_kwargs={"net_arch": [64, 64]})
+    model = PPO("MlpPolicy", venv, n_steps=512, batch_size=256, n_epochs=10, learning_rate=3e-4, gamma=0.98,
+                gae_lambda=0.9, clip_range=0.2, ent_coef=0.0, seed=seed, device="cpu", verbose=0,
+                policy_kwargs={"net_arch": [64, 64], "log_std_init": -2.0, "ortho_init": False})
     model.learn(total_timesteps=timesteps, callback=Log())
     model.save(out / "ppo_ant.zip")
     venv.save(str(out / "vecnormalize.pkl"))

@@ -52,8 +52,9 @@ class AntCfg:
       (14): 27 values (29 with ``exclude_current_positions_from_observation=False``).
     - ``contact_forces=True`` (``Ant-v5``'s default ``include_cfrc_ext_in_observation`` and its
       contact cost, ``contact_cost_weight`` * |clip(cfrc_ext, contact_force_range)|^2) needs MuJoCo's
-      per-body external wrenches ``cfrc_ext``, which the contract does not offer: it is refused at
-      ``bind``. ``contact_cost_weight`` only applies with it.
+      per-body 6-D external wrenches ``cfrc_ext``, which the contract does not offer (its
+      ``contact_forces`` capability is a net 3-D force per named body): it is refused at ``bind``.
+      ``contact_cost_weight`` only applies with it.
     """
 
     scene_file: str = ANT_XML
@@ -91,8 +92,9 @@ class AntTask(Task):
             raise UnsupportedCapabilityError(backend.name, "cfrc_ext", (
                 "AntCfg.contact_forces=True: Ant-v5's contact terms (cfrc_ext in the observation, the contact cost) "
                 "need MuJoCo's per-body 6-D external wrench about the subtree centre of mass, which the SimBackend "
-                "contract does not offer (a net contact force per body is 3-D and has no torque part); use "
-                "contact_forces=False, i.e. Ant-v5 with include_cfrc_ext_in_observation=False, contact_cost_weight=0"))
+                "contract does not offer (its contact_forces capability reads a net 3-D force per named body: no "
+                "torque part, and ant.xml leaves four bodies unnamed); use contact_forces=False, i.e. Ant-v5 with "
+                "include_cfrc_ext_in_observation=False, contact_cost_weight=0"))
         self.b, self.rng, self.n = backend, rng, backend.num_envs
         self.qpos0 = backend.get_default_qpos().astype(np.float64)
         self.qvel0 = np.zeros(backend.nv)
