@@ -218,12 +218,12 @@ class PhysxDrives:
         out = np.zeros((n, len(self.joints)))
         if not len(self.act_joint):
             return out
-        u = np.clip(ctrl, self.ctrl_range[:, 0], self.ctrl_range[:, 1])
+        u = np.minimum(np.maximum(ctrl, self.ctrl_range[:, 0]), self.ctrl_range[:, 1])
         g, j, kind = self.gear, self.act_joint, self.kind
         qa, qda = q[:, j] * g, qd[:, j] * g
         f = ((kind == "motor") * u + self.kp * ((kind == "position") * u - qa)
              + self.kv * ((kind == "velocity") * u - qda))
-        tau = g * np.clip(f, self.force_range[:, 0], self.force_range[:, 1])
+        tau = g * np.minimum(np.maximum(f, self.force_range[:, 0]), self.force_range[:, 1])
         if self.implicit_kv:
             tau += g * self.kv * qda  # the drive applies -gear² kv qd implicitly
         np.add.at(out, (slice(None), j), tau)
