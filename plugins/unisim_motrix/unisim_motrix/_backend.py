@@ -20,6 +20,7 @@ from unisim_core.errors import EngineError, InvalidInputError
 from unisim_core.model import ModelInfo
 
 from . import _model
+from ._contacts import MotrixContactFill, enable_contact_report
 from ._errors import engine_call, engine_error
 from ._features import UNSUPPORTED_SCENE_FEATURES, check_layout, check_model_features, load_error, warn_stiff_contacts
 from ._mjcf import read_mjcf, warn_ignored_options
@@ -65,7 +66,7 @@ class MotrixBackend(SimBackend):
         Capability.CONTACTS, Capability.SENSORS, Capability.BODY_FORCE, Capability.BODY_TORQUE, Capability.PUSH,
         Capability.SITE_JACOBIAN, Capability.HEIGHT_SCAN, Capability.TERRAIN, Capability.PRE_STEP_CONTROL,
         Capability.INIT_RANDOMIZATION, Capability.INTERVAL_RANDOMIZATION,
-        Capability.RESET_RANDOMIZATION,
+        Capability.RESET_RANDOMIZATION, Capability.CONTACT_FORCES,
     })
     INIT_TERMS = _SUPPORTED_MODEL_TERMS
     INTERVAL_TERMS = _SUPPORTED_MODEL_TERMS | _STATE_AND_FORCE_TERMS
@@ -102,6 +103,7 @@ class MotrixBackend(SimBackend):
             D = motrixsim.SceneData(M, batch=[self._num_envs])
             M.forward_kinematic(D)
         self._M, self._D = M, D
+        enable_contact_report(M)
         self._links = list(M.links)
         self._layout = _model.build_layout(M)
         N, nb = self._num_envs, len(self._links) + 1
@@ -349,6 +351,9 @@ class MotrixBackend(SimBackend):
         return np.take(self._sens, cols, axis=1)
 
     # ------------------------------------------------------------------ forces
+    def _bind_contact_forces(self, body_ids: np.ndarray, against_ids: np.ndarray | None) -> MotrixContactFill:
+        return MotrixContactFill(self, body_ids)
+
     def _apply_body_force(self, body_ids: np.ndarray, force: np.ndarray, torque: np.ndarray | None) -> None:
         if np.any(body_ids == 0):
             raise InvalidInputError("body_ids: body 0 is the world; it cannot take an external force")
