@@ -46,3 +46,34 @@ def test_scene_features_physx_cannot_build_are_refused_by_name(tmp_path, body, e
     with pytest.raises(UnsupportedCapabilityError) as info:
         create_backend("sapien", SceneCfg(model_file=path), 1, 0.002)
     assert info.value.capability == feature
+
+
+MESH_ARM = """<mujoco><compiler angle="radian" meshdir="."/>
+  <asset><mesh name="cube" file="cube.obj" scale="0.1 0.1 0.1"/></asset>
+  <worldbody><geom name="floor" type="plane" size="1 1 0.1"/>
+    <body name="base" pos="0 0 0.05"><inertial pos="0 0 0" mass="1" diaginertia="0.01 0.01 0.01"/>
+      <geom name="base_geom" type="mesh" mesh="cube" mass="0"/>
+      <body name="link" pos="0 0 0.2"><joint name="j" type="hinge" axis="0 1 0"/>
+        <inertial pos="0 0 0" mass="1" diaginertia="0.01 0.01 0.01"/>
+        <geom name="link_geom" type="mesh" mesh="cube" mass="0"/></body></body>
+    <body name="drop" pos="0.5 0 0.5"><freejoint/><inertial pos="0 0 0" mass="1" diaginertia="0.01 0.01 0.01"/>
+      <geom name="drop_geom" type="mesh" mesh="cube" mass="0"/></body>
+  </worldbody></mujoco>"""
+CUBE = "".join(f"v {x} {y} {z}\n" for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)) + "".join(
+    f"f {a} {b} {c}\n" for a, b, c in ((1, 3, 4), (1, 4, 2), (5, 6, 8), (5, 8, 7), (1, 2, 6), (1, 6, 5), (3, 7, 8),
+                                        (3, 8, 4), (1, 5, 7), (1, 7, 3), (2, 4, 8), (2, 8, 6)))
+
+
+def test_mesh_geoms_are_convex_hulls_and_world_welded_bodies_are_static(tmp_path):
+    """A mesh geom collides as its file's convex hull (a 0.2 m cube, from an OBJ scaled by 0.1, rests with
+    its centre at z = 0.1); a body welded to the world keeps its shapes on the static actor, as MuJoCo's
+    weld 0 (floor and base do not collide, base and its jointed child are tested as in MuJoCo)."""
+    (tmp_path / "cube.obj").write_text(CUBE)
+    path = tmp_path / "arm.xml"
+    path.write_text(MESH_ARM)
+    b = create_backend("sapien", SceneCfg(model_file=str(path)), 1, 0.002)
+    b.step(np.zeros((1, 0), np.float32), 500)
+    assert b.get_qpos()[0, 3] == pytest.approx(0.1, abs=2e-3)  # the free cube's z (qpos: hinge, then x y z)
+    base_link = b.sapien_articulations[0][0].get_links()[0]
+    assert base_link.get_collision_shapes() == []
+    assert len(b.sapien_scenes[0].physx_system.get_rigid_static_components()[0].get_collision_shapes()) == 2

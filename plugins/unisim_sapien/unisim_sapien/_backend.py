@@ -1,7 +1,7 @@
 """``SapienBackend``: the SimBackend contract on SAPIEN 3's PhysX 5 (CPU), one scene per env.
 
 The MJCF file is read by ``unisim_core.mjcf_lite`` (tables, names, sensors, keyframes; features
-outside its subset refused by name) and :mod:`._mjcf_extra` (height-field data), and
+outside its subset refused by name) and :mod:`._mjcf_extra` (height-field data, mesh files), and
 built as PhysX articulations by :mod:`._build` with the PhysX mapping of ``unisim_core.physx``:
 MuJoCo's body/joint semantics set explicitly, joint damping and servo ``kv`` on an implicit drive,
 the rest of every actuator as a joint effort recomputed before each substep.
@@ -29,7 +29,7 @@ from unisim_core.physx import IMPLICIT_KV, mujoco_integrator, physx_drives
 
 from . import _spec
 from ._build import build_env, check_scene, configure_engine, layout_of
-from ._mjcf_extra import read_hfields
+from ._mjcf_extra import geom_assets
 from ._options import SapienOptions
 from ._readback import read_solver_values
 
@@ -100,18 +100,18 @@ class SapienBackend(SimBackend):
             if exc.feature is None:
                 raise
             raise UnsupportedCapabilityError(self.name, exc.feature, str(exc)) from None
-        fields, integrator = read_hfields(path, lite), mujoco_integrator(path)
+        assets, integrator = geom_assets(path, lite), mujoco_integrator(path)
         if integrator not in IMPLICIT_KV:
             raise UnsupportedCapabilityError(self.name, "integrator", f"{path}: <option integrator={integrator!r}>; "
                                              f"mapped: {sorted(IMPLICIT_KV)}")
-        check_scene(lite, fields, path)
+        check_scene(lite, assets, path)
         _ = self.model_info  # names given by the options are checked before the engine loads
         self._drives = physx_drives(lite.joints, lite.actuators, implicit_kv=IMPLICIT_KV[integrator])
         cfg = self.options.physx
         configure_engine(cfg, lite.gravity)
         self._scenes, self._arts = [], []
         for _ in range(self._num_envs):
-            scene_, arts = build_env(lite, fields, self._drives, cfg, self.sim_dt)
+            scene_, arts = build_env(lite, assets, self._drives, cfg, self.sim_dt, path=path)
             self._scenes.append(scene_)
             self._arts.append(arts)
         self._systems = [s.physx_system for s in self._scenes]

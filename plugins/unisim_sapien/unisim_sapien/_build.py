@@ -26,13 +26,13 @@ from unisim_core import LiteModel, UnsupportedCapabilityError
 from unisim_core import quat as Q
 from unisim_core.physx import MUJOCO_BODY_PROPERTIES, PhysxDrives, PhysxSolverConfig
 
-from ._mjcf_extra import Hfield
+from ._mjcf_extra import Hfield, MeshFile
 
 __all__ = ["Layout", "build_env", "configure_engine", "layout_of"]
 
 _NAME = "sapien"
 _X_TO_Z = np.array([np.sqrt(0.5), 0.0, -np.sqrt(0.5), 0.0])  # rotates PhysX's +x (plane normal, capsule axis) onto +z
-_SHAPES = ("plane", "box", "sphere", "capsule", "cylinder", "hfield")
+_SHAPES = ("plane", "box", "sphere", "capsule", "cylinder", "hfield", "mesh")
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ def _colliding(lite: LiteModel) -> list[int]:
     return [g for g, row in enumerate(lite.geoms) if lite.contact and (row["contype"] or row["conaffinity"])]
 
 
-def check_scene(lite: LiteModel, fields: list[Hfield | None], path: str) -> None:
+def check_scene(lite: LiteModel, assets: list[Hfield | MeshFile | None], path: str) -> None:
     """Refuse by feature what this mapping cannot build: a shape type PhysX lacks, an unreadable
     height field, a collision filter PhysX cannot express, a massless body."""
     for g in _colliding(lite):
@@ -68,14 +68,19 @@ def check_scene(lite: LiteModel, fields: list[Hfield | None], path: str) -> None
         if kind not in _SHAPES:
             raise _refuse(f"{kind}_geom", f"{path}: colliding geom {lite.geoms[g]['name'] or g!r} is a {kind}; "
                           f"PhysX shapes here: {', '.join(_SHAPES)}")
-        if kind in ("plane", "hfield") and lite.geoms[g]["body"] != 0:
+        if kind in ("plane", "hfield") and not _world_welded(lite)[lite.geoms[g]["body"]]:
             raise _refuse(f"moving_{kind}", f"{path}: a {kind} geom on a moving body (PhysX: static only)")
-        if kind == "hfield" and fields[g] is None:
+        if kind == "hfield" and not isinstance(assets[g], Hfield):
             raise _refuse("hfield_file", f"{path}: height field of geom {lite.geoms[g]['name']!r} is not inline "
                           "elevation data")
-    for b in range(1, len(lite.body_names)):
-        if lite.body_mass[b] <= 0.0:
-            raise _refuse("massless_body", f"{path}: body {lite.body_names[b]!r} has no mass; a PhysX link needs one")
+        if kind == "mesh" and not isinstance(assets[g], MeshFile):
+            raise _refuse("mesh_geom", f"{path}: the mesh file of colliding geom {lite.geoms[g]['name'] or g!r} was "
+                          "not found")
+    welded = _world_welded(lite)
+    for b in range(1, len(lite.body_names)):  # a world-welded body never moves: its inertia is not used
+        if not welded[b] and (lite.body_mass[b] <= 0.0 or np.min(lite.body_inertia[b]) <= 0.0):
+            raise _refuse("massless_body", f"{path}: body {lite.body_names[b]!r} has mass {lite.body_mass[b]} and "
+                          f"inertia {np.asarray(lite.body_inertia[b]).tolist()}; a moving PhysX link needs both > 0")
     if lite.contact_pairs:
         raise _refuse("contact_pair", f"{path}: <contact><pair> {lite.contact_pairs}; PhysX filters by groups only")
     want = set(lite.collision_pairs())
@@ -85,13 +90,33 @@ def check_scene(lite: LiteModel, fields: list[Hfield | None], path: str) -> None
                       f"and PhysX pairs {sorted(got - want)} that MuJoCo would not")
 
 
+def _world_welded(lite: LiteModel) -> list[bool]:
+    """Per body, whether it is welded to the world (no joint on its path to it): MuJoCo's weld 0,
+    whose geoms are static. Their shapes go on the static world actor here, as in MuJoCo."""
+    out = [True]
+    for b in range(1, len(lite.body_names)):
+        out.append(out[lite.body_parent[b]] and lite.body_joint[b] < 0)
+    return out
+
+
+def _world_pose(lite: LiteModel, b: int) -> sapien.Pose:
+    pose = sapien.Pose()
+    chain = []
+    while b != 0:
+        chain.append(b)
+        b = lite.body_parent[b]
+    for c in reversed(chain):
+        pose = pose * _pose(lite.body_pos[c], lite.body_quat[c])
+    return pose
+
+
 def _physx_pairs(lite: LiteModel) -> list[tuple[int, int]]:
-    G, parent = lite.geoms, lite.body_parent
+    G, parent, static = lite.geoms, lite.body_parent, _world_welded(lite)
     cols = _colliding(lite)
     out = []
     for a, i in enumerate(cols):
         for j in cols[a + 1:]:
-            bi, bj = G[i]["body"], G[j]["body"]
+            bi, bj = (0 if static[G[k]["body"]] else G[k]["body"] for k in (i, j))
             if bi == bj or (bi != 0 and bj != 0 and (parent[bi] == bj or parent[bj] == bi)):
                 continue
             if bi == 0 and bj == 0:
@@ -126,18 +151,21 @@ def _joint_frame(j: dict) -> np.ndarray:
     return q / np.linalg.norm(q)
 
 
-def _add_shape(builder, lite: LiteModel, g: int, field: Hfield | None):
-    """Add geom ``g`` to ``builder``; a height field's triangle mesh is returned instead (attach it)."""
+def _add_shape(builder, lite: LiteModel, g: int, asset: Hfield | MeshFile | None, frame: sapien.Pose | None = None):
+    """Add geom ``g`` to ``builder``; a height field's triangle mesh is returned instead (attach it).
+    ``frame``: the body's pose in the builder's frame (a world-welded body's geoms on the static actor).
+    Collision groups are set per shape after the build (:func:`_set_groups`)."""
     row = lite.geoms[g]
     pos, quat = np.asarray(row["pos"], dtype=np.float64), np.asarray(row["quat"], dtype=np.float64)
     mu = float(row["friction"][0])
     mat = physx.PhysxMaterial(mu, mu, 0.0)
     kind, size = row["type"], np.asarray(row["size"], dtype=np.float64)
-    builder.collision_groups = [int(row["contype"]), int(row["conaffinity"]), 0, 0]
     if kind in ("capsule", "cylinder", "plane"):  # PhysX's axis / normal is x; MuJoCo's is z
         pose = _pose(pos, Q.quat_mul(quat, _X_TO_Z))
     else:
         pose = _pose(pos, quat)
+    if frame is not None:
+        pose = frame * pose
     if kind == "plane":
         builder.add_plane_collision(pose, material=mat)
     elif kind == "box":
@@ -148,7 +176,10 @@ def _add_shape(builder, lite: LiteModel, g: int, field: Hfield | None):
         builder.add_capsule_collision(pose, radius=float(size[0]), half_length=float(size[1]), material=mat)
     elif kind == "cylinder":
         builder.add_cylinder_collision(pose, radius=float(size[0]), half_length=float(size[1]), material=mat)
+    elif kind == "mesh":  # PhysX cooks the file's convex hull, as MuJoCo collides a mesh
+        builder.add_convex_collision_from_file(asset.path, pose, scale=list(asset.scale), material=mat)
     else:  # hfield: a triangle mesh of the grid (MuJoCo's surface; its base slab is not needed for contact)
+        field = asset
         rx, ry, hz = (float(x) for x in field.size[:3])
         nr, nc = field.data.shape
         x, y = np.meshgrid(np.linspace(-rx, rx, nc), np.linspace(-ry, ry, nr))
@@ -158,7 +189,6 @@ def _add_shape(builder, lite: LiteModel, g: int, field: Hfield | None):
         tris = np.concatenate([np.stack([a, b, d], 1), np.stack([a, d, c], 1)]).astype(np.uint32)
         shape = physx.PhysxCollisionShapeTriangleMesh(verts, tris, [1.0, 1.0, 1.0], mat)
         shape.local_pose = pose
-        shape.set_collision_groups(builder.collision_groups)
         return shape
     return None
 
@@ -197,14 +227,27 @@ def _tops(lite: LiteModel) -> list[tuple[int, bool]]:
     return out
 
 
-def build_env(lite: LiteModel, fields: list[Hfield | None], drives: PhysxDrives,
+def _set_groups(component, lite: LiteModel, geoms: list[int], path: str) -> None:
+    """Each shape of ``component`` (in the order its geoms were added) gets its geom's MuJoCo
+    contype/conaffinity as PhysX groups 0/1; a shape SAPIEN failed to cook (it skips those) refuses."""
+    shapes = component.get_collision_shapes()
+    if len(shapes) != len(geoms):
+        names = [lite.geoms[g]["name"] or str(g) for g in geoms]
+        raise _refuse("mesh_geom", f"{path}: PhysX built {len(shapes)} collision shapes for geoms {names} (a mesh "
+                      "that does not cook into a convex hull)")
+    for shape, g in zip(shapes, geoms):
+        shape.set_collision_groups([int(lite.geoms[g]["contype"]), int(lite.geoms[g]["conaffinity"]), 0, 0])
+
+
+def build_env(lite: LiteModel, assets: list[Hfield | MeshFile | None], drives: PhysxDrives,
               config: PhysxSolverConfig, dt: float, scene: sapien.Scene | None = None,
-              origin: tuple[float, float] = (0.0, 0.0)) -> tuple[sapien.Scene, list]:
+              origin: tuple[float, float] = (0.0, 0.0), path: str = "") -> tuple[sapien.Scene, list]:
     """One env: its scene and articulations (``configure_engine`` must have run). ``scene``: add
     the articulations, placed at ``origin`` (x, y; m), to that scene instead, without its world
     geoms (``benchmarks/sapien_overhead.py`` measures N articulations in one scene this way)."""
     cols = set(_colliding(lite))
-    statics = [g for g in sorted(cols) if lite.geoms[g]["body"] == 0]
+    welded = _world_welded(lite)
+    statics = [g for g in sorted(cols) if welded[lite.geoms[g]["body"]]]
     if scene is None:
         scene = sapien.Scene([physx.PhysxCpuSystem()])
         scene.set_timestep(dt)
@@ -214,12 +257,14 @@ def build_env(lite: LiteModel, fields: list[Hfield | None], drives: PhysxDrives,
     if statics:
         sb = scene.create_actor_builder()
         sb.set_physx_body_type("static")
-        meshes = [_add_shape(sb, lite, g, fields[g]) for g in statics]
+        statics.sort(key=lambda g: lite.geoms[g]["type"] == "hfield")  # attached after the builder's shapes
+        meshes = [_add_shape(sb, lite, g, assets[g], _world_pose(lite, lite.geoms[g]["body"])) for g in statics]
         world = sb.build_entity()
         comp = world.find_component_by_type(physx.PhysxRigidStaticComponent)
         for shape in meshes:
             if shape is not None:  # triangle meshes are attached directly (the builder reads files only)
                 comp.attach(shape)
+        _set_groups(comp, lite, statics, path)
         _shape_offsets(comp.get_collision_shapes(), config)
         scene.add_entity(world)
     driven = [j for j, row in enumerate(lite.joints) if row["type"] in ("hinge", "slide")]
@@ -243,11 +288,14 @@ def build_env(lite: LiteModel, fields: list[Hfield | None], drives: PhysxDrives,
             parent = lite.body_parent[b]
             lb = ab.create_link_builder(builders.get(parent if b != top else 0))
             lb.set_name(f"b{b}")
-            lb.set_mass_and_inertia(float(lite.body_mass[b]), _pose(lite.body_ipos[b], lite.body_iquat[b]),
-                                    np.asarray(lite.body_inertia[b], dtype=np.float32))
+            if welded[b]:  # fixed to the world: any valid inertia (PhysX rejects zero ones)
+                lb.set_mass_and_inertia(1.0, sapien.Pose(), [1.0, 1.0, 1.0])
+            else:
+                lb.set_mass_and_inertia(float(lite.body_mass[b]), _pose(lite.body_ipos[b], lite.body_iquat[b]),
+                                        np.asarray(lite.body_inertia[b], dtype=np.float32))
             for g in sorted(cols):
-                if lite.geoms[g]["body"] == b:
-                    _add_shape(lb, lite, g, fields[g])
+                if lite.geoms[g]["body"] == b and not welded[b]:
+                    _add_shape(lb, lite, g, assets[g])
             j = lite.body_joint[b]
             if b != top or (j >= 0 and not floating):
                 parent_pose = (_pose(lite.body_pos[b], lite.body_quat[b]))
@@ -264,6 +312,10 @@ def build_env(lite: LiteModel, fields: list[Hfield | None], drives: PhysxDrives,
                     lb.set_joint_properties("fixed", [], parent_pose, sapien.Pose())
             builders[b] = lb
         art = ab.build(fix_root_link=not floating)
+        for link in art.get_links():
+            if link.name.startswith("b"):
+                b = int(link.name[1:])
+                _set_groups(link, lite, [g for g in sorted(cols) if lite.geoms[g]["body"] == b and not welded[b]], path)
         _mujoco_properties(art, armature, config)
         arts.append(art)
     return scene, arts

@@ -1,11 +1,13 @@
 """What the SAPIEN backend reads from the MJCF beyond ``unisim_core.mjcf_lite``'s tables.
 
-``mjcf_lite`` records height-field assets without their data; a PhysX triangle mesh needs it.
-Read from the same tree (``mjcf_lite.read_tree``: includes expanded).
+``mjcf_lite`` records height-field assets without their data and mesh geoms without their
+files; PhysX shapes need both. Read from the same tree (``mjcf_lite.read_tree``: includes
+expanded), with geom default classes resolved as MuJoCo does (``class``, ``childclass``, nesting).
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -13,7 +15,7 @@ import numpy as np
 from unisim_core import LiteModel
 from unisim_core.mjcf_lite import read_tree
 
-__all__ = ["Hfield", "read_hfields"]
+__all__ = ["Hfield", "MeshFile", "geom_assets", "read_hfields", "read_meshes"]
 
 
 @dataclass(frozen=True)
@@ -23,6 +25,15 @@ class Hfield:
 
     size: np.ndarray
     data: np.ndarray
+
+
+@dataclass(frozen=True)
+class MeshFile:
+    """An MJCF mesh asset: ``path`` of its file, ``scale (3,)``. MuJoCo collides a mesh geom as the
+    convex hull of its vertices; PhysX's convex mesh of the same file is that hull."""
+
+    path: str
+    scale: tuple[float, float, float]
 
 
 def _floats(text: str) -> np.ndarray:
@@ -64,3 +75,63 @@ def read_hfields(path: str, lite: LiteModel) -> list[Hfield | None]:
         else:
             out.append(None)
     return out
+
+
+def _geom_defaults(root) -> dict[str, dict[str, str]]:
+    """Geom attributes of every default class, inherited down the nesting (``main`` at the top)."""
+    out: dict[str, dict[str, str]] = {}
+
+    def walk(elem, inherited: dict[str, str]) -> None:
+        table = dict(inherited)
+        for child in elem.findall("geom"):
+            table.update(child.attrib)
+        out[elem.get("class", "main")] = table
+        for child in elem.findall("default"):
+            walk(child, table)
+
+    for d in root.findall("default"):
+        walk(d, {})
+    return out
+
+
+def read_meshes(path: str, lite: LiteModel) -> list[MeshFile | None]:
+    """The mesh file of each of lite's geoms (``None`` for other types or when it cannot be found),
+    in lite's order: bodies depth first, each body's own geoms in document order."""
+    root = read_tree(path)
+    base = os.path.dirname(os.path.abspath(path))
+    compiler = {k: v for c in root.iter("compiler") for k, v in c.attrib.items()}
+    meshdir = os.path.join(base, compiler.get("assetdir", ""), compiler.get("meshdir", ""))
+    meshes = {}
+    for asset in root.findall("asset"):
+        for m in asset.findall("mesh"):
+            file = m.get("file")
+            if file:
+                name = m.get("name") or os.path.splitext(os.path.basename(file))[0]
+                scale = tuple(float(x) for x in (m.get("scale") or "1 1 1").split())
+                meshes[name] = MeshFile(path=os.path.join(meshdir, file), scale=scale)
+    defaults = _geom_defaults(root)
+
+    def resolved(elem, childclass: str) -> list[dict[str, str]]:
+        return [{**defaults.get(g.get("class", childclass), {}), **g.attrib} for g in elem.findall("geom")]
+
+    def bodies(elem, childclass: str) -> list[dict[str, str]]:
+        out = []
+        for child in elem.findall("body"):
+            cc = child.get("childclass", childclass)
+            out += resolved(child, cc) + bodies(child, cc)
+        return out
+
+    worlds = root.findall("worldbody")  # MuJoCo merges them: the world's geoms first, then the bodies
+    rows = [g for wb in worlds for g in resolved(wb, "main")] + [g for wb in worlds for g in bodies(wb, "main")]
+    if len(rows) != len(lite.geoms) or any(r.get("type", "sphere") != g["type"] for r, g in zip(rows, lite.geoms)):
+        return [None] * len(lite.geoms)
+    out = []
+    for attrs, geom in zip(rows, lite.geoms):
+        mesh = meshes.get(attrs.get("mesh", "")) if geom["type"] == "mesh" else None
+        out.append(mesh if mesh is not None and os.path.isfile(mesh.path) else None)
+    return out
+
+
+def geom_assets(path: str, lite: LiteModel) -> list[Hfield | MeshFile | None]:
+    """Per lite geom, the asset data its PhysX shape needs: a height field, a mesh file, or ``None``."""
+    return [h if h is not None else m for h, m in zip(read_hfields(path, lite), read_meshes(path, lite))]
