@@ -23,7 +23,7 @@ kind                      feature name                                   example
                           ``"<element>@<attribute>"``)
 ========================  =============================================  ==========================
 
-:func:`scan_mjcf` reads a file (``<include>`` expanded relative to the including file,
+:func:`scan_mjcf` reads a file (``<include>`` expanded as MuJoCo does,
 ``<default>`` classes applied to geom and joint types) and lists every :class:`FeatureUse`;
 a plugin that compiled the model itself can build the uses from the compiled tables instead
 (:func:`use`, :func:`mj_enum_tag`). :func:`check_features` raises
@@ -131,13 +131,15 @@ def mj_enum_tag(enum_name: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------- scanning
-def walk_mjcf(path: str | os.PathLike, seen: frozenset[str] = frozenset()
+def walk_mjcf(path: str | os.PathLike, seen: frozenset[str] = frozenset(), main_dir: str | None = None
               ) -> Iterator[tuple[ET.Element, list[ET.Element], str]]:
     """``(element, ancestors, file)`` of an MJCF file in document order, the root first,
     ``<include file>`` expanded in place (the included file's root children take the
-    include's place; paths relative to the including file). Bad XML or a missing file is an
+    include's place; a relative file is looked up in the main file's folder, then in the
+    including file's, as MuJoCo does). Bad XML or a missing file is an
     :class:`~unisim_core.errors.InvalidInputError` naming the file."""
     path = os.path.abspath(os.fspath(path))
+    main_dir = os.path.dirname(path) if main_dir is None else main_dir
     if path in seen:
         raise InvalidInputError(f"{path}: included recursively")
     seen = seen | {path}
@@ -147,7 +149,13 @@ def walk_mjcf(path: str | os.PathLike, seen: frozenset[str] = frozenset()
         raise InvalidInputError(f"{path}: not well-formed XML: {exc}") from None
     except OSError as exc:
         raise InvalidInputError(f"{path}: cannot read the model file: {exc.strerror}") from None
-    base = os.path.dirname(path)
+
+    def include(file: str) -> str:
+        for folder in (main_dir, os.path.dirname(path)):
+            cand = os.path.join(folder, file)
+            if os.path.isfile(cand):
+                return cand
+        return os.path.join(main_dir, file)  # missing: reported as unreadable
 
     def visit(el: ET.Element, anc: list[ET.Element]):
         for child in el:
@@ -156,7 +164,7 @@ def walk_mjcf(path: str | os.PathLike, seen: frozenset[str] = frozenset()
             if child.tag == "include":
                 if not child.get("file"):
                     raise InvalidInputError(f"{path}: <include> without file=")
-                for sub, sub_anc, f in walk_mjcf(os.path.join(base, child.get("file")), seen):
+                for sub, sub_anc, f in walk_mjcf(include(child.get("file")), seen, main_dir):
                     if sub_anc:  # the included root itself stands for the <include>
                         yield sub, anc + [el] + sub_anc[1:], f
             else:

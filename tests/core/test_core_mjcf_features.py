@@ -50,14 +50,18 @@ ARM = """<mujoco>
     </body>
     <body name="target" mocap="true"/>
   </worldbody>
+  <include file="extra.xml"/>
 </mujoco>
 """
+EXTRA = '<mujoco><sensor><magnetometer name="mag" site="s"/></sensor></mujoco>'
+
 
 
 @pytest.fixture
 def robot(tmp_path: Path) -> Path:
     (tmp_path / "parts").mkdir()
     (tmp_path / "parts" / "arm.xml").write_text(ARM)
+    (tmp_path / "parts" / "extra.xml").write_text(EXTRA)  # found next to the including file (MuJoCo's fallback)
     (tmp_path / "robot.xml").write_text(ROBOT)
     return tmp_path / "robot.xml"
 
@@ -78,7 +82,7 @@ def test_scan_names_every_feature_with_defaults_and_includes(robot: Path) -> Non
     assert by_name[("tendon", "t")] == "fixed_tendon"
     assert by_name[("equality", "w")] == "weld_equality"
     assert by_name[("model", "target")] == "mocap"
-    assert {"joint_equality", "jointpos_sensor", "box"} <= features(uses)
+    assert {"joint_equality", "jointpos_sensor", "box", "magnetometer_sensor"} <= features(uses)
     # the included file is named where its elements are
     assert next(u for u in uses if u.name == "root").file.endswith("arm.xml")
 
