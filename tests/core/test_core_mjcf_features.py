@@ -90,7 +90,7 @@ def test_scan_names_every_feature_with_defaults_and_includes(robot: Path) -> Non
 def test_check_features_refuses_by_feature_and_element(robot: Path) -> None:
     uses = scan_mjcf(robot)
     with pytest.raises(UnsupportedCapabilityError) as info:
-        check_features("motrix", uses, supported={"sensor": {"jointpos_sensor"}})
+        check_features("motrix", uses, supported={"sensor": {"jointpos_sensor", "magnetometer_sensor"}})
     assert info.value.capability == "force_sensor"
     assert "sensor 'left_foot_force' of type <force> is not supported by motrix" in str(info.value)
     with pytest.raises(UnsupportedCapabilityError) as info:
