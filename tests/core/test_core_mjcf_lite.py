@@ -79,7 +79,8 @@ def test_model_info_equals_mujocos_compiled_model(name):
     (f'<worldbody><body name="b"><joint name="j" frictionloss="0.1"/>{INERTIAL}</body></worldbody>',
      "<joint name='j'> has frictionloss=0.1", "frictionloss"),
     (f'<worldbody><body name="b"><joint name="j"/>{INERTIAL}</body>'
-     '</worldbody><actuator><general name="g" joint="j"/></actuator>', "<general name='g'>", "general_actuator"),
+     '</worldbody><actuator><general name="g" joint="j" dyntype="integrator"/></actuator>',
+     "<general name='g'> (dyntype='integrator'", "general_actuator"),
     (f'<worldbody><body name="b"><joint name="j"/>{INERTIAL}</body>'
      '</worldbody><actuator><motor name="t" tendon="x"/></actuator>', "<motor name='t'> has a tendon transmission",
      "tendon_transmission"),
@@ -105,6 +106,21 @@ def test_unsupported_elements_raise_naming_file_element_and_feature(tmp_path, xm
     assert message.startswith(f"{path}: ") and element in message, message
     assert "fake" not in message  # the reader serves every backend, not one
     assert isinstance(info.value, InvalidInputError) and info.value.feature == feature
+
+
+def test_general_actuators_read_as_the_shortcut_they_equal(tmp_path):
+    """<general> with MuJoCo's own gain/bias of motor, position or velocity reads as that actuator
+    (kuka_iiwa_14, barkour, z1 write their PD servos this way); the tables equal MuJoCo's."""
+    joints = "".join(f'<body name="b{i}"><joint name="j{i}"/>{INERTIAL}</body>' for i in range(3))
+    path = write_scene(tmp_path, f'<worldbody>{joints}</worldbody><actuator>'
+                                 '<general name="m" joint="j0" gear="2" ctrlrange="-1 1"/>'
+                                 '<general name="p" joint="j1" biastype="affine" gainprm="50" biasprm="0 -50 -3"/>'
+                                 '<general name="v" joint="j2" biastype="affine" gainprm="4" biasprm="0 0 -4"/>'
+                                 '</actuator>')
+    m = load_mjcf(path)
+    assert [(a["kind"], a["kp"], a["kv"], a["gear"]) for a in m.actuators] == [
+        ("motor", 0.0, 0.0, 2.0), ("position", 50.0, 3.0, 1.0), ("velocity", 0.0, 4.0, 1.0)]
+    assert_like_mujoco(path)
 
 
 def test_empty_sections_hold_nothing(tmp_path):
@@ -342,7 +358,7 @@ def test_nested_default_classes_and_childclass_as_mujoco(tmp_path):
     assert_like_mujoco(path)
 
 
-@pytest.mark.parametrize("robot", ["unitree_go1", "booster_t1", "kinova_gen3"])
+@pytest.mark.parametrize("robot", ["unitree_go1", "booster_t1", "kinova_gen3", "kuka_iiwa_14", "unitree_z1"])
 def test_menagerie_scenes_equal_mujocos_compiled_model(robot):
     """Menagerie scene.xml files (an <include> of the robot, default classes, meshes with explicit
     <inertial>s, keyframes): every ModelInfo table as MuJoCo compiles it."""

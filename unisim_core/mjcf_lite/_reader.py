@@ -477,9 +477,15 @@ class _Parser:
         return rho * measure, pos, quat, rho * moments
 
     def _actuator(self, m: LiteModel, elem: ET.Element) -> None:
-        if elem.tag not in ("motor", "position", "velocity"):
-            raise self.fail(elem, "is not supported; actuators: motor, position, velocity", f"{elem.tag}_actuator")
+        if elem.tag not in ("motor", "position", "velocity", "general"):
+            raise self.fail(elem, "is not supported; actuators: motor, position, velocity, general (as one of them)",
+                            f"{elem.tag}_actuator")
         a = self.attrs(elem, "main")
+        kind = elem.tag if elem.tag != "general" else self._general_kind(a, elem)
+        if elem.tag == "general":  # as the shortcut it equals (MuJoCo's own gain/bias of that shortcut)
+            gain = _padded(_vec(a.get("gainprm"), None, [1.0], "gainprm"), [1.0, 0.0, 0.0])
+            bias = _padded(_vec(a.get("biasprm"), None, [0.0], "biasprm"), [0.0, 0.0, 0.0])
+            a = {**a, "kp": str(gain[0]), "kv": str(gain[0] if kind == "velocity" else -bias[2])}
         joint = a.get("joint")
         if joint is None:
             trn = next((t for t, attr in TRANSMISSIONS.items() if attr in a), None)
@@ -494,7 +500,7 @@ class _Parser:
             on = (f"{key}range" in a and self.autolimits) if lim == "auto" else lim == "true"
             return _vec(a.get(f"{key}range"), 2, None, f"{key}range") if on else np.array([-np.inf, np.inf])
 
-        pos, servo = elem.tag == "position", elem.tag in ("position", "velocity")
+        pos, servo = kind == "position", kind in ("position", "velocity")
         ctrlrange = limit("ctrl")
         inherit = float(a.get("inheritrange", "0")) if pos else 0.0
         if inherit > 0:  # MuJoCo: the joint's range about its middle, scaled by inheritrange
@@ -503,11 +509,28 @@ class _Parser:
                 raise self.fail(elem, f"has inheritrange={inherit:g} and its joint {joint!r} has no range", None)
             ctrlrange = (lo + hi) / 2 + np.array([-1.0, 1.0]) * inherit * (hi - lo) / 2
         m.actuators.append({
-            "name": a.get("name", ""), "kind": elem.tag, "joint": ids[0],
+            "name": a.get("name", ""), "kind": kind, "joint": ids[0],
             "gear": float(_vec(a.get("gear"), None, [1.0], "gear")[0]), "ctrlrange": ctrlrange,
             "forcerange": limit("force"), "kp": float(a.get("kp", "1")) if pos else 0.0,
-            "kv": float(a.get("kv", "1" if elem.tag == "velocity" else "0")) if servo else 0.0,
+            "kv": float(a.get("kv", "1" if kind == "velocity" else "0")) if servo else 0.0,
         })
+
+    def _general_kind(self, a: dict, elem: ET.Element) -> str:
+        """The shortcut a ``<general>`` actuator equals: ``motor`` (gain 1, no bias), ``position`` (gain
+        kp, bias ``0 -kp -kv``) or ``velocity`` (gain kv, bias ``0 0 -kv``); anything else is refused."""
+        gain = _padded(_vec(a.get("gainprm"), None, [1.0], "gainprm"), [1.0] + [0.0] * 9)
+        bias = _padded(_vec(a.get("biasprm"), None, [0.0], "biasprm"), [0.0] * 10)
+        dyn, gtype, btype = a.get("dyntype", "none"), a.get("gaintype", "fixed"), a.get("biastype", "none")
+        if dyn == "none" and gtype == "fixed" and not gain[1:].any() and not bias[3:].any():
+            if btype == "none" and gain[0] == 1.0:
+                return "motor"
+            if btype == "affine" and bias[0] == 0.0 and bias[1] == -gain[0] and gain[0] > 0:
+                return "position"
+            if btype == "affine" and bias[0] == 0.0 and bias[1] == 0.0 and bias[2] == -gain[0] and gain[0] > 0:
+                return "velocity"
+        raise self.fail(elem, f"(dyntype={dyn!r} gaintype={gtype!r} biastype={btype!r} gainprm={gain[:3].tolist()} "
+                              f"biasprm={bias[:3].tolist()}) is not a motor, position or velocity actuator",
+                        "general_actuator")
 
     def _sensor(self, m: LiteModel, elem: ET.Element) -> None:
         if elem.tag not in SENSOR_DIMS:
