@@ -10,12 +10,16 @@ through Isaac Lab. ``docs/sapien.md`` lists every PhysX fact and how both backen
 - :data:`MUJOCO_BODY_PROPERTIES`: the per-body and per-joint values that make PhysX behave as
   MuJoCo (no link damping, no velocity caps, no sleeping, no joint friction), set explicitly on
   every link and joint because PhysX's defaults (:data:`PHYSX_DEFAULTS`) differ.
-- :func:`physx_drives`: MJCF actuators and joint damping as a PhysX joint drive plus a per-substep
-  effort. A PhysX drive is an *implicit* spring-damper; MuJoCo's ``implicitfast`` integrates a
-  position servo's ``kp`` explicitly and only velocity terms implicitly. So every drive here has
-  stiffness 0 and damping ``joint damping + Σ gear² kv`` (implicit, as in MuJoCo), and everything
-  else is an explicit joint effort recomputed before each substep from the current state
-  (:meth:`PhysxDrives.efforts`).
+- :func:`physx_drives`: MJCF actuators, joint damping and frictionloss as a PhysX joint drive plus a
+  per-substep effort. A PhysX drive is an *implicit* spring-damper solved as a constraint whose
+  force is bounded by the drive's force limit; MuJoCo's ``implicitfast`` integrates a position
+  servo's ``kp`` explicitly and only velocity terms implicitly. So every drive here has stiffness
+  0 and damping ``joint damping + Σ gear² kv`` (implicit, as in MuJoCo), and everything else is an
+  explicit joint effort recomputed before each substep from the current state
+  (:meth:`PhysxDrives.efforts`). A joint with ``frictionloss`` f gets a drive of very large damping
+  (:data:`FRICTION_DAMPING`) limited to f instead: a velocity constraint whose force is bounded by
+  f, which is MuJoCo's dry friction (measured: decelerates at f/I, holds below f, breaks away above);
+  its damping and servo ``kv`` then act explicitly.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-__all__ = ["IMPLICIT_KV", "MUJOCO_BODY_PROPERTIES", "PHYSX_DEFAULTS", "SOLVER_TYPES", "PhysxDrives",
+__all__ = ["FRICTION_DAMPING", "IMPLICIT_KV", "MUJOCO_BODY_PROPERTIES", "PHYSX_DEFAULTS", "SOLVER_TYPES", "PhysxDrives",
            "PhysxSolverConfig",
            "UNBOUNDED_VELOCITY", "mujoco_integrator", "physx_config_option", "physx_drives",
            "solver_value_matches"]
@@ -39,6 +43,9 @@ _FLOAT32_MAX = float(np.finfo(np.float32).max)
 SOLVER_TYPES = ("TGS", "PGS")
 #: Velocity cap standing for "none" (m/s, rad/s): PhysX squares it in float32, so not float32's max.
 UNBOUNDED_VELOCITY = 1.0e10
+#: Drive damping of a joint with frictionloss (N·m·s/rad, N·s/m): the drive holds the joint still
+#: whenever the friction bound (its force limit) allows; implicit, so any value is stable.
+FRICTION_DAMPING = 1.0e6
 
 #: PhysX 5 defaults that break MuJoCo's semantics, as measured on SAPIEN 3.0.3's PhysX (CPU):
 #: link damping (1/s), link velocity caps (m/s, rad/s), sleep threshold (mass-normalized kinetic
@@ -180,15 +187,17 @@ def solver_value_matches(field: str, requested: Any, reported: Any) -> bool:
 # ---------------------------------------------------------------------------------- drives
 @dataclass(frozen=True)
 class PhysxDrives:
-    """Per hinge/slide joint: an implicit PhysX drive (stiffness 0, ``damping``, no force limit, no
-    targets) and the explicit efforts of the MJCF actuators (:meth:`efforts`).
+    """Per hinge/slide joint: an implicit PhysX drive (stiffness 0, ``damping``, ``force_limit``, no
+    targets) and the explicit efforts of the MJCF actuators and explicit damping (:meth:`efforts`).
 
     Joint arrays follow the MJCF hinge/slide joint order (``joints``); actuator arrays the MJCF
     actuator order. Units: N·m, rad (hinge) or N, m (slide).
     """
 
     joints: tuple[str, ...]  #: MJCF names of the hinge/slide joints, in model order
-    damping: np.ndarray  #: (J,) drive damping: joint damping + Σ gear² kv of its servos (implicit)
+    damping: np.ndarray  #: (J,) drive damping: joint damping + Σ gear² kv of its servos, or FRICTION_DAMPING
+    force_limit: np.ndarray  #: (J,) drive force limit: the joint's frictionloss, inf without one
+    explicit_damping: np.ndarray  #: (J,) damping applied as an effort (joints whose drive carries friction)
     armature: np.ndarray  #: (J,) PhysX joint armature (= MJCF armature)
     act_joint: np.ndarray  #: (nu,) index into ``joints`` of each actuator's joint
     gear: np.ndarray  #: (nu,)
@@ -197,12 +206,12 @@ class PhysxDrives:
     kind: np.ndarray  #: (nu,) ``"motor"``, ``"position"`` or ``"velocity"``
     force_range: np.ndarray  #: (nu, 2) MJCF forcerange (before gear); (-inf, inf) when unlimited
     ctrl_range: np.ndarray  #: (nu, 2) MJCF ctrlrange; (-inf, inf) when unlimited
-    implicit_kv: bool  #: whether ``gear² kv`` rides on the implicit drive (``implicitfast``/``implicit``)
+    kv_on_drive: np.ndarray  #: (nu,) bool: whether the servo's ``gear² kv`` rides on its joint's implicit drive
 
     @functools.cached_property
     def state_dependent(self) -> bool:
-        """Whether :meth:`efforts` reads ``q``/``qd`` (any servo); motors alone need only ``ctrl``."""
-        return bool((self.kind != "motor").any())
+        """Whether :meth:`efforts` reads ``q``/``qd`` (a servo, explicit damping); motors alone need only ``ctrl``."""
+        return bool((self.kind != "motor").any() or self.explicit_damping.any())
 
     def efforts(self, ctrl: np.ndarray, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         """Explicit joint efforts ``(n, J)`` for ``ctrl (n, nu)`` at joint positions/velocities
@@ -215,7 +224,7 @@ class PhysxDrives:
         the current ``qd`` (exact to first order in the substep).
         """
         n = ctrl.shape[0]
-        out = np.zeros((n, len(self.joints)))
+        out = -self.explicit_damping * qd if self.explicit_damping.any() else np.zeros((n, len(self.joints)))
         if not len(self.act_joint):
             return out
         u = np.minimum(np.maximum(ctrl, self.ctrl_range[:, 0]), self.ctrl_range[:, 1])
@@ -224,8 +233,7 @@ class PhysxDrives:
         f = ((kind == "motor") * u + self.kp * ((kind == "position") * u - qa)
              + self.kv * ((kind == "velocity") * u - qda))
         tau = g * np.minimum(np.maximum(f, self.force_range[:, 0]), self.force_range[:, 1])
-        if self.implicit_kv:
-            tau += g * self.kv * qda  # the drive applies -gear² kv qd implicitly
+        tau += (g * self.kv * self.kv_on_drive) * qda  # the drive applies -gear² kv qd implicitly
         np.add.at(out, (slice(None), j), tau)
         return out
 
@@ -246,15 +254,20 @@ def mujoco_integrator(path: str) -> str:
 
 def physx_drives(joints: Sequence[Mapping[str, Any]], actuators: Sequence[Mapping[str, Any]], *,
                  implicit_kv: bool = True) -> PhysxDrives:
-    """Drives for an MJCF model's ``joints`` (dicts with ``name type damping armature``) and joint
-    ``actuators`` (dicts with ``name kind joint gear ctrlrange forcerange kp kv``), as
-    ``unisim_core.mjcf_lite`` parses them. ``implicit_kv``: MuJoCo's ``implicitfast``/``implicit``
+    """Drives for an MJCF model's ``joints`` (dicts with ``name type damping armature``, optionally
+    ``frictionloss``) and joint ``actuators`` (dicts with ``name kind joint gear ctrlrange forcerange kp
+    kv``), as ``unisim_core.mjcf_lite`` parses them. ``implicit_kv``: MuJoCo's ``implicitfast``/``implicit``
     integrate servo ``kv`` implicitly (``True``), ``Euler`` explicitly (``False``: it stays in the effort).
     """
     driven = [j for j, jt in enumerate(joints) if jt["type"] in ("hinge", "slide")]
     column = {j: c for c, j in enumerate(driven)}
-    damping = np.array([float(joints[j]["damping"]) for j in driven], dtype=np.float64)
-    act_joint, gear, kp, kv, kind, fr, cr = [], [], [], [], [], [], []
+    joint_damping = np.array([float(joints[j]["damping"]) for j in driven], dtype=np.float64)
+    friction = np.array([float(joints[j].get("frictionloss", 0.0)) for j in driven], dtype=np.float64)
+    if (friction < 0).any() or not np.isfinite(friction).all():
+        raise ValueError(f"frictionloss must be finite and >= 0, got {friction.tolist()}")
+    dry = friction > 0
+    damping = np.where(dry, FRICTION_DAMPING, joint_damping)
+    act_joint, gear, kp, kv, kind, fr, cr, on_drive = [], [], [], [], [], [], [], []
     for i, a in enumerate(actuators):
         name, j = a.get("name") or f"#{i}", int(a["joint"])
         if j not in column:
@@ -267,8 +280,10 @@ def physx_drives(joints: Sequence[Mapping[str, Any]], actuators: Sequence[Mappin
             raise ValueError(f"actuator {name!r}: kind must be motor, position or velocity, got {k!r}")
         p = float(a["kp"]) if k == "position" else 0.0
         v = float(a["kv"]) if k != "motor" else 0.0
-        if implicit_kv:
+        on = implicit_kv and not dry[column[j]]
+        if on:
             damping[column[j]] += g * g * v
+        on_drive.append(on)
         act_joint.append(column[j])
         gear.append(g)
         kp.append(p)
@@ -278,12 +293,12 @@ def physx_drives(joints: Sequence[Mapping[str, Any]], actuators: Sequence[Mappin
         cr.append(tuple(float(x) for x in a["ctrlrange"]))
     return PhysxDrives(
         joints=tuple(joints[j]["name"] for j in driven), damping=damping,
+        force_limit=np.where(dry, friction, np.inf), explicit_damping=np.where(dry, joint_damping, 0.0),
         armature=np.array([float(joints[j]["armature"]) for j in driven], dtype=np.float64),
         act_joint=np.array(act_joint, dtype=np.int64), gear=np.array(gear, dtype=np.float64),
         kp=np.array(kp, dtype=np.float64), kv=np.array(kv, dtype=np.float64), kind=np.array(kind, dtype="<U8"),
         force_range=np.array(fr, dtype=np.float64).reshape(-1, 2),
-        ctrl_range=np.array(cr, dtype=np.float64).reshape(-1, 2),
-        implicit_kv=implicit_kv)
+        ctrl_range=np.array(cr, dtype=np.float64).reshape(-1, 2), kv_on_drive=np.array(on_drive, dtype=bool))
 
 
 def physx_config_option(value: Any) -> PhysxSolverConfig:

@@ -6,10 +6,10 @@ from kit_runs import assert_green, run_kit
 
 
 def test_kit_passes_on_sapien():
-    """Every layer on every kit scene; frictionloss_hinge refused by its declared feature; the three
+    """Every layer on every kit scene (frictionloss_hinge too: a force-limited drive); the three
     measured PhysX deviations are strict xfails (docs/sapien.md)."""
     outcomes = assert_green(run_kit("--unisim-backend=sapien", timeout=1500))
-    assert outcomes["coverage::scene_coverage"] == "passed"
+    assert {v for k, v in outcomes.items() if k.startswith("coverage::scene_coverage[")} == {"passed"}
     assert sorted(k for k, v in outcomes.items() if v == "xfailed") == [
         "capabilities::declared_works[physics_snapshot]", "contacts::friction_force_within_cone",
         "reference::trajectory[hfield_terrain-qvel]"]

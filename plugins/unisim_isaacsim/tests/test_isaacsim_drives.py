@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from unisim_core.mjcf_lite import load_mjcf
-from unisim_core.physx import physx_drives
+from unisim_core.physx import FRICTION_DAMPING, physx_drives
 from unisim_isaacsim._drives import joint_actuator_cfgs
 from unisim_isaacsim.testing import import_or_skip_outside_ci
 
@@ -103,3 +103,16 @@ HINGE = [{"name": "j", "type": "hinge", "damping": 0, "armature": 0}]
 def test_unmappable_actuators_fail_closed(joints, actuators, match):
     with pytest.raises(ValueError, match=match):
         physx_drives(joints, actuators)
+
+
+def test_frictionloss_is_a_force_limited_drive_and_damping_goes_explicit():
+    """The shared mapping of frictionloss f: drive damping FRICTION_DAMPING limited to f (MuJoCo's dry
+    friction as a bounded velocity constraint, measured on PhysX in unisim-sapien), the joint's
+    damping and its servo's kv then explicit efforts."""
+    joints = [{"name": "j", "type": "hinge", "damping": 0.3, "armature": 0.0, "frictionloss": 0.05}]
+    d = physx_drives(joints, [_act(kp=10.0, kv=2.0)])
+    assert d.damping[0] == FRICTION_DAMPING and d.force_limit[0] == 0.05
+    cfg = joint_actuator_cfgs(lambda **kw: kw, d, {"j": "j"}, 1e9)["j0"]
+    assert (cfg["damping"], cfg["effort_limit_sim"], cfg["stiffness"]) == (FRICTION_DAMPING, 0.05, 0.0)
+    q, qd = np.array([[0.1]]), np.array([[0.5]])
+    assert d.efforts(np.array([[0.3]]), q, qd)[0, 0] == pytest.approx(10.0 * 0.2 - 2.0 * 0.5 - 0.3 * 0.5)

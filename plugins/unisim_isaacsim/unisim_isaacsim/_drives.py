@@ -5,7 +5,9 @@ The mapping itself (decided once, tested on a real PhysX through unisim-sapien) 
 
 - one implicit actuator per MJCF hinge/slide joint with **stiffness 0** and damping ``joint
   damping + Σ gear² kv`` (implicit, as MuJoCo's ``implicitfast``), no effort limit, no joint
-  friction, no joint velocity cap; the actuators' remaining force (a servo's ``kp`` term, motors,
+  friction coefficient, no joint velocity cap (a joint with frictionloss f: damping
+  ``FRICTION_DAMPING`` limited to f, MuJoCo's dry friction; the host still refuses frictionloss
+  scenes, the worker's reader does not accept them yet); the actuators' remaining force (a servo's ``kp`` term, motors,
   saturation) is an explicit effort the worker recomputes before every substep
   (:meth:`~unisim_core.physx.PhysxDrives.efforts`). An implicit drive stiffness would integrate
   ``kp`` implicitly: an undamped servo then loses energy that MuJoCo's keeps (measured on PhysX:
@@ -18,6 +20,8 @@ The mapping itself (decided once, tested on a real PhysX through unisim-sapien) 
 from __future__ import annotations
 
 from typing import Any
+
+import numpy as np
 
 from unisim_core.physx import MUJOCO_BODY_PROPERTIES, PhysxDrives, PhysxSolverConfig
 
@@ -36,11 +40,13 @@ BODY_ATTRIBUTES = {"linear_damping": "physxRigidBody:linearDamping",
 
 def joint_actuator_cfgs(implicit_actuator_cfg: Any, drives: PhysxDrives, expr: dict[str, str],
                         unlimited: float) -> dict[str, Any]:
-    """``{group: ImplicitActuatorCfg}``, one per hinge/slide joint (``expr``: joint name -> regex)."""
+    """``{group: ImplicitActuatorCfg}``, one per hinge/slide joint (``expr``: joint name -> regex); the
+    drive's effort limit is the joint's frictionloss where it has one (``unlimited`` otherwise)."""
+    limits = np.where(np.isfinite(drives.force_limit), drives.force_limit, unlimited)
     return {
         f"j{c}": implicit_actuator_cfg(
             joint_names_expr=[expr[name]], stiffness=0.0, damping=float(drives.damping[c]),
-            armature=float(drives.armature[c]), effort_limit_sim=unlimited, friction=P["joint_friction"],
+            armature=float(drives.armature[c]), effort_limit_sim=float(limits[c]), friction=P["joint_friction"],
             velocity_limit_sim=P["max_joint_velocity"])
         for c, name in enumerate(drives.joints)}
 

@@ -68,10 +68,6 @@ class SapienBackend(SimBackend):
     CAPABILITIES = _spec.CAPABILITIES
     SNAPSHOT_TIER = "state"  # PhysX's contact cache is not part of a snapshot
     MAX_ABS_VALUE = float(np.finfo(np.float32).max)  # PhysX state and inputs are float32
-    UNSUPPORTED_SCENE_FEATURES = {
-        "frictionloss": "PhysX joint friction is a coefficient on the joint's constraint force, not MuJoCo's "
-                        "maximum dry-friction torque; no PhysX law matches it",
-    }
     KIT_RULES = 3
     #: Measured on SAPIEN 3.0.3, PhysX CPU, PGS (kit, 2 envs).
     KNOWN_KIT_DEVIATIONS = {
@@ -95,7 +91,7 @@ class SapienBackend(SimBackend):
         super().__init__(scene, num_envs, sim_dt, **options)
         path = str(self.scene.model_file)
         try:
-            self._lite = lite = load_mjcf(path)
+            self._lite = lite = load_mjcf(path, accept={"frictionloss"})
         except MjcfLiteError as exc:
             if exc.feature is None:
                 raise

@@ -32,6 +32,7 @@ __all__ = ["Layout", "build_env", "configure_engine", "layout_of"]
 
 _NAME = "sapien"
 _X_TO_Z = np.array([np.sqrt(0.5), 0.0, -np.sqrt(0.5), 0.0])  # rotates PhysX's +x (plane normal, capsule axis) onto +z
+_FLOAT32_MAX = float(np.finfo(np.float32).max)  # PhysX's "no force limit"
 _SHAPES = ("plane", "box", "sphere", "capsule", "cylinder", "hfield", "mesh")
 
 
@@ -269,7 +270,8 @@ def build_env(lite: LiteModel, assets: list[Hfield | MeshFile | None], drives: P
         scene.add_entity(world)
     driven = [j for j, row in enumerate(lite.joints) if row["type"] in ("hinge", "slide")]
     damping = dict(zip(driven, drives.damping.tolist()))
-    armature = {f"j{j}": a for j, a in zip(driven, drives.armature.tolist())}
+    joint_drive = {f"j{j}": (a, d, f) for j, a, d, f in zip(driven, drives.armature.tolist(), drives.damping.tolist(),
+                                                             drives.force_limit.tolist())}
     arts = []
     for top, floating in _tops(lite):
         ab = scene.create_articulation_builder()
@@ -316,7 +318,7 @@ def build_env(lite: LiteModel, assets: list[Hfield | MeshFile | None], drives: P
             if link.name.startswith("b"):
                 b = int(link.name[1:])
                 _set_groups(link, lite, [g for g in sorted(cols) if lite.geoms[g]["body"] == b and not welded[b]], path)
-        _mujoco_properties(art, armature, config)
+        _mujoco_properties(art, joint_drive, config)
         arts.append(art)
     return scene, arts
 
@@ -329,9 +331,10 @@ def _under(lite: LiteModel, b: int, top: int) -> bool:
     return False
 
 
-def _mujoco_properties(art, armature: dict[str, float], config: PhysxSolverConfig) -> None:
-    """MuJoCo's semantics on every link and joint (no damping, caps, sleep, friction) and the
-    per-body / per-shape solver values of ``config``."""
+def _mujoco_properties(art, joint_drive: dict[str, tuple[float, float, float]], config: PhysxSolverConfig) -> None:
+    """MuJoCo's semantics on every link and joint (no damping, caps, sleep, friction coefficient),
+    each joint's drive (``unisim_core.physx.physx_drives``: damping, force limit = frictionloss) and
+    the per-body / per-shape solver values of ``config``."""
     P = MUJOCO_BODY_PROPERTIES
     art.set_sleep_threshold(P["sleep_threshold"])
     if config.solver_position_iteration_count is not None:
@@ -349,7 +352,9 @@ def _mujoco_properties(art, armature: dict[str, float], config: PhysxSolverConfi
     for joint in art.get_active_joints():
         joint.set_friction(P["joint_friction"])
         joint.set_max_velocity(P["max_joint_velocity"])
-        joint.set_armature(np.array([armature[joint.name]], dtype=np.float32))
+        armature, damping, force_limit = joint_drive[joint.name]
+        joint.set_armature(np.array([armature], dtype=np.float32))
+        joint.set_drive_properties(0.0, damping, min(force_limit, _FLOAT32_MAX))
 
 
 def _shape_offsets(shapes, config: PhysxSolverConfig) -> None:
