@@ -45,7 +45,7 @@ __all__ = ["WorkerBackend", "WorkerLaunch", "NOT_FORWARDED", "QUAT_ORDERS"]
 
 #: Capabilities whose results are live objects that stay in the worker.
 NOT_FORWARDED = frozenset({Capability.RENDER, Capability.HEIGHT_SCAN, Capability.TERRAIN, Capability.MOCAP,
-                           Capability.DEVICE_ARRAYS})
+                           Capability.DEVICE_ARRAYS, Capability.CONTACT_FORCES, Capability.CONTACT_FILTERS})
 INIT_TIMEOUT_S = 300.0
 CALL_TIMEOUT_S = 60.0
 QUAT_ORDERS = ("wxyz", "xyzw")

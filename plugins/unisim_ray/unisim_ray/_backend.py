@@ -66,9 +66,11 @@ log = logging.getLogger("unisim_ray")
 #: Capabilities forwarded when the inner backend declares them. Not forwarded:
 #: RENDER (an interactive window on a remote node), VIDEO_CAPTURE and PLAYBACK
 #: (one shard's renderer can only draw its own envs, so a frame of "all envs"
-#: would silently omit the other shards' envs), DEVICE_ARRAYS (views of another process's memory).
+#: would silently omit the other shards' envs), DEVICE_ARRAYS (views of another process's memory),
+#: CONTACT_FORCES and CONTACT_FILTERS (bindings held by the shards: not forwarded yet).
 FORWARDED_CAPABILITIES: frozenset[Capability] = frozenset(Capability) - {
     Capability.RENDER, Capability.VIDEO_CAPTURE, Capability.PLAYBACK, Capability.DEVICE_ARRAYS,
+    Capability.CONTACT_FORCES, Capability.CONTACT_FILTERS,
 }
 #: Seconds close() waits for Ray to confirm that killed actors are gone.
 KILL_CONFIRM_S = 5.0
