@@ -299,7 +299,7 @@ class LateNameChecks(FakeBackend):
 EXPECTED = {
     "QuatXyzw": ("conventions", "conventions::yaw_quat_wxyz[get_base_quat]"),
     "AngVelBodyFrame": ("conventions", "conventions::ang_vel_frames[get_base_ang_vel]"),
-    "LeakySetState": ("state", "state::set_state_subset_isolation"),
+    "LeakySetState": ("state", "state::set_state_subset_isolation[untouched_envs_unchanged]"),
     "NstepsIgnored": ("state", "state::nsteps_equals_repeated_steps"),
     "GarbageVideo": ("capabilities", "capabilities::undeclared_raises[video_capture]"),
     "CtrlRangeTransposed": ("conventions", "conventions::ctrl_range_layout[quadruped]"),
@@ -313,7 +313,7 @@ EXPECTED = {
     "IgnoresDamping": ("dynamics", "dynamics::joint_damping_decay"),
     "IgnoresArmature": ("dynamics", "dynamics::armature_effective_inertia"),
     "IgnoresJointLimits": ("dynamics", "dynamics::joint_limit_stops[position]"),
-    "RefusesArticulatedScenes": ("coverage", "coverage::scene_coverage"),
+    "RefusesArticulatedScenes": ("coverage", "coverage::scene_coverage[articulated_scene_loads]"),
     "RefusesUndeclared": ("dynamics", "dynamics::frame_and_imu_sensors_definition[imu_pos]"),
     "StaleKinematics": ("reference", "reference::trajectory[free_body-body_pos]"),
     "SnapshotDropsVelocity": ("capabilities", "capabilities::declared_works[physics_snapshot]"),

@@ -75,6 +75,10 @@ for _old, _params in {
     "dynamics::gyro_of_a_swinging_hinge": ["gyro", "jointvel"],
     "dynamics::body_velocity_at_frame_origin": ["root_lin_w", "root_ang_w", "root_lin_w_after_step"],
     "surface::getters_return_copies": ["get_qpos", "get_base_pos", "get_dof_pos"],
+    "state::set_state_subset_isolation": ["untouched_envs_unchanged", "listed_envs_changed"],
+    "determinism::identical_envs_stay_identical": ["qpos_trajectory", "final_reads"],
+    "determinism::two_instances_agree": ["qpos_trajectory", "final_reads"],
+    "coverage::scene_coverage": ["declared_refusals", "declarations_used", "articulated_scene_loads"],
 }.items():
     _split(_old, _params)
 for _scene in ("quadruped", "pendulum"):

@@ -12,7 +12,7 @@ def test_kit_passes_on_mjwarp_on_the_cpu():
     outcomes = assert_green(run_kit("--unisim-backend=mjwarp", "--unisim-option", "device='cpu'", timeout=1200))
     assert "xfailed" not in outcomes.values()
     assert outcomes["capabilities::declared_works[device_arrays]"] == "passed"
-    assert outcomes["coverage::scene_coverage"] == "passed"
+    assert {v for k, v in outcomes.items() if k.startswith("coverage::scene_coverage[")} == {"passed"}
 
 
 def test_mjwarp_parity_against_mujoco():

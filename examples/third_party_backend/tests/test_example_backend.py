@@ -28,7 +28,8 @@ def test_the_whole_kit_passes_from_the_example_directory():
     run = run_kit(cwd=HERE, pythonpath=[str(HERE)])
     assert run.rc == 0, run.out[-4000:]
     outcomes = run.outcomes()
-    assert "failed" not in outcomes.values() and outcomes["coverage::scene_coverage"] == "passed"
+    assert "failed" not in outcomes.values()
+    assert {v for k, v in outcomes.items() if k.startswith("coverage::scene_coverage[")} == {"passed"}
     # every closed form runs and passes, except those needing a capability the example does not declare
     dynamics = {k: v for k, v in outcomes.items() if k.startswith("dynamics::")}
     skipped = {k: run.reason(k) for k, v in dynamics.items() if v != "passed"}

@@ -72,6 +72,7 @@ class MotrixBackend(SimBackend):
     INTERVAL_TERMS = _SUPPORTED_MODEL_TERMS | _STATE_AND_FORCE_TERMS
     RESET_TERMS = _SUPPORTED_MODEL_TERMS | _STATE_AND_FORCE_TERMS
     MAX_ABS_VALUE = float(np.finfo(np.float32).max)  # the engine's state and inputs are float32
+    KIT_RULES = 3  # conformance kit rules this backend passes (unisim_conformance CHANGELOG)
     UNSUPPORTED_SCENE_FEATURES = UNSUPPORTED_SCENE_FEATURES
 
     options: MotrixOptions
