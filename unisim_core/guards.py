@@ -67,11 +67,15 @@ def refusal(backend: Any, name: str) -> Exception:
 _GUARD_TEMPLATE = """
 def {name}({params}):
     _g_slot = self._slot
-    try:
-        _g_token = _g_slot.pop()  # atomic under the GIL: the one token of a free backend
-    except IndexError:
+    _g_token = None
+    if _g_slot:
+        try:
+            _g_token = _g_slot.pop()  # atomic under the GIL: the one token of a free backend
+        except IndexError:  # another thread took it since the test above
+            pass
+    if _g_token is None:
         if self._owner != _g_ident():
-            raise _g_refusal(self, {name!r}) from None
+            raise _g_refusal(self, {name!r})
         return _g_fn({args})  # inside a call on this thread: a hook, or one public method using another
     self._owner = _g_ident()
     try:
