@@ -95,20 +95,26 @@ def test_next_step_autoreset_under_gymnasium_wrappers():
         env.close()
 
 
-def test_rgb_array_render_and_record_video(tmp_path):
+def test_rgb_array_render_and_record_video_under_all_three_wrappers(tmp_path):
     """MuJoCo declares VIDEO_CAPTURE: render() gives one (H, W, 3) uint8 frame per env (the batch's
-    composed view) and gymnasium's RecordVideo writes an mp4 of a 3-step episode."""
+    composed view); UniSim/Ant-v0 under RecordVideo(NormalizeObservation(RecordEpisodeStatistics))
+    in next-step mode records a 3-step episode to mp4 and counts it."""
     pytest.importorskip("moviepy", reason="RecordVideo needs moviepy: pip install 'unisim-gym[video]'")
     base = make_vec(backend="mujoco", render_mode="rgb_array", render_width=96, render_height=64,
-                    autoreset_mode="next_step", max_episode_steps=3)
-    env = RecordVideo(base, str(tmp_path), episode_trigger=lambda e: e == 0, record_first_only=True)
+                    autoreset_mode="next_step", max_episode_steps=3, reset_noise_scale=0.0)
+    env = RecordVideo(NormalizeObservation(RecordEpisodeStatistics(base)), str(tmp_path),
+                      episode_trigger=lambda e: e == 0, record_first_only=True)
     try:
         frames = base.render()
         assert len(frames) == N and frames[0].shape == (64, 96, 3) and frames[0].dtype == np.uint8
         assert frames[0].std() > 0  # not a blank image
         env.reset(seed=0)
-        for _ in range(5):
-            env.step(np.zeros((N, 8), np.float32))
+        for _ in range(3):
+            _, _, _, truncated, info = env.step(np.zeros((N, 8), np.float32))
+        assert truncated.all() and info["episode"]["l"].tolist() == [3] * N
+        assert env.env.obs_rms.count == pytest.approx(1e-4 + 4 * N)  # NormalizeObservation saw reset + 3 steps
+        env.step(np.zeros((N, 8), np.float32))  # the reset step ends the recording of episode 0
+        env.step(np.zeros((N, 8), np.float32))
     finally:
         env.close()
     videos = list(tmp_path.glob("*.mp4"))
