@@ -45,7 +45,7 @@ __all__ = ["WorkerBackend", "WorkerLaunch", "NOT_FORWARDED", "QUAT_ORDERS"]
 
 #: Capabilities whose results are live objects that stay in the worker.
 NOT_FORWARDED = frozenset({Capability.RENDER, Capability.HEIGHT_SCAN, Capability.TERRAIN, Capability.MOCAP,
-                           Capability.DEVICE_ARRAYS, Capability.CONTACT_FORCES, Capability.CONTACT_FILTERS})
+                           Capability.DEVICE_ARRAYS})
 INIT_TIMEOUT_S = 300.0
 CALL_TIMEOUT_S = 60.0
 QUAT_ORDERS = ("wxyz", "xyzw")
@@ -349,6 +349,16 @@ class WorkerBackend(SimBackend):
 
     def _get_physics_state(self) -> np.ndarray:
         return self._env_order(unpack_array(self._call("get_physics_state")))
+
+    def _bind_contact_forces(self, body_ids: np.ndarray, against_ids: np.ndarray | None):
+        """The worker binds the inner backend's fill once (op ``bind_contacts``); each read is one
+        ``contacts`` round trip returning ``(num_envs, n, 3)`` in engine-row order."""
+        key = self._call("bind_contacts", body_ids=body_ids.tolist(),
+                         against_ids=None if against_ids is None else against_ids.tolist())
+
+        def fill(out: np.ndarray) -> None:
+            out[...] = self._env_order(unpack_array(self._call("contacts", key=key)))
+        return fill
 
     def _set_physics_state(self, state: np.ndarray) -> None:
         self._call("set_physics_state", state=pack_array(self._to_engine(state)))

@@ -162,6 +162,21 @@ def factory(init: dict[str, Any], progress) -> dict[str, Any]:
     def capture_frame() -> dict:
         return pack_array(backend._capture_frame())
 
+    contact_fills: list[tuple[Any, int]] = []
+
+    def bind_contacts(body_ids: list[int], against_ids: list[int] | None) -> int:
+        """Bind the inner backend's contact forces once; returns the key ``contacts`` reads."""
+        against = None if against_ids is None else np.asarray(against_ids, dtype=np.int64)
+        contact_fills.append((backend._bind_contact_forces(np.asarray(body_ids, dtype=np.int64), against),
+                              len(body_ids)))
+        return len(contact_fills) - 1
+
+    def contacts(key: int) -> dict:
+        fill, n = contact_fills[key]
+        out = np.zeros((backend.num_envs, n, 3))
+        fill(out)
+        return pack_array(out)
+
     def close() -> None:
         backend.close()
         hot.clear()
@@ -170,7 +185,7 @@ def factory(init: dict[str, Any], progress) -> dict[str, Any]:
 
     ops = (describe, attach, step, bodies, sensors, set_state, apply_body_force, clear_body_forces, site_jacobian,
            get_physics_state, set_physics_state, write_model_field, read_model_field, init_renderer, capture_frame,
-           close)
+           bind_contacts, contacts, close)
     return {f.__name__: f for f in ops}
 
 
