@@ -351,8 +351,17 @@ def to_markdown(cells: Sequence[Cell], meta: dict) -> str:
     models, backends, at = _grid(cells)
     s = summary(cells)
     md = lambda x: str(x).replace("|", "\\|").replace("\n", " ")
-    lines = [f"Run: `{meta.get('command', 'unisim zoo')}` ({meta.get('steps')} steps, {meta.get('num_envs')} envs "
-             f"per cell, reference {meta.get('reference', REFERENCE)} with 1 env).", "",
+    lines = ["# Real robots on every engine (`unisim zoo`)", "",
+             "Every model starts from keyframe 0 (or `qpos0`), holds keyframe 0's `ctrl` clipped to the ctrl range, "
+             "and runs at its own timestep on each backend in its own process; the MuJoCo backend with one env is "
+             "the reference. A cell is `ok` (within its tier: the figure is the quantity nearest its tolerance), "
+             "`refused` (the MJCF feature the backend names), `deviates` (runs, past the tier, figure given) or "
+             "`error` (a crash, timeout, engine error or a layout unlike the file's: a defect). Tiers are "
+             "`unisim compare`'s: MuJoCo `tight` (qpos 1e-4), other engines `contact` (base 5 mm, joints 1e-2 rad) "
+             "where geoms can collide, else `tight`. See docs/cli.md (`unisim zoo`).", "",
+             f"Refresh (this file is the command's `--markdown` output): `{meta.get('command', 'unisim zoo')}` "
+             f"({meta.get('steps')} steps, {meta.get('num_envs')} envs per cell, reference "
+             f"{meta.get('reference', REFERENCE)} with 1 env).", "",
              "| backend | " + " | ".join(CLASSES) + " |", "|---" * (len(CLASSES) + 1) + "|"]
     lines += [f"| {b} | " + " | ".join(str(s[b][k]) for k in CLASSES) + " |" for b in backends]
     lines += ["", "| model | " + " | ".join(backends) + " |", "|---" * (len(backends) + 1) + "|"]

@@ -78,6 +78,7 @@ def test_classification_of_failures_known_answers():
                                 "newton": {"ok": 0, "refused": 1, "deviates": 0, "error": 0}}
     md = Z.to_markdown(cells, {"command": "unisim zoo x", "steps": 3, "num_envs": 2})
     assert "| a | ok qpos 0.0e+00 | refused weld_equality |" in md and "**m × motrix** (error)" in md
+    assert "Refresh (this file is the command's `--markdown` output): `unisim zoo x`" in md
 
 
 def test_exit_reasons_and_timeout_are_error_cells(tmp_path):
