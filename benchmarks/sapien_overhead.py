@@ -26,7 +26,7 @@ from unisim_core.bench import contract_stepper, measure
 from unisim_core.physx import physx_drives
 from unisim_sapien._bench import raw_stepper
 from unisim_sapien._build import build_env
-from unisim_sapien._mjcf_extra import read_hfields
+from unisim_sapien._mjcf_extra import geom_assets
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_SCENE = os.path.join(HERE, "..", "unisim_core", "scenes", "quadruped.xml")
@@ -35,12 +35,12 @@ DEFAULT_SCENE = os.path.join(HERE, "..", "unisim_core", "scenes", "quadruped.xml
 def _one_scene(backend, n: int, nsteps: int):
     """Raw loop over one scene holding ``n`` copies of the backend's articulations (grid, 2 m)."""
     lite, path = backend._lite, str(backend.scene.model_file)
-    fields = read_hfields(path, lite)
+    assets = geom_assets(path, lite)
     drives = physx_drives(lite.joints, lite.actuators)
     side = int(np.ceil(np.sqrt(n)))
     scene, arts = None, []
     for k in range(n):
-        scene, a = build_env(lite, fields, drives, backend.options.physx, backend.sim_dt, scene,
+        scene, a = build_env(lite, assets, drives, backend.options.physx, backend.sim_dt, scene,
                              origin=(2.0 * (k % side), 2.0 * (k // side)))
         arts += a
     home = lite.keyframes["home"][7:].astype(np.float32)
