@@ -49,6 +49,21 @@ def _with_options(kit, scene: str, num_envs: int, **options):
     return kit.make(scene, num_envs, options=options)
 
 
+def _not_refused(calls: dict, error: type[Exception]) -> list[str]:
+    """What each call did that was not raising ``error`` (the findings)."""
+    answered = []
+    for name, call in calls.items():
+        try:
+            call()
+        except error:
+            continue
+        except Exception as exc:  # noqa: BLE001 - any other outcome is the finding
+            answered.append(f"{name} raised {type(exc).__name__}: {exc}")
+            continue
+        answered.append(f"{name} returned")
+    return answered
+
+
 # ----------------------------------------------------------------------------- lifecycle
 def test_closed_backend_refuses_every_call(kit):
     """After close(), state, stepping, writes and bound sensor views raise BackendClosedError;
@@ -81,16 +96,7 @@ def test_closed_backend_refuses_every_call(kit):
         calls["set_physics_state"] = lambda: b.set_physics_state(snap)
     b.close()
     b.close()  # idempotent
-    answered = []
-    for name, call in calls.items():
-        try:
-            call()
-        except BackendClosedError:
-            continue
-        except Exception as exc:  # noqa: BLE001 - any other outcome is the finding
-            answered.append(f"{name} raised {type(exc).__name__}: {exc}")
-            continue
-        answered.append(f"{name} returned")
+    answered = _not_refused(calls, BackendClosedError)
     assert not answered, f"calls on a closed backend that did not raise BackendClosedError: {answered}"
     assert (b.num_envs, b.nq, b.nv, b.num_actuators) == (2, nq, nv, nu), "model description unreadable after close"
 
@@ -297,16 +303,7 @@ def test_concurrent_call_from_another_thread_is_refused(kit):
         calls = {"get_qpos": b.get_qpos, "get_base_pos": b.get_base_pos,
                  "step": lambda: b.step(np.zeros((2, b.num_actuators))),
                  "set_state": lambda: b.set_state(np.array([0]), q[:1] + 1.0, v[:1])}
-        answered = []
-        for name, call in calls.items():
-            try:
-                call()
-            except ConcurrentUseError:
-                continue
-            except Exception as exc:  # noqa: BLE001 - any other outcome is the finding
-                answered.append(f"{name} raised {type(exc).__name__}: {exc}")
-                continue
-            answered.append(f"{name} returned while another thread's step ran")
+        answered = _not_refused(calls, ConcurrentUseError)
     finally:
         release.set()
         t.join(10)
