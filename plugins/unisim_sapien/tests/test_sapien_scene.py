@@ -77,3 +77,15 @@ def test_mesh_geoms_are_convex_hulls_and_world_welded_bodies_are_static(tmp_path
     base_link = b.sapien_articulations[0][0].get_links()[0]
     assert base_link.get_collision_shapes() == []
     assert len(b.sapien_scenes[0].physx_system.get_rigid_static_components()[0].get_collision_shapes()) == 2
+
+
+def test_an_accelerometer_on_a_world_site_reads_minus_gravity(tmp_path):
+    """A static point's proper acceleration is -g: (0, 0, +9.81) m/s², before and after steps."""
+    path = tmp_path / "world_imu.xml"
+    path.write_text("""<mujoco><worldbody><site name="ws" pos="0 0 1"/>
+      <body name="b" pos="0 0 1"><freejoint/><inertial pos="0 0 0" mass="1" diaginertia="0.1 0.1 0.1"/></body>
+      </worldbody><sensor><accelerometer name="acc" site="ws"/></sensor></mujoco>""")
+    b = create_backend("sapien", SceneCfg(model_file=str(path)), 2, 0.002)
+    np.testing.assert_allclose(b.get_sensor_data("acc"), [[0, 0, 9.81]] * 2, atol=1e-6)
+    b.step(np.zeros((2, 0), np.float32), 3)
+    np.testing.assert_allclose(b.get_sensor_data("acc"), [[0, 0, 9.81]] * 2, atol=1e-6)

@@ -130,9 +130,9 @@ class SapienBackend(SimBackend):
         self._free_bodies = np.array([f[3] for f in lay.free], dtype=np.int64)
         self._sensor_frames = [lite.frame_offset(s["objtype"], s["obj"]) if s["type"] not in ("jointpos", "jointvel")
                                else None for s in lite.sensors]
-        self._accel_bodies = np.unique([f[0] for f, s in zip(self._sensor_frames, lite.sensors)
-                                        if s["type"] == "accelerometer"]).astype(np.int64)
-        self._accel = bool(self._accel_bodies.size)
+        accel = [f[0] for f, s in zip(self._sensor_frames, lite.sensors) if s["type"] == "accelerometer"]
+        self._accel = bool(accel)
+        self._accel_bodies = np.unique([b for b in accel if b > 0]).astype(np.int64)  # the world does not move
         self._cache: tuple[np.ndarray, ...] | None = None
         self._root_cache: tuple[np.ndarray, ...] | None = None  # free roots only
         #: kinematics of the accelerometer bodies before the last substep (pos, quat, lin, ang)
