@@ -109,3 +109,17 @@ def test_contact_time_constant_below_two_steps_warns(tmp_path):
         b = MotrixBackend(SceneCfg(str(xml)), 1, 0.002)
     np.testing.assert_allclose(b.model.low.colliders[0].contact_force.coeff[0], 1e6, rtol=1e-5)
     b.close()
+
+
+def test_inertia_unlike_mujocos_warns(tmp_path):
+    """Inertia from a capsule geom: MotrixSim's principal moments are not MuJoCo's (README difference 2)."""
+    body = ('<body name="b" pos="0 0 1"><freejoint/>{}'
+            '<geom type="capsule" fromto="0 0 -0.2 0 0 0.2" size="0.05"/></body>')
+    for inertial, expect in (("", True), ('<inertial pos="0 0 0" mass="2" diaginertia="0.03 0.03 0.002"/>', False)):
+        xml = tmp_path / f"capsule{int(expect)}.xml"
+        xml.write_text(f"<mujoco><worldbody>{body.format(inertial)}</worldbody></mujoco>")
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            MotrixBackend(SceneCfg(str(xml)), 1, 0.002).close()
+        said = [str(w.message) for w in rec if "masses/inertias differ from MuJoCo's" in str(w.message)]
+        assert bool(said) == expect, said

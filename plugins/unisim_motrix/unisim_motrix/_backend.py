@@ -22,7 +22,14 @@ from unisim_core.model import ModelInfo
 from . import _model
 from ._contacts import MotrixContactFill, enable_contact_report
 from ._errors import engine_call, engine_error
-from ._features import UNSUPPORTED_SCENE_FEATURES, check_layout, check_model_features, load_error, warn_stiff_contacts
+from ._features import (
+    UNSUPPORTED_SCENE_FEATURES,
+    check_layout,
+    check_model_features,
+    load_error,
+    warn_inertia,
+    warn_stiff_contacts,
+)
 from ._mjcf import read_mjcf, warn_ignored_options
 from ._options import MotrixOptions
 from ._scanner import MotrixHeightScanner, terrain_spawn_data
@@ -159,6 +166,8 @@ class MotrixBackend(SimBackend):
             p = ln.parent.index + 1 if ln.parent is not None else 0
             moving[i + 1] = (i in has_joint) or moving[p]
         self._moving = moving
+        warn_inertia(path, self._links, [p if moving[i + 1] else None
+                                         for i, p in enumerate(_model.principal_inertias(M))], mj)
         self._root_signs = [(r.link + 1, int(a)) for r, a in zip(self._layout.joints, self._layout.qposadr)
                             if r.type == "free"]
         self._root_signs = [(b, a + 3) for b, a in self._root_signs]

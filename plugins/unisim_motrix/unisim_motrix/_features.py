@@ -29,7 +29,7 @@ from unisim_core.mjcf_features import (
 from unisim_core.mjcf_features import check_layout as _compare
 
 __all__ = ["SUPPORTED", "UNSUPPORTED_SCENE_FEATURES", "check_model_features", "check_layout", "load_error",
-           "warn_stiff_contacts"]
+           "warn_stiff_contacts", "warn_inertia"]
 
 _ENGINE = "MotrixSim 0.10"
 _SENSORS = ("touch", "accelerometer", "velocimeter", "gyro", "jointpos", "jointvel", "framepos", "framequat",
@@ -158,3 +158,29 @@ def load_error(backend: str, path: str, exc: BaseException) -> UnsupportedCapabi
     m = re.search(r"unknown (?:variant|field) `([^`]+)`", text)
     what = f"unsupported MJCF element {m.group(1)!r}" if m else "the engine rejected the model"
     return EngineError(f"MotrixSim cannot load {path}: {what}. Engine said: {first}")
+
+
+def warn_inertia(path: str, links: list, principal: list, m) -> None:
+    """Warn (``MotrixModellingWarning``) when a body's mass or principal inertia differs from
+    MuJoCo's compilation by more than 1e-3 relative: MotrixSim derives inertia from geoms its own
+    way (gymnasium's humanoid: 0.135 rad off MuJoCo in 200 steps, 0.017 with MuJoCo's inertia made
+    explicit). ``principal``: MotrixSim's principal moments per link (``None`` for a welded link)."""
+    import numpy as np
+
+    from ._mjcf import MotrixModellingWarning
+
+    worst, where = 0.0, ""
+    for i, (ln, mine) in enumerate(zip(links, principal)):
+        if mine is None:
+            continue
+        ref = np.sort(m.body_inertia[i + 1])
+        scale = max(float(ref.max()), 1e-12)
+        rel = max(float(np.abs(np.sort(mine) - ref).max()) / scale,
+                  abs(float(ln.mass) - float(m.body_mass[i + 1])) / max(float(m.body_mass[i + 1]), 1e-12))
+        if rel > worst:
+            worst, where = rel, f"body {ln.name!r}: mass {float(ln.mass):.4g} vs {float(m.body_mass[i + 1]):.4g}, " \
+                f"principal inertia {np.round(np.sort(mine), 6).tolist()} vs {np.round(ref, 6).tolist()}"
+    if worst > 1e-3:
+        warnings.warn(f"{os.path.basename(path)}: MotrixSim's masses/inertias differ from MuJoCo's (largest, "
+                      f"{worst:.0%} relative, {where}); MotrixSim derives inertia from geoms differently: give "
+                      "explicit <inertial> elements", MotrixModellingWarning, stacklevel=4)

@@ -20,7 +20,7 @@ from unisim_core.model import ModelInfo
 
 from ._mjcf import MjcfFacts
 
-__all__ = ["Layout", "build_layout", "build_model_info", "GEOM_TYPES"]
+__all__ = ["Layout", "build_layout", "build_model_info", "principal_inertias", "GEOM_TYPES"]
 
 GEOM_TYPES = {
     "GeomPlane": "plane", "GeomInfinitePlane": "plane", "GeomHField": "hfield", "GeomSphere": "sphere",
@@ -118,6 +118,21 @@ def _principal(I6: np.ndarray) -> np.ndarray:
     return np.sort(np.linalg.eigvalsh(full))[::-1].copy()
 
 
+def principal_inertias(M, D1=None) -> list[np.ndarray | None]:
+    """Principal moments of every link's nominal inertia (``None``: a link fixed to the world,
+    which has no dynamic inertia)."""
+    import motrixsim
+
+    D1 = motrixsim.SceneData(M) if D1 is None else D1
+    out: list[np.ndarray | None] = []
+    for ln in M.links:
+        try:
+            out.append(_principal(np.asarray(ln.get_inertia_override(D1)).reshape(6)))
+        except Exception:  # noqa: BLE001 - links fixed to the world have no dynamic inertia
+            out.append(None)
+    return out
+
+
 def actuator_gains(a, data) -> tuple[float, float]:
     """``(kp, kd)`` of an actuator; ``data`` (a ``SceneData``) holds a velocity actuator's kv."""
     kind = type(a).__name__
@@ -138,12 +153,7 @@ def build_model_info(M, layout: Layout, facts: MjcfFacts, sensor_dims: dict[str,
     parent = [0] + [(ln.parent.index + 1) if ln.parent is not None else 0 for ln in links]
     mass = [0.0] + [float(ln.mass) for ln in links]
     ipos = [np.zeros(3)] + [np.asarray(ln.center_of_mass, np.float64) for ln in links]
-    inertia = [np.zeros(3)]
-    for ln in links:
-        try:
-            inertia.append(_principal(np.asarray(ln.get_inertia_override(D1)).reshape(6)))
-        except Exception:  # noqa: BLE001 - links fixed to the world have no dynamic inertia
-            inertia.append(np.zeros(3))
+    inertia = [np.zeros(3)] + [np.zeros(3) if p is None else p for p in principal_inertias(M, D1)]
     jn = [r.name for r in layout.joints]
     jt = [r.type for r in layout.joints]
     jbody = [r.link + 1 for r in layout.joints]
