@@ -94,6 +94,9 @@ def test_model_info_equals_mujocos_compiled_model(name):
     ('<worldbody><body name="b"><geom type="mesh" mesh="m"/></body></worldbody>',
      "<body name='b'> takes its inertia from geoms and a mesh geom with mass", "mesh_inertia"),
     ('<compiler settotalmass="3"/>', "<compiler> sets settotalmass", "compiler_settotalmass"),
+    (f'<worldbody><body name="b"><joint name="j"/>{INERTIAL}</body></worldbody>'
+     '<actuator><position name="p" joint="j" kp="50" dampratio="1"/></actuator>', "<position name='p'> has dampratio=1",
+     "dampratio"),
     ('<compiler eulerseq="xyw"/>', "<compiler> has eulerseq='xyw'", None),
     (f'<worldbody><body name="a">{INERTIAL}<body name="b"><freejoint/>{INERTIAL}</body></body></worldbody>',
      "<freejoint> is a free joint on a body that is not a world child", "nested_free_joint"),

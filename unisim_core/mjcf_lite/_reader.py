@@ -501,6 +501,12 @@ class _Parser:
             return _vec(a.get(f"{key}range"), 2, None, f"{key}range") if on else np.array([-np.inf, np.inf])
 
         pos, servo = kind == "position", kind in ("position", "velocity")
+        if pos and float(a.get("dampratio", "0")) != 0.0:
+            raise self.fail(elem, f"has dampratio={a['dampratio']}; MuJoCo derives kv from the joint's effective "
+                                  "inertia at compile time, which this reader does not compute", "dampratio")
+        if pos and float(a.get("timeconst", "0")) != 0.0:
+            raise self.fail(elem, f"has timeconst={a['timeconst']} (first-order activation dynamics); only "
+                                  "actuators without dynamics are read", "actuator_dynamics")
         ctrlrange = limit("ctrl")
         inherit = float(a.get("inheritrange", "0")) if pos else 0.0
         if inherit > 0:  # MuJoCo: the joint's range about its middle, scaled by inheritrange
