@@ -135,3 +135,12 @@ def test_zoo_on_the_corpus_subset_for_every_installed_engine(tmp_path, capsys):
         if c["cls"] == "refused":
             assert c["figure"] and c["figure"] != "?" and c["backend"] in c["detail"]
     assert "| backend | ok | refused | deviates | error |" in (tmp_path / "zoo.md").read_text()
+
+
+def test_plot_colours_the_matrix_by_class(tmp_path):
+    pytest.importorskip("matplotlib", reason="--plot needs unisim-core[plot]")
+    ref, ref_a = _ran(), _arrays()
+    cells = [Z.classify("a", "motrix", _ran(), _arrays(), ref, ref_a),
+             Z.classify("a", "newton", {"status": "refused", "feature": "mesh"}, {}, ref, ref_a)]
+    path = Z.plot_matrix(cells, str(tmp_path / "zoo.png"))
+    assert Path(path).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
