@@ -6,6 +6,8 @@ Tolerance: readings are exact up to the rounding of ``np_dtype``; every comparis
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -144,27 +146,29 @@ def test_hinge_body_orientation(kit, getter):
 QUAD_RANGES = {"hip": (-0.8, 0.8), "thigh": (-1.5, 3.4), "calf": (-2.7, -0.9)}
 
 
+def _ranges_run(kit):
+    b, arm = kit.make("quadruped", 1), kit.make("fixed_arm", 1)
+    return {"names": list(b.get_actuator_names()), "ctrl": b.get_actuator_ctrl_range(), "joint": b.get_joint_range(),
+            "arm": arm.get_actuator_ctrl_range()}
+
+
 @pytest.mark.parametrize("scene", ["quadruped", "fixed_arm", "joint_range"])
 def test_ctrl_range_layout(kit, scene):
     """``get_actuator_ctrl_range()`` is (nu, 2) [low, high] with the model's values
     (quadruped: hip [-0.8, 0.8], thigh [-1.5, 3.4], calf [-2.7, -0.9]; fixed_arm: +-50);
     ``get_joint_range()`` (joint_range, quadruped) is [low, high] too."""
+    r = kit.shared("conventions.ranges", _ranges_run)
     if scene == "fixed_arm":
-        arm = kit.make("fixed_arm", 1)
-        np.testing.assert_allclose(arm.get_actuator_ctrl_range(), np.tile([-50.0, 50.0], (4, 1)), atol=1e-6,
-                                   err_msg="fixed_arm ctrl ranges")
-        return
-    b = kit.make("quadruped", 1)
-    if scene == "joint_range":
-        jr = b.get_joint_range()
+        np.testing.assert_allclose(r["arm"], np.tile([-50.0, 50.0], (4, 1)), atol=1e-6, err_msg="fixed_arm ctrl ranges")
+    elif scene == "joint_range":
+        jr = r["joint"]
         assert np.all(jr[:, 0] <= jr[:, 1]), f"joint range columns must be [low, high], got\n{jr}"
-        return
-    r = b.get_actuator_ctrl_range()
-    names = b.get_actuator_names()
-    assert r.shape == (len(names), 2), f"ctrl range shape {r.shape}, expected ({len(names)}, 2)"
-    assert np.all(r[:, 0] <= r[:, 1]), f"ctrl range columns must be [low, high], got\n{r}"
-    want = np.array([QUAD_RANGES[n.split("_")[1]] for n in names])
-    np.testing.assert_allclose(r, want, atol=1e-6, err_msg="quadruped ctrl ranges")
+    else:
+        rng, names = r["ctrl"], r["names"]
+        assert rng.shape == (len(names), 2), f"ctrl range shape {rng.shape}, expected ({len(names)}, 2)"
+        assert np.all(rng[:, 0] <= rng[:, 1]), f"ctrl range columns must be [low, high], got\n{rng}"
+        want = np.array([QUAD_RANGES[n.split("_")[1]] for n in names])
+        np.testing.assert_allclose(rng, want, atol=1e-6, err_msg="quadruped ctrl ranges")
 
 
 def _index_reads(kit):
@@ -208,14 +212,24 @@ def test_joint_index_helpers(kit, prop):
         np.testing.assert_allclose(got, want, atol=tol, err_msg=what)
 
 
+def _root_layout_run(kit):
+    b = kit.make("quadruped", 1)
+    lay = b.get_root_state_layout("base")
+    try:
+        b.get_root_state_layout("FL_calf")
+        rejected = None
+    except Exception as exc:  # noqa: BLE001 - the check names what was raised
+        rejected = exc
+    return {"free_root": (lay.qpos_start, lay.qvel_start, lay.joint_name), "non_root_rejected": rejected}
+
+
 @pytest.mark.parametrize("prop", ["free_root", "non_root_rejected"])
 def test_root_state_layout(kit, prop):
     """The free root occupies qpos[0:7] / qvel[0:6] of the quadruped (MuJoCo layout); a body that
     is not a free root is rejected (ValueError naming root_body_name or 'fixed')."""
-    b = kit.make("quadruped", 1)
+    got = kit.shared("conventions.root_layout", _root_layout_run)[prop]
     if prop == "free_root":
-        lay = b.get_root_state_layout("base")
-        assert (lay.qpos_start, lay.qvel_start, lay.joint_name) == (0, 0, "root")
+        assert got == (0, 0, "root"), f"get_root_state_layout('base') = {got}, expected (0, 0, 'root')"
     else:
-        with pytest.raises(ValueError, match="root_body_name|fixed"):
-            b.get_root_state_layout("FL_calf")
+        assert isinstance(got, ValueError), f"get_root_state_layout('FL_calf') raised {got!r}, expected a ValueError"
+        assert re.search("root_body_name|fixed", str(got)), f"the error does not name root_body_name: {got!r}"

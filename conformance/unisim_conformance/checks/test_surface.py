@@ -52,10 +52,10 @@ GAINS = {"quadruped": ([60.0] * 12, [2.0] * 12), "actuated_hinges": ([0, 0, 8, 1
 def test_actuator_gains_values(kit, scene, gain):
     """get_actuator_gains() is (kp, kd) per actuator as written in the MJCF: position actuators
     (kp, kv), velocity actuators (0, kv), motors (0, 0). Exact up to float32 (1e-6 relative)."""
-    b = kit.make(scene, 1)
-    got = b.get_actuator_gains()[0 if gain == "kp" else 1]
-    np.testing.assert_allclose(np.abs(got), GAINS[scene][gain == "kd"], rtol=1e-6,
-                               err_msg=f"{gain} of actuators {list(b.get_actuator_names())}")
+    names, kp, kd = kit.shared(f"surface.gains.{scene}", lambda k: (lambda b: (
+        list(b.get_actuator_names()), *b.get_actuator_gains()))(k.make(scene, 1)))
+    np.testing.assert_allclose(np.abs(kp if gain == "kp" else kd), GAINS[scene][gain == "kd"], rtol=1e-6,
+                               err_msg=f"{gain} of actuators {names}")
 
 
 def _model_tables(b) -> dict[str, list[str]]:
