@@ -78,8 +78,11 @@ class VelocityTrackingCfg:
     - Commands ``(vx, vy, wz)`` in the base frame, drawn uniformly at reset and every ``command_resample_s``.
     - Reset: the ``keyframe`` pose, a uniform yaw, joint offsets within ``joint_pos_noise``, root
       linear/angular velocities within ``root_vel_noise``.
-    - Terminations: the base box within ``base_contact_margin`` m of the floor (base contact), or a
-      tilt beyond ``max_tilt`` rad.
+    - Terminations: base contact, or a tilt beyond ``max_tilt`` rad. Base contact and the feet's
+      touch-downs and air times come from the backend's contact sensing where it declares
+      ``contact_forces`` (a contact force above 1 N; air time kept by the backend), else from
+      geometry: the base box within ``base_contact_margin`` m of the floor, a foot centre within
+      5 mm of it.
     - Randomization (``randomize``; only terms the backend declares): foot and floor sliding friction
       scaled by ``friction_scale``, ``base_mass_add`` kg on the base (per episode through ``set_state``,
       else once through ``apply_init_randomization``), horizontal pushes every ``push_interval_s``
@@ -163,6 +166,10 @@ class VelocityTrackingTask(Task):
         self.last_dof_vel = np.zeros((n, b.num_dof_vel))
         self.air_time = np.zeros((n, len(self.foot_ids)))
         self.last_contact = np.ones((n, len(self.foot_ids)), dtype=bool)
+        self.feet_sensor = self.base_sensor = None
+        if Capability.CONTACT_FORCES in b.capabilities:
+            self.feet_sensor = b.bind_contact_forces(list(cfg.foot_bodies), track_air_time=True)
+            self.base_sensor = b.bind_contact_forces([b.model_info.body_names[b.base_body_id]])
         self.episode_steps = np.zeros(n, dtype=np.int64)
         self._resample_every = max(1, round(cfg.command_resample_s / self.dt))
         self._push_every = max(1, round(cfg.push_interval_s / self.dt))
@@ -257,7 +264,10 @@ class VelocityTrackingTask(Task):
         return z <= self.cfg.foot_radius + 0.005
 
     def base_contact(self) -> np.ndarray:
-        """``(num_envs,)`` the base box's lowest corner within ``base_contact_margin`` m of the floor."""
+        """``(num_envs,)`` a contact force on the base above 1 N (``contact_forces``), else the base
+        box's lowest corner within ``base_contact_margin`` m of the floor."""
+        if self.base_sensor is not None:
+            return self.base_sensor.in_contact()[:, 0]
         rot = matrix_from_quat(self.quat)
         lowest = self.b.get_base_pos()[:, 2] - np.abs(rot[:, 2, :]) @ self.base_half
         return lowest <= self.cfg.base_contact_margin
@@ -269,13 +279,17 @@ class VelocityTrackingTask(Task):
         sigma2 = cfg.tracking_sigma ** 2
         joint_pos = self.dof_pos[:, self.act_cols]
         torque = self.kp * (self._ctrl - joint_pos) - self.kd * self.dof_vel[:, self.act_vel_cols]
-        contact = self._foot_contact()
-        first_contact = contact & ~self.last_contact & (self.air_time > 0)
-        self.air_time += dt
         moving = np.linalg.norm(cmd[:, :2], axis=1) > 0.1
-        air = np.sum((self.air_time - 0.5) * first_contact, axis=1) * moving
-        self.air_time[contact] = 0.0
-        self.last_contact = contact
+        if self.feet_sensor is not None:  # the backend's timers: touch-downs and the air phase they end
+            first, last_air = self.feet_sensor.first_contact(), self.feet_sensor.last_air_time
+            air = np.sum((last_air - 0.5) * (first & (last_air > 0)), axis=1) * moving
+        else:
+            contact = self._foot_contact()
+            first_contact = contact & ~self.last_contact & (self.air_time > 0)
+            self.air_time += dt
+            air = np.sum((self.air_time - 0.5) * first_contact, axis=1) * moving
+            self.air_time[contact] = 0.0
+            self.last_contact = contact
         tilt = self.gravity_b[:, 2] > -np.cos(cfg.max_tilt)
         terminated = self.base_contact() | tilt
         #: ``(num_envs,)`` tracking errors of the last step: ``|cmd_xy - v_xy|`` m/s, ``|cmd_wz - w_z|`` rad/s.
