@@ -439,6 +439,9 @@ class _Parser:
         gtype = a["type"]
         if gtype == "sdf":
             raise self.fail(elem, "has type='sdf'; sdf geoms are not supported by this reader", "sdf")
+        if gtype != "mesh" and a.get("mesh"):
+            raise self.fail(elem, f"is a {gtype} with mesh={a['mesh']!r}: MuJoCo fits its size and frame to the mesh, "
+                                  "which this reader does not compute", "mesh_fitted_primitive")
         size = _padded(_vec(a.get("size"), None, [], "geom.size"), [0.0, 0.0, 0.0])
         pos, quat = _vec(a.get("pos"), 3, [0, 0, 0], "geom.pos"), self.orient(a, elem)
         if "fromto" in a and gtype in ("capsule", "cylinder", "box", "ellipsoid"):
