@@ -13,7 +13,7 @@ from motrix_testutil import ROOT
 from unisim_core import SceneCfg
 from unisim_core.errors import EngineError, UnsupportedCapabilityError
 from unisim_motrix import MotrixBackend, MotrixModellingWarning
-from unisim_motrix._features import check_layout
+from unisim_motrix._features import REFUSED_FEATURES, check_layout
 
 CORPUS = os.path.join(ROOT, "..", "shared", "corpus", "menagerie")
 corpus = pytest.mark.skipif(not os.path.isdir(CORPUS), reason="the Menagerie corpus (../shared/corpus/menagerie) "
@@ -29,7 +29,7 @@ def _backend(path: str, num_envs: int = 2, **kw) -> MotrixBackend:
 def _refused(path: str) -> UnsupportedCapabilityError:
     with pytest.raises(UnsupportedCapabilityError) as info:
         _backend(path)
-    assert info.value.capability in MotrixBackend.UNSUPPORTED_SCENE_FEATURES  # the kit's refusal rule
+    assert info.value.capability in REFUSED_FEATURES
     return info.value
 
 

@@ -23,7 +23,6 @@ from . import _model
 from ._contacts import MotrixContactFill, enable_contact_report
 from ._errors import engine_call, engine_error
 from ._features import (
-    UNSUPPORTED_SCENE_FEATURES,
     check_layout,
     check_model_features,
     load_error,
@@ -80,7 +79,6 @@ class MotrixBackend(SimBackend):
     RESET_TERMS = _SUPPORTED_MODEL_TERMS | _STATE_AND_FORCE_TERMS
     MAX_ABS_VALUE = float(np.finfo(np.float32).max)  # the engine's state and inputs are float32
     KIT_RULES = 3  # conformance kit rules this backend passes (unisim_conformance CHANGELOG)
-    UNSUPPORTED_SCENE_FEATURES = UNSUPPORTED_SCENE_FEATURES
 
     options: MotrixOptions
 

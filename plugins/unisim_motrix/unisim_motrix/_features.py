@@ -28,7 +28,7 @@ from unisim_core.mjcf_features import (
 )
 from unisim_core.mjcf_features import check_layout as _compare
 
-__all__ = ["SUPPORTED", "UNSUPPORTED_SCENE_FEATURES", "check_model_features", "check_layout", "load_error",
+__all__ = ["SUPPORTED", "REFUSED_FEATURES", "check_model_features", "check_layout", "load_error",
            "warn_stiff_contacts", "warn_inertia"]
 
 _ENGINE = "MotrixSim 0.10"
@@ -60,8 +60,9 @@ _KNOWN = {
     "tendon": ("spatial", "fixed"),
     "equality": EQUALITY_TAGS,
 }
-#: The vocabulary's features this backend refuses, with the reason (``SimBackend.UNSUPPORTED_SCENE_FEATURES``).
-UNSUPPORTED_SCENE_FEATURES: dict[str, str] = {
+#: The vocabulary's features this backend refuses, with the reason. Not the class's
+#: ``REFUSED_FEATURES``: the kit holds those to its own scenes, which use none of these.
+REFUSED_FEATURES: dict[str, str] = {
     **{feature_name(k, t): _WHY[k] for k, tags in _KNOWN.items() for t in tags
        if feature_name(k, t) not in SUPPORTED[k]},
     **{f: _WHY["model"] for f in ("plugin", "flex", "skin", "composite")},
@@ -86,12 +87,12 @@ def _world_equalities(path: str) -> FeatureUse | None:
 
 def check_model_features(backend: str, path: str, uses: tuple[FeatureUse, ...]) -> None:
     """Refuse (``UnsupportedCapabilityError`` naming the feature and element) what MotrixSim drops."""
-    refused = {f: why for f, why in UNSUPPORTED_SCENE_FEATURES.items() if f != "unnamed_sensor"}
+    refused = {f: why for f, why in REFUSED_FEATURES.items() if f != "unnamed_sensor"}
     check_features(backend, uses, refused=refused, supported=SUPPORTED)
     for u in uses:
         if u.kind == "sensor" and not u.name:
             raise unsupported_error(backend, FeatureUse("unnamed_sensor", "model", u.tag, "", u.file),
-                                    UNSUPPORTED_SCENE_FEATURES["unnamed_sensor"])
+                                    REFUSED_FEATURES["unnamed_sensor"])
     world = _world_equalities(path)
     if world is not None:
         raise unsupported_error(backend, world, f"{_ENGINE} cannot name the world body in an equality "
