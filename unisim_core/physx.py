@@ -33,9 +33,8 @@ import attrs
 import numpy as np
 
 __all__ = ["FRICTION_DAMPING", "IMPLICIT_KV", "MUJOCO_BODY_PROPERTIES", "PHYSX_DEFAULTS", "SOLVER_TYPES", "PhysxDrives",
-           "PhysxSolverConfig",
-           "UNBOUNDED_VELOCITY", "mujoco_integrator", "physx_config_option", "physx_drives",
-           "solver_value_matches"]
+           "PhysxSolverConfig", "UNBOUNDED_VELOCITY", "explicit_damping_ratio", "mujoco_integrator",
+           "physx_config_option", "physx_drives", "solver_value_matches"]
 
 _UINT32_MAX = 2**32 - 1
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
@@ -299,6 +298,36 @@ def physx_drives(joints: Sequence[Mapping[str, Any]], actuators: Sequence[Mappin
         kp=np.array(kp, dtype=np.float64), kv=np.array(kv, dtype=np.float64), kind=np.array(kind, dtype="<U8"),
         force_range=np.array(fr, dtype=np.float64).reshape(-1, 2),
         ctrl_range=np.array(cr, dtype=np.float64).reshape(-1, 2), kv_on_drive=np.array(on_drive, dtype=bool))
+
+
+def explicit_damping_ratio(lite: Any, drives: PhysxDrives, dt: float) -> np.ndarray:
+    """Per hinge/slide joint, ``explicit damping × dt / I_min``: how stiff the damping that
+    :meth:`PhysxDrives.efforts` applies explicitly (joints with frictionloss) is for a substep of
+    ``dt`` s. ``I_min`` is a lower bound of the joint-space inertia: armature plus the joint body's own
+    inertia about the joint axis (kg·m²; mass for a slide). Explicit damping is stable below 2;
+    a backend refuses a ratio of 2 or more (``frictionloss_damping``)."""
+    from . import quat as Q
+
+    dry = np.isfinite(drives.force_limit)
+    explicit = drives.explicit_damping.copy()  # + the kv of servos on those joints, explicit there too
+    np.add.at(explicit, drives.act_joint, np.where(dry[drives.act_joint], drives.gear ** 2 * drives.kv, 0.0))
+    out = np.zeros(len(drives.joints))
+    rows = [j for j in lite.joints if j["type"] in ("hinge", "slide")]
+    for c, j in enumerate(rows):
+        if not (dry[c] and explicit[c]):
+            continue
+        b = j["body"]
+        if j["type"] == "slide":
+            inertia = float(lite.body_mass[b])
+        else:
+            axis = Q.quat_apply_inverse(np.asarray(lite.body_iquat[b], dtype=np.float64), np.asarray(j["axis"]))
+            arm = np.asarray(lite.body_ipos[b], dtype=np.float64) - np.asarray(j["pos"], dtype=np.float64)
+            off_axis = arm - np.dot(arm, j["axis"]) * np.asarray(j["axis"])
+            inertia = float(np.dot(np.asarray(lite.body_inertia[b]), axis * axis)
+                            + lite.body_mass[b] * np.dot(off_axis, off_axis))
+        inertia += float(drives.armature[c])
+        out[c] = explicit[c] * dt / inertia if inertia > 0 else np.inf
+    return out
 
 
 def physx_config_option(value: Any) -> PhysxSolverConfig:

@@ -33,16 +33,9 @@ CHAIN = (f'<body name="b1" pos="0 0 1"><freejoint/>{_SPHERE}<body name="b2" pos=
     ('<body pos="0 0 1"><freejoint/><geom type="ellipsoid" size="0.1 0.2 0.3" mass="1"/></body>', "", "ellipsoid_geom"),
     ('<body pos="0 0 1"><freejoint/><geom name="a" type="sphere" size="0.1" mass="1"/></body>',
      '<contact><pair geom1="floor" geom2="a"/></contact>', "contact_pair"),
-    (CHAIN, '<contact><exclude body1="b1" body2="b3"/></contact>', "contact_filter"),
-    (CHAIN, "", None),
 ])
 def test_scene_features_physx_cannot_build_are_refused_by_name(tmp_path, body, extra, feature):
-    """An <exclude> of a grandparent/grandchild pair is a filter PhysX's groups cannot express; without
-    it both engines collide that pair (and neither a jointed parent/child pair), so it is built."""
     path = _scene(tmp_path, body, extra)
-    if feature is None:
-        create_backend("sapien", SceneCfg(model_file=path), 1, 0.002).close()
-        return
     with pytest.raises(UnsupportedCapabilityError) as info:
         create_backend("sapien", SceneCfg(model_file=path), 1, 0.002)
     assert info.value.capability == feature
@@ -89,3 +82,35 @@ def test_an_accelerometer_on_a_world_site_reads_minus_gravity(tmp_path):
     np.testing.assert_allclose(b.get_sensor_data("acc"), [[0, 0, 9.81]] * 2, atol=1e-6)
     b.step(np.zeros((2, 0), np.float32), 3)
     np.testing.assert_allclose(b.get_sensor_data("acc"), [[0, 0, 9.81]] * 2, atol=1e-6)
+
+
+def test_an_exclude_becomes_a_shared_ignore_bit(tmp_path):
+    """<exclude body1="b1" body2="b3"> (a grandparent/grandchild pair PhysX's own filter would test):
+    the two bodies' shapes share a PhysX ignore bit (group 2, same id group 3), no other body has one;
+    without the exclude nobody does (both engines then test that pair and neither a jointed parent/child)."""
+    for extra, want in (('<contact><exclude body1="b1" body2="b3"/></contact>', [1, 0, 1]), ("", [0, 0, 0])):
+        b = create_backend("sapien", SceneCfg(model_file=_scene(tmp_path, CHAIN, extra)), 1, 0.002)
+        links = {link.name: link for link in b.sapien_articulations[0][0].get_links()}
+        groups = [links[f"b{k}"].get_collision_shapes()[0].get_collision_groups() for k in (1, 2, 3)]
+        assert [g[2] for g in groups] == want and all(g[3] == 1 for g in groups)
+
+
+def test_stiff_explicit_damping_on_a_friction_joint_is_refused(tmp_path):
+    """A frictionloss joint's damping acts explicitly; damping x dt / I_min = 0.5 x 0.002 / (0.0002 + 1 x 0.1²)
+    = 0.098 builds, a 100x lighter link (ratio 9.8) is refused by name instead of blowing up."""
+    from unisim_core.physx import explicit_damping_ratio, physx_drives
+
+    for mass, inertia, feature in ((1.0, 0.0002, None), (0.01, 0.000002, "frictionloss_damping")):
+        path = tmp_path / "f.xml"
+        path.write_text(f"""<mujoco><compiler angle="radian"/><worldbody><body name="b">
+          <joint name="j" type="hinge" axis="0 1 0" damping="0.5" frictionloss="0.01"/>
+          <inertial pos="0.1 0 0" mass="{mass}" diaginertia="{inertia} {inertia} {inertia}"/></body></worldbody>
+          </mujoco>""")
+        if feature is None:
+            b = create_backend("sapien", SceneCfg(model_file=str(path)), 1, 0.002)
+            ratio = explicit_damping_ratio(b._lite, physx_drives(b._lite.joints, []), 0.002)
+            assert ratio[0] == pytest.approx(0.5 * 0.002 / (0.0002 + 0.01))
+            continue
+        with pytest.raises(UnsupportedCapabilityError) as info:
+            create_backend("sapien", SceneCfg(model_file=str(path)), 1, 0.002)
+        assert info.value.capability == feature

@@ -25,7 +25,7 @@ from unisim_core import MjcfLiteError, SimBackend, UnsupportedCapabilityError, l
 from unisim_core import quat as Q
 from unisim_core.contacts import ContactSums
 from unisim_core.model import ModelInfo
-from unisim_core.physx import IMPLICIT_KV, mujoco_integrator, physx_drives
+from unisim_core.physx import IMPLICIT_KV, explicit_damping_ratio, mujoco_integrator, physx_drives
 
 from . import _spec
 from ._build import build_env, check_scene, configure_engine, layout_of
@@ -103,6 +103,13 @@ class SapienBackend(SimBackend):
         check_scene(lite, assets, path)
         _ = self.model_info  # names given by the options are checked before the engine loads
         self._drives = physx_drives(lite.joints, lite.actuators, implicit_kv=IMPLICIT_KV[integrator])
+        ratio = explicit_damping_ratio(lite, self._drives, self.sim_dt)
+        if (ratio >= 2.0).any():  # explicit damping is stable below 2 (a lower-bound inertia: safe)
+            bad = {self._drives.joints[c]: round(float(ratio[c]), 3) for c in np.flatnonzero(ratio >= 2.0)}
+            raise UnsupportedCapabilityError(
+                self.name, "frictionloss_damping", f"{path}: joints {bad} have frictionloss (their drive carries the "
+                "friction bound), so their damping acts explicitly, and damping x sim_dt / inertia reaches 2 "
+                "(unstable); a smaller sim_dt helps")
         cfg = self.options.physx
         configure_engine(cfg, lite.gravity)
         self._scenes, self._arts = [], []

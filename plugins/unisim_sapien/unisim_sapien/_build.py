@@ -84,11 +84,33 @@ def check_scene(lite: LiteModel, assets: list[Hfield | MeshFile | None], path: s
                           f"inertia {np.asarray(lite.body_inertia[b]).tolist()}; a moving PhysX link needs both > 0")
     if lite.contact_pairs:
         raise _refuse("contact_pair", f"{path}: <contact><pair> {lite.contact_pairs}; PhysX filters by groups only")
-    want = set(lite.collision_pairs())
-    got = set(_physx_pairs(lite))
+    bits = ignore_bits(lite)
+    want, got = set(lite.collision_pairs()), set(_physx_pairs(lite, bits))
     if want != got:
         raise _refuse("contact_filter", f"{path}: MuJoCo tests geom pairs {sorted(want - got)} that PhysX would not "
                       f"and PhysX pairs {sorted(got - want)} that MuJoCo would not")
+
+
+def _body(lite: LiteModel, g: int, static: list[bool]) -> int:
+    """The PhysX body of geom ``g``: its MJCF body, or 0 (the static actor) when welded to the world."""
+    b = lite.geoms[g]["body"]
+    return 0 if static[b] else b
+
+
+def ignore_bits(lite: LiteModel) -> np.ndarray:
+    """Per body, PhysX ignore-group bits (``set_collision_groups`` group 2, all shapes in one id group 3):
+    one bit per body pair PhysX's own filter would test and MuJoCo's filters out entirely (an
+    ``<exclude>``, a weld parent/child across a jointless link), so two bodies share a bit iff their
+    contacts are ignored. More than 32 such pairs, or a pair filtered geom by geom, leaves a mismatch
+    that :func:`check_scene` refuses (``contact_filter``)."""
+    extra = set(_physx_pairs(lite, None)) - set(lite.collision_pairs())
+    body = [g["body"] for g in lite.geoms]  # MJCF bodies: shapes of the static actor keep theirs
+    pairs = sorted({tuple(sorted((body[i], body[j]))) for i, j in extra})
+    bits = np.zeros(len(lite.body_names), dtype=np.int64)
+    for k, (a, b) in enumerate(pairs[:32]):
+        bits[a] |= 1 << k
+        bits[b] |= 1 << k
+    return bits
 
 
 def _world_welded(lite: LiteModel) -> list[bool]:
@@ -111,14 +133,18 @@ def _world_pose(lite: LiteModel, b: int) -> sapien.Pose:
     return pose
 
 
-def _physx_pairs(lite: LiteModel) -> list[tuple[int, int]]:
+def _physx_pairs(lite: LiteModel, bits: np.ndarray | None) -> list[tuple[int, int]]:
+    """Geom pairs PhysX tests: not on one actor, not a jointed parent/child link pair, not sharing an
+    ignore bit (``bits``), and passing the contype/conaffinity groups."""
     G, parent, static = lite.geoms, lite.body_parent, _world_welded(lite)
     cols = _colliding(lite)
     out = []
     for a, i in enumerate(cols):
         for j in cols[a + 1:]:
-            bi, bj = (0 if static[G[k]["body"]] else G[k]["body"] for k in (i, j))
+            bi, bj = _body(lite, i, static), _body(lite, j, static)
             if bi == bj or (bi != 0 and bj != 0 and (parent[bi] == bj or parent[bj] == bi)):
+                continue
+            if bits is not None and bits[G[i]["body"]] & bits[G[j]["body"]]:
                 continue
             if bi == 0 and bj == 0:
                 continue
@@ -228,16 +254,18 @@ def _tops(lite: LiteModel) -> list[tuple[int, bool]]:
     return out
 
 
-def _set_groups(component, lite: LiteModel, geoms: list[int], path: str) -> None:
+def _set_groups(component, lite: LiteModel, geoms: list[int], path: str, bits: np.ndarray) -> None:
     """Each shape of ``component`` (in the order its geoms were added) gets its geom's MuJoCo
-    contype/conaffinity as PhysX groups 0/1; a shape SAPIEN failed to cook (it skips those) refuses."""
+    contype/conaffinity as PhysX groups 0/1 and its MJCF body's ignore ``bits`` (group 2, id group
+    3 = 1); a shape SAPIEN failed to cook (it skips those) refuses."""
     shapes = component.get_collision_shapes()
     if len(shapes) != len(geoms):
         names = [lite.geoms[g]["name"] or str(g) for g in geoms]
         raise _refuse("mesh_geom", f"{path}: PhysX built {len(shapes)} collision shapes for geoms {names} (a mesh "
                       "that does not cook into a convex hull)")
     for shape, g in zip(shapes, geoms):
-        shape.set_collision_groups([int(lite.geoms[g]["contype"]), int(lite.geoms[g]["conaffinity"]), 0, 0])
+        row = lite.geoms[g]
+        shape.set_collision_groups([int(row["contype"]), int(row["conaffinity"]), int(bits[row["body"]]), 1])
 
 
 def build_env(lite: LiteModel, assets: list[Hfield | MeshFile | None], drives: PhysxDrives,
@@ -247,7 +275,7 @@ def build_env(lite: LiteModel, assets: list[Hfield | MeshFile | None], drives: P
     the articulations, placed at ``origin`` (x, y; m), to that scene instead, without its world
     geoms (``benchmarks/sapien_overhead.py`` measures N articulations in one scene this way)."""
     cols = set(_colliding(lite))
-    welded = _world_welded(lite)
+    welded, bits = _world_welded(lite), ignore_bits(lite)
     statics = [g for g in sorted(cols) if welded[lite.geoms[g]["body"]]]
     if scene is None:
         scene = sapien.Scene([physx.PhysxCpuSystem()])
@@ -265,7 +293,7 @@ def build_env(lite: LiteModel, assets: list[Hfield | MeshFile | None], drives: P
         for shape in meshes:
             if shape is not None:  # triangle meshes are attached directly (the builder reads files only)
                 comp.attach(shape)
-        _set_groups(comp, lite, statics, path)
+        _set_groups(comp, lite, statics, path, bits)
         _shape_offsets(comp.get_collision_shapes(), config)
         scene.add_entity(world)
     driven = [j for j, row in enumerate(lite.joints) if row["type"] in ("hinge", "slide")]
@@ -317,7 +345,8 @@ def build_env(lite: LiteModel, assets: list[Hfield | MeshFile | None], drives: P
         for link in art.get_links():
             if link.name.startswith("b"):
                 b = int(link.name[1:])
-                _set_groups(link, lite, [g for g in sorted(cols) if lite.geoms[g]["body"] == b and not welded[b]], path)
+                _set_groups(link, lite, [g for g in sorted(cols) if lite.geoms[g]["body"] == b and not welded[b]], path,
+                            bits)
         _mujoco_properties(art, joint_drive, config)
         arts.append(art)
     return scene, arts
