@@ -23,7 +23,7 @@ MU = 0.5
 FEET = ("FL_calf", "FR_calf", "RL_calf", "RR_calf")
 
 
-def _settled_box(kit, num_envs=2, seconds=0.15):
+def _settled_box(kit, num_envs=2, seconds=0.1):
     b = kit.make("box_on_plane", num_envs)
     b.step(np.zeros((num_envs, b.num_actuators)), int(round(seconds / b.sim_dt)))
     return b
@@ -38,9 +38,9 @@ def _lift(b, env_ids, z=1.0):
 
 
 def test_resting_box_weight(kit, record_property):
-    """box_on_plane after 0.15 s at rest: F = (0, 0, m g) = (0, 0, 9.81) N on the box. Tolerance
+    """box_on_plane after 0.1 s at rest: F = (0, 0, m g) = (0, 0, 9.81) N on the box. Tolerance
     1 % of m g on each component: soft contacts settle to their equilibrium penetration within
-    ~0.1 s (MuJoCo: 9.795 N at 0.1 s); rigid solvers are exact."""
+    ~0.1 s (MuJoCo: 9.795 N at 0.1 s, 0.15 % low); rigid solvers are exact."""
     b = _settled_box(kit)
     f = b.bind_contact_forces(["box"]).read()
     assert f.shape == (2, 1, 3) and f.dtype == np.dtype(kit.dtype), f"read(): {f.shape} {f.dtype}"
@@ -51,12 +51,12 @@ def test_resting_box_weight(kit, record_property):
 
 
 def test_free_fall_reads_zero(kit):
-    """The box released 0.9 m above the floor: no contact for 0.2 s (it falls 0.2 m), so every read
+    """The box released 0.9 m above the floor: no contact for 0.1 s (it falls 5 cm), so every read
     is exactly 0 and ``in_contact`` is False (a zero force is not a small one: tolerance 0)."""
     b = kit.make("box_on_plane", 2)
     c = b.bind_contact_forces(["box"], threshold=0.0)
     _lift(b, [0, 1])
-    for _ in range(10):
+    for _ in range(5):
         b.step(np.zeros((2, b.num_actuators)), 10)
         f = c.read()
         assert np.all(f == 0.0), f"box in free fall: contact force {f[:, 0].tolist()} N, expected exactly 0"
@@ -68,7 +68,7 @@ def test_standing_quadruped_weight(kit, record_property):
     9.81 = 123.6 N, each foot a positive share, and nothing else touches the floor: the sum over
     all bodies (internal contacts cancel, action = reaction) equals the sum over the feet. The robot
     lands 2 cm and sways (sum F = M g + M a_com), so the sum is averaged over 0.2-0.5 s, read every
-    5 substeps. Tolerance 3 % of M g
+    10 substeps. Tolerance 3 % of M g
     vertically (MuJoCo: +1.3 %), 10 % horizontally (the base sways along x: MuJoCo's mean is
     +7.5 N = 6 % over this window, and -0.7 N over 0.4-1.0 s)."""
     b = kit.make("quadruped", 1)
@@ -76,7 +76,7 @@ def test_standing_quadruped_weight(kit, record_property):
     b.set_state(np.array([0]), q0, np.zeros((1, b.nv)))
     feet = b.bind_contact_forces(list(FEET))
     everything = b.bind_contact_forces([n for n in b.model_info.body_names[1:] if n])
-    ctrl, k = home_ctrl(b), 5
+    ctrl, k = home_ctrl(b), 10
     b.step(ctrl, int(round(0.2 / b.sim_dt)))
     samples = []
     for _ in range(int(round(0.3 / (k * b.sim_dt)))):
@@ -99,7 +99,7 @@ def test_standing_quadruped_weight(kit, record_property):
 @pytest.mark.requires(Capability.BODY_FORCE, Capability.BODY_TORQUE)
 def test_friction_force_within_cone(kit, record_property):
     """box_on_plane pushed along +x for 0.15 s after settling 0.05 s, in steps of 2 substeps, read
-    after each step of the last 0.075 s. The push acts at the bottom face (F at the COM plus the
+    after every other step of the last 0.075 s. The push acts at the bottom face (F at the COM plus the
     torque (0, -0.1 F, 0)), so it does not rock the box. Below the limit (4.5 N < mu m g = 4.905 N)
     static friction balances it: mean F = (-4.5, 0, m g). Above it (5.3 N) the box slides and
     friction saturates: |F_t| = mu F_n in the mean. Every sample stays inside the cone,
@@ -120,7 +120,7 @@ def test_friction_force_within_cone(kit, record_property):
         for i in range(n):
             b.apply_body_force(box, np.array([[[push, 0.0, 0.0]]]), np.array([[[0.0, -0.1 * push, 0.0]]]))
             b.step(np.zeros((1, b.num_actuators)), k)
-            if i >= n // 2:
+            if i >= n // 2 and i % 2:
                 samples.append(c.read().astype(np.float64)[0, 0])
         s = np.asarray(samples)
         tangential = np.hypot(s[:, 0], s[:, 1])
@@ -139,7 +139,7 @@ def test_friction_force_within_cone(kit, record_property):
 
 @pytest.mark.requires(Capability.CONTACT_FILTERS)
 def test_filtered_pair_equal_and_opposite(kit, record_property):
-    """box_stack (bottom 2 kg on the floor, top 1 kg on bottom) after 0.2 s: the force on top from
+    """box_stack (bottom 2 kg on the floor, top 1 kg on bottom) after 0.15 s: the force on top from
     bottom is (0, 0, m_top g) = 9.81 N, the force on bottom from top is its opposite (Newton's
     third law, tolerance 1e-4 m_top g: the same contacts read from both sides), bottom against
     the world carries both, 29.43 N, and bottom's net force is m_bottom g = 19.62 N (1 % each,
@@ -149,7 +149,7 @@ def test_filtered_pair_equal_and_opposite(kit, record_property):
     bottom_vs_top = b.bind_contact_forces(["bottom"], against=["top"])
     bottom_vs_world = b.bind_contact_forces(["bottom"], against=["world"])
     both = b.bind_contact_forces(["bottom", "top"])
-    b.step(np.zeros((2, b.num_actuators)), int(round(0.2 / b.sim_dt)))
+    b.step(np.zeros((2, b.num_actuators)), int(round(0.15 / b.sim_dt)))
     ft = top_vs_bottom.read().astype(np.float64)[:, 0]
     fb = bottom_vs_top.read().astype(np.float64)[:, 0]
     record_property("stack_top_from_bottom_N", ft[0].tolist())
@@ -193,7 +193,7 @@ def test_air_time_of_a_drop(kit, record_property):
     c = b.bind_contact_forces(["box"], track_air_time=True)
     _lift(b, [0], 0.1 + 0.05)
     k, firsts, landed_air = 5, 0, None
-    for _ in range(int(0.2 / (k * b.sim_dt))):
+    for _ in range(int(round(0.15 / (k * b.sim_dt)))):
         b.step(np.zeros((1, b.num_actuators)), k)
         if c.first_contact()[0, 0]:
             firsts += 1
