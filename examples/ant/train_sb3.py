@@ -16,14 +16,19 @@ Evaluation (``--eval-only`` or after training): every backend listed by ``unisim
 with status ``ok`` (except ``fake``, ``example`` and ``ray``), 16 envs x 200 control steps (10 s),
 deterministic actions on observations normalised with the training statistics, the same seeded
 initial states; a random policy on MuJoCo for scale. A backend that cannot run the task gets a row
-with its error. Needs ``unisim-gym[sb3]``.
+with its error. ``--integrator implicitfast`` evaluates on a copy of ``ant.xml`` with that integrator
+instead of RK4 and its four unnamed bodies named (for the engines that refuse RK4 or unnamed bodies;
+no longer ``Ant-v5``), written to ``sim2sim_implicitfast.json``. Needs ``unisim-gym[sb3]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import pickle
+import re
+import tempfile
 import time
 from pathlib import Path
 
@@ -31,7 +36,7 @@ import numpy as np
 import torch
 
 from unisim_core import list_backends
-from unisim_gym import AntCfg, AntTask, SB3VecEnv, UniSimVectorEnv
+from unisim_gym import ANT_XML, AntCfg, AntTask, SB3VecEnv, UniSimVectorEnv
 
 HERE = Path(__file__).resolve().parent
 SKIP = {"fake", "example", "ray"}  # not engines (ray shards another backend)
@@ -69,9 +74,26 @@ def train(out: Path, timesteps: int, num_envs: int, seed: int) -> None:
                                                        "rollouts": log}, indent=1))
 
 
-def evaluate(policy, backend: str, num_envs: int = 16, steps: int = 200, seed: int = 0) -> dict:
+def ant_variant(integrator: str, folder: Path) -> str:
+    """A copy of ``ant.xml`` with ``<option integrator>`` set to ``integrator`` and its four unnamed lower-leg
+    bodies named ``foot_1``..``foot_4`` (Genesis matches bodies by name): no longer ``Ant-v5``'s RK4."""
+    text = Path(ANT_XML).read_text()
+    if 'integrator="RK4"' not in text:
+        raise ValueError(f"{ANT_XML}: expected <option integrator=\"RK4\">")
+    numbers = itertools.count(1)
+    text, count = re.subn(r'<body pos="', lambda _m: f'<body name="foot_{next(numbers)}" pos="', text)
+    if count != 4:
+        raise ValueError(f"{ANT_XML}: expected 4 unnamed bodies, found {count}")
+    path = folder / f"ant_{integrator}.xml"
+    path.write_text(text.replace('integrator="RK4"', f'integrator="{integrator}"'))
+    return str(path)
+
+
+def evaluate(policy, backend: str, num_envs: int = 16, steps: int = 200, seed: int = 0,
+             scene_file: str = ANT_XML) -> dict:
     """Run ``policy(obs) -> actions`` for ``steps`` control steps (episodes capped at ``steps``)."""
-    env = UniSimVectorEnv(AntTask(AntCfg(max_episode_steps=steps)), backend, num_envs, seed=seed)
+    env = UniSimVectorEnv(AntTask(AntCfg(max_episode_steps=steps, scene_file=scene_file)), backend, num_envs,
+                          seed=seed)
     try:
         obs, _ = env.reset(seed=seed)
         ret, returns, falls, forward = np.zeros(num_envs), [], 0, 0.0
@@ -113,6 +135,8 @@ def main() -> None:
     p.add_argument("--out", type=Path, default=HERE)
     p.add_argument("--eval-only", action="store_true")
     p.add_argument("--backends", nargs="+", help="default: every installed engine")
+    p.add_argument("--integrator", help="evaluate on a copy of ant.xml with this integrator and named bodies "
+                                        "(e.g. implicitfast, for engines that refuse RK4); rows are labelled with it")
     args = p.parse_args()
     torch.set_num_threads(1)  # a small MLP: more threads only contend with the engine
     args.out.mkdir(parents=True, exist_ok=True)
@@ -120,17 +144,21 @@ def main() -> None:
         train(args.out, args.timesteps, args.envs, args.seed)
     policy = load_policy(args.out)
     names = args.backends or sorted(b.name for b in list_backends() if b.status == "ok" and b.name not in SKIP)
+    scene, label = ANT_XML, ""
+    if args.integrator:
+        scene, label = ant_variant(args.integrator, Path(tempfile.mkdtemp())), f" ({args.integrator})"
     rows = []
     rng = np.random.default_rng(0)
-    random_row = evaluate(lambda o: rng.uniform(-1, 1, (len(o), 8)).astype(np.float32), "mujoco")
-    rows.append({**random_row, "backend": "mujoco (random policy)"})
+    random_row = evaluate(lambda o: rng.uniform(-1, 1, (len(o), 8)).astype(np.float32), "mujoco", scene_file=scene)
+    rows.append({**random_row, "backend": f"mujoco{label} (random policy)"})
     for name in names:
         try:
-            rows.append(evaluate(policy, name))
+            rows.append({**evaluate(policy, name, scene_file=scene), "backend": name + label})
         except Exception as exc:  # noqa: BLE001 - a row per backend, whatever its error
-            rows.append({"backend": name, "error": f"{type(exc).__name__}: {exc}"})
+            rows.append({"backend": name + label, "error": f"{type(exc).__name__}: {exc}"})
         print(rows[-1], flush=True)
-    (args.out / "sim2sim.json").write_text(json.dumps(rows, indent=1))
+    out = args.out / (f"sim2sim_{args.integrator}.json" if args.integrator else "sim2sim.json")
+    out.write_text(json.dumps(rows, indent=1))
     print("\n| backend | episodes | mean return | forward velocity (m/s) | falls / 100 ep | steps/s |")
     print("|---|---|---|---|---|---|")
     for r in rows:
