@@ -5,7 +5,7 @@ arithmetic: observations are compared for exact equality after the float32 cast 
 makes (gymnasium's are float64). Rewards: the control and survival terms and the termination agree
 (within float32 rounding, 1e-6: the env returns float32). The forward term is the torso's x
 displacement over the step / 0.05 s; gymnasium reads ``data.xpos`` after ``mj_step``, which MuJoCo
-leaves at the last RK4 stage's kinematics rather than the final state, so its ``reward_forward``
+leaves at an intermediate RK4 stage's kinematics rather than the final state, so its ``reward_forward``
 is compared with the displacement computed from gymnasium's own ``qpos`` (the true one) instead.
 """
 
