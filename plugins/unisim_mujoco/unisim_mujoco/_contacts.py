@@ -39,7 +39,8 @@ class MujocoContactFill:
 
     def __call__(self, out: np.ndarray) -> None:
         b, d = self._backend.batch, self._data
-        envs, pairs, forces = [], [], []
+        parts: list[tuple] = []  # per env with contacts: (env, geom, frame, efc_address, dim, friction, efc_force)
+        offset = 0
         expanded = any(b.expanded(f) is not None for f in self._fields)
         wrench = self._backend._last_wrench
         for i in range(b.nsim):
@@ -49,20 +50,21 @@ class MujocoContactFill:
                 d.xfrc_applied[wrench[0]] = wrench[1][i]
             mujoco.mj_forwardSkip(model, d, _STAGE_NONE, 1)
             n = d.ncon
-            if not n:
-                continue
-            c = d.contact
-            geom = c.geom[:n]
-            keep = (geom >= 0).all(axis=1)  # flex contacts carry geom -1: not a body's
-            adr = c.efc_address[:n].astype(np.int64)
-            rows = np.where(adr[:, None] >= 0, adr[:, None] + self._edges, -1)
-            f = mujoco_contact_forces(c.frame[:n], rows, c.dim[:n], c.friction[:n], d.efc_force, self._pyramidal)
-            envs.append(np.full(int(keep.sum()), i))
-            pairs.append(self._geom_body[geom[keep]])
-            forces.append(f[keep])
-        if envs:
-            pair = np.concatenate(pairs)
-            self._sums.add(out, np.concatenate(envs), pair[:, 0], pair[:, 1], np.concatenate(forces))
+            if n:
+                c = d.contact
+                adr = c.efc_address[:n].astype(np.int64)
+                parts.append((np.full(n, i), c.geom[:n].copy(), c.frame[:n].copy(),
+                              np.where(adr >= 0, adr + offset, -1), c.dim[:n].copy(), c.friction[:n].copy(),
+                              d.efc_force[:d.nefc].copy()))
+                offset += d.nefc
+        if not parts:
+            return
+        env, geom, frame, adr, dim, friction, efc = (np.concatenate(x) for x in zip(*parts))
+        rows = np.where(adr[:, None] >= 0, adr[:, None] + self._edges, -1)
+        force = mujoco_contact_forces(frame, rows, dim, friction, efc, self._pyramidal)
+        keep = (geom >= 0).all(axis=1)  # flex contacts carry geom -1: not a body's
+        pair = self._geom_body[geom[keep]]
+        self._sums.add(out, env[keep], pair[:, 0], pair[:, 1], force[keep])
 
     def _model_of(self, b, i: int) -> mujoco.MjModel:
         """Env ``i``'s model with its randomized fields."""
