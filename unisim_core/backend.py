@@ -1297,7 +1297,12 @@ class SimBackend(ModelQueries, Playback, ContactSensing, metaclass=_BackendMeta)
 
 def _unpickled_backend(cls: type[SimBackend], payload: bytes) -> SimBackend:
     backend = cls.__new__(cls)
-    backend.__setstate__(pickle.loads(payload))
+    try:
+        state = pickle.loads(payload)
+    except Exception as exc:  # an engine object that pickles but does not unpickle
+        raise InvalidTypeError(backend._unpicklable(f"unpickling its state failed: {type(exc).__name__}: {exc}")
+                               ) from exc
+    backend.__setstate__(state)
     return backend
 
 
