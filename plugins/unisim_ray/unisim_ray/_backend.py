@@ -66,11 +66,9 @@ log = logging.getLogger("unisim_ray")
 #: Capabilities forwarded when the inner backend declares them. Not forwarded:
 #: RENDER (an interactive window on a remote node), VIDEO_CAPTURE and PLAYBACK
 #: (one shard's renderer can only draw its own envs, so a frame of "all envs"
-#: would silently omit the other shards' envs), DEVICE_ARRAYS (views of another process's memory),
-#: CONTACT_FORCES and CONTACT_FILTERS (bindings held by the shards: not forwarded yet).
+#: would silently omit the other shards' envs), DEVICE_ARRAYS (views of another process's memory).
 FORWARDED_CAPABILITIES: frozenset[Capability] = frozenset(Capability) - {
     Capability.RENDER, Capability.VIDEO_CAPTURE, Capability.PLAYBACK, Capability.DEVICE_ARRAYS,
-    Capability.CONTACT_FORCES, Capability.CONTACT_FILTERS,
 }
 #: Seconds close() waits for Ray to confirm that killed actors are gone.
 KILL_CONFIRM_S = 5.0
@@ -737,6 +735,15 @@ class RayBackend(SimBackend):
         key = next(self._handle_keys)
         self._handle("bind_mocap_pose", "bind_mocap", (key, body_id))
         return _RayMocapBinding(self, key, self._inner_info.body_names[body_id])
+
+    def _bind_contact_forces(self, body_ids: np.ndarray, against_ids: np.ndarray | None):
+        """Every shard binds its inner backend's fill (a recorded handle); a read gathers the shards' rows."""
+        key = next(self._handle_keys)
+        self._handle("bind_contact_forces", "bind_contacts", (key, body_ids, against_ids))
+
+        def fill(out: np.ndarray) -> None:
+            out[...] = _cat(self._fanout("contact forces", "contacts", lambda k, a, b: (key,)))
+        return fill
 
     def _handle(self, what: str, method: str, args: tuple, shards: Sequence[int] | None = None) -> list[Any]:
         """A call that creates a handle in the shards (recorded: a rebuilt shard replays it)."""

@@ -301,6 +301,17 @@ class ShardHost:
         self._handles[key]._write(_w(env_ids), _w(pos), _w(quat))
         return self._tracked(self.state()[env_ids], env_ids)
 
+    def bind_contacts(self, key: int, body_ids: np.ndarray, against_ids: np.ndarray | None) -> None:
+        fill = self.backend._bind_contact_forces(_w(body_ids), None if against_ids is None else _w(against_ids))
+        self._handles[key] = (fill, len(body_ids))
+
+    def contacts(self, key: int) -> np.ndarray:
+        """``(shard envs, n, 3)`` contact forces of the shard's engine (the host zeroes reset envs)."""
+        fill, n = self._handles[key]
+        out = np.zeros((self.backend.num_envs, n, 3))
+        fill(out)
+        return out
+
     def cleanup_scene_assets(self) -> None:
         self.backend.cleanup_scene_assets()
 
