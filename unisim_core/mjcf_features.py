@@ -143,12 +143,9 @@ def walk_mjcf(path: str | os.PathLike, seen: frozenset[str] = frozenset(), main_
     if path in seen:
         raise InvalidInputError(f"{path}: included recursively")
     seen = seen | {path}
-    try:
-        root = ET.parse(path).getroot()
-    except ET.ParseError as exc:
-        raise InvalidInputError(f"{path}: not well-formed XML: {exc}") from None
-    except OSError as exc:
-        raise InvalidInputError(f"{path}: cannot read the model file: {exc.strerror}") from None
+    from .mjcf_lite._includes import _parse  # one reader of MJCF files (MjcfLiteError is an InvalidInputError)
+
+    root = _parse(path)
 
     def include(file: str) -> str:
         for folder in (main_dir, os.path.dirname(path)):

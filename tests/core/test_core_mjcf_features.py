@@ -130,7 +130,7 @@ def test_scan_errors_name_the_file(tmp_path: Path) -> None:
     loop.write_text('<mujoco><include file="loop.xml"/></mujoco>')
     with pytest.raises(InvalidInputError, match="included recursively"):
         scan_mjcf(loop)
-    with pytest.raises(InvalidInputError, match="cannot read"):
+    with pytest.raises(InvalidInputError, match="cannot be read"):
         scan_mjcf(tmp_path / "missing.xml")
 
 
