@@ -3,6 +3,7 @@ registries of core and kit agree on the type they return."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -32,7 +33,7 @@ def test_check_runs_the_kit_with_options_given_after_the_name(tmp_path, monkeypa
     assert rc == 0, out
     assert "unisim-conformance: backend fake options {'np_dtype': 'float64'}" in out
     assert "unisim-conformance: parity reference fake" in out
-    assert " passed" in out and "failed" not in out
+    assert " passed" in out and re.search(r"\b[1-9]\d* failed", out) is None
 
 
 def test_check_bad_option_after_the_name_fails_the_run(tmp_path, monkeypatch, capfd):
