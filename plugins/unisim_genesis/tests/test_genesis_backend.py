@@ -76,7 +76,7 @@ def test_one_device_and_precision_per_process(quadruped):
     ('<worldbody><body><joint name="j" type="hinge"/><inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/>'
      '</body></worldbody><actuator><motor joint="j"/><motor joint="j"/></actuator>', "shared_joint_actuators"),
     ('<worldbody><body><joint name="j" type="hinge"/><inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/>'
-     '</body></worldbody><tendon><fixed name="t"><joint joint="j" coef="1"/></fixed></tendon>', "tendon"),
+     '</body></worldbody><tendon><fixed name="t"><joint joint="j" coef="1"/></fixed></tendon>', "fixed_tendon"),
 ])
 def test_scene_features_refused_by_name(tmp_path, quadruped, xml, feature):
     """What Genesis (or the adapter's tables) cannot represent is refused before anything is built."""
