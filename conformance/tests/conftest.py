@@ -23,3 +23,19 @@ def run_kit(tmp_path):
                        pyargs=pyargs, report=report, timeout=300)
 
     return run
+
+
+@pytest.fixture
+def assert_fails_check(run_kit):
+    """``assert_fails_check("module:Class", layer, check)``: the kit run on that broken backend, with
+    only ``check`` selected (``layer::name[param]``), fails exactly where it should."""
+
+    def check_fails(backend: str, layer: str, check: str) -> None:
+        name, _, param = check.split("::")[1].partition("[")
+        select = f"test_{name}" + (f" and {param.rstrip(']')}" if param else "")
+        r = run_kit(f"--unisim-backend={backend}", "-m", layer, "-k", select)
+        assert r.rc == 1, r.out[-3000:]
+        failed = r.failed()
+        assert check in failed, f"{backend}: expected {check} to fail; failed: {sorted(failed)}\n{r.out[-3000:]}"
+
+    return check_fails

@@ -10,8 +10,5 @@ from broken_contact_backends import EXPECTED  # noqa: E402
 
 
 @pytest.mark.parametrize("cls", sorted(EXPECTED))
-def test_broken_contact_backend_fails_named_check(run_kit, cls):
-    layer, check = EXPECTED[cls]
-    r = run_kit(f"--unisim-backend=broken_contact_backends:{cls}", "-m", layer, "-k", "test_" + check.split("::")[1])
-    assert r.rc == 1, r.out[-3000:]
-    assert check in r.failed(), f"{cls}: expected {check} to fail; failed: {sorted(r.failed())}\n{r.out[-3000:]}"
+def test_broken_contact_backend_fails_named_check(assert_fails_check, cls):
+    assert_fails_check(f"broken_contact_backends:{cls}", *EXPECTED[cls])
