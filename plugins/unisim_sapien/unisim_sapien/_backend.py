@@ -43,21 +43,6 @@ def _xyz(v) -> np.ndarray:
     return np.asarray(v, dtype=np.float64)
 
 
-def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``a × b`` over the last axis (numpy's ``cross`` costs more than the product on these sizes)."""
-    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
-    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
-    return np.stack((a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0), axis=-1)
-
-
-def _rotate(q: np.ndarray, v: np.ndarray, inverse: bool = False) -> np.ndarray:
-    """``unisim_core.quat.quat_apply`` (``inverse``: ``quat_apply_inverse``) with :func:`_cross`: rotate
-    ``v (..., 3)`` by the wxyz quaternions ``q (..., 4)``, on the hot path of every step and read."""
-    u = -q[..., 1:] if inverse else q[..., 1:]
-    t = 2.0 * _cross(u, v)
-    return v + q[..., :1] * t + _cross(u, t)
-
-
 class SapienBackend(SimBackend):
     """SAPIEN 3 (PhysX 5, CPU) behind the UniSim contract: ``num_envs`` scenes."""
 
@@ -179,8 +164,8 @@ class SapienBackend(SimBackend):
                 pose = link.entity_pose
                 pos[i, b], quat[i, b] = pose.p, pose.q
                 lin[i, b], ang[i, b] = link.linear_velocity, link.angular_velocity
-        arm = _rotate(quat[:, bodies], np.broadcast_to(self._com[bodies], (n, len(bodies), 3)))
-        lin[:, bodies] -= _cross(ang[:, bodies], arm)  # COM -> origin
+        arm = Q.quat_apply(quat[:, bodies], np.broadcast_to(self._com[bodies], (n, len(bodies), 3)))
+        lin[:, bodies] -= Q.cross(ang[:, bodies], arm)  # COM -> origin
         return pos, quat, lin, ang
 
     def _now(self) -> tuple[np.ndarray, ...]:
@@ -229,7 +214,7 @@ class SapienBackend(SimBackend):
             for a, qa, da, body in lay.free:
                 p, q = qpos[k, qa:qa + 3], Q.quat_normalize(qpos[k, qa + 3:qa + 7])
                 w = Q.quat_apply(q, qvel[k, da + 3:da + 6])
-                v = qvel[k, da:da + 3] + _cross(w, Q.quat_apply(q, self._com[body]))  # origin -> COM
+                v = qvel[k, da:da + 3] + Q.cross(w, Q.quat_apply(q, self._com[body]))  # origin -> COM
                 arts[a].set_root_pose(sapien.Pose(p.astype(np.float32), q.astype(np.float32)))
                 arts[a].set_root_linear_velocity(v.astype(np.float32))
                 arts[a].set_root_angular_velocity(w.astype(np.float32))
@@ -261,7 +246,7 @@ class SapienBackend(SimBackend):
             _, quat, lin, ang = self._cache or self._root_cache
             for _, _, da, body in lay.free:
                 out[:, da:da + 3] = lin[:, body]
-                out[:, da + 3:da + 6] = _rotate(quat[:, body], ang[:, body], inverse=True)
+                out[:, da + 3:da + 6] = Q.quat_apply_inverse(quat[:, body], ang[:, body])
         return np.ascontiguousarray(out, dtype=self.np_dtype)
 
     def _cols(self, k: int, body_ids: np.ndarray) -> np.ndarray:
@@ -286,8 +271,8 @@ class SapienBackend(SimBackend):
         inertial frame or body frame: ``LiteModel.frame_offset``) from body kinematics ``kin``."""
         body, off_pos, off_quat = self._sensor_frames[index]
         p, q, v, w = (k[:, body] for k in kin)
-        arm = _rotate(q, np.broadcast_to(off_pos, p.shape))
-        return p + arm, Q.quat_mul(q, np.broadcast_to(off_quat, q.shape)), v + _cross(w, arm), w
+        arm = Q.quat_apply(q, np.broadcast_to(off_pos, p.shape))
+        return p + arm, Q.quat_mul(q, np.broadcast_to(off_quat, q.shape)), v + Q.cross(w, arm), w
 
     def _read_sensor(self, index: int) -> np.ndarray:
         kind, info = self._lite.sensors[index]["type"], self.model_info
@@ -298,9 +283,9 @@ class SapienBackend(SimBackend):
         kin = self._now()
         point = self._sensor_point(kin, index)
         if kind == "accelerometer":  # proper acceleration of the point, in its frame
-            value = _rotate(point[1], self._point_acceleration(kin, index, point[2]) - info.gravity, inverse=True)
+            value = Q.quat_apply_inverse(point[1], self._point_acceleration(kin, index, point[2]) - info.gravity)
         elif kind in ("gyro", "velocimeter"):  # body-frame angular / linear velocity of the point
-            value = _rotate(point[1], point[3] if kind == "gyro" else point[2], inverse=True)
+            value = Q.quat_apply_inverse(point[1], point[3] if kind == "gyro" else point[2])
         else:
             value = point[("framepos", "framequat", "framelinvel", "frameangvel").index(kind)]
         return np.ascontiguousarray(value, dtype=self.np_dtype)
