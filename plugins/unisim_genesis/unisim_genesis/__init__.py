@@ -6,8 +6,8 @@ access) and constructing a backend do.
 
 from __future__ import annotations
 
+from ._hooks import __version__, unisim_backend_spec, unisim_diagnostics, unisim_raw_stepper
 from ._options import GenesisOptions
-from ._spec import __version__, unisim_backend_spec, unisim_diagnostics, unisim_raw_stepper
 
 __all__ = ["GenesisBackend", "GenesisOptions", "__version__", "unisim_backend_spec", "unisim_diagnostics",
            "unisim_raw_stepper"]

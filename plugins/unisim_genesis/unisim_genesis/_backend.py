@@ -30,7 +30,7 @@ from unisim_core.errors import EngineError, UnsupportedCapabilityError
 from unisim_core.mjcf_lite import LiteModel, MjcfLiteError, load_mjcf
 from unisim_core.model import ModelInfo
 
-from . import _spec
+from . import _hooks
 from ._contacts import GenesisContactFill
 from ._engine import announce_build, ensure_initialized
 from ._options import CONSTRAINT_SOLVERS, GenesisOptions
@@ -91,10 +91,10 @@ class GenesisBackend(SimBackend):
     """Genesis behind the UniSim contract (``num_envs`` envs of one scene, CPU or CUDA)."""
 
     name = "genesis"
-    version = _spec.__version__
+    version = _hooks.__version__
     contract_range = ">=1.0,<2"
     options_cls = GenesisOptions
-    CAPABILITIES = _spec.CAPABILITIES
+    CAPABILITIES = _hooks.CAPABILITIES
     UNSUPPORTED_SCENE_FEATURES = {
         "hfield": "Genesis' height-field import (a terrain entity) is not mapped onto the contract's geoms yet",
     }

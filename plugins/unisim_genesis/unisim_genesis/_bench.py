@@ -1,6 +1,6 @@
 """The raw-Genesis loop ``unisim bench`` and ``benchmarks/genesis_overhead.py`` compare the contract with.
 
-Reached through the plugin's ``unisim_raw_stepper`` hook (``_spec.py``); Genesis is imported only
+Reached through the plugin's ``unisim_raw_stepper`` hook (``_hooks.py``); Genesis is imported only
 by the backend the loop runs on.
 """
 

@@ -3,6 +3,7 @@ runs inside Isaac Sim's Python (``python -m unisim_isaacsim.worker``). The modul
 package is the public surface, and importing it never imports the Isaac SDK. ``unisim_isaacsim.testing``
 holds the test doubles (a stand-in worker and SDK stubs)."""
 
+from ._hooks import CAPABILITIES, __version__, unisim_backend_spec, unisim_diagnostics
 from ._options import IsaacSimOptions
 from ._physx_solver import (
     PhysxSolverConfig,
@@ -13,7 +14,6 @@ from ._physx_solver import (
     solver_value_matches,
 )
 from ._runtime import find_runtime, require_runtime
-from ._spec import CAPABILITIES, __version__, unisim_backend_spec, unisim_diagnostics
 
 __all__ = ["IsaacSimBackend", "IsaacSimOptions", "PhysxSolverConfig", "CAPABILITIES", "apply_collision_offsets",
            "apply_max_depenetration_velocity", "build_isaaclab_physx_cfg", "find_runtime", "read_engine_solver_values",

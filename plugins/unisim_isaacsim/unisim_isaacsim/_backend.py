@@ -26,13 +26,13 @@ from unisim_core.errors import InvalidInputError
 from unisim_core.worker.backend import WorkerBackend, WorkerLaunch
 from unisim_core.worker.hosted import scene_to_plain
 
+from ._hooks import CAPABILITIES, REQUIRED_RUNTIME, __version__
 from ._launch import WorkerPath
 from ._layout import REFUSED_ROOTS, root_mount
 from ._options import IsaacSimOptions
 from ._physx_solver import PhysxSolverConfig
 from ._readback import verify_solver_readback
 from ._runtime import require_runtime
-from ._spec import CAPABILITIES, REQUIRED_RUNTIME, __version__
 
 __all__ = ["IsaacSimBackend", "init_payload", "check_model"]
 

@@ -41,7 +41,7 @@ from unisim_mujoco import (
     load_model,
 )
 
-from . import _spec
+from . import _hooks
 from ._buffers import buffer_sizes
 from ._contacts import MjwarpContactFill
 from ._features import check_model_features
@@ -84,13 +84,13 @@ class MjwarpBackend(SimBackend):
     """MuJoCo Warp behind the UniSim contract (``num_envs`` worlds on a CUDA or CPU warp device)."""
 
     name = "mjwarp"
-    version = _spec.__version__
+    version = _hooks.__version__
     contract_range = ">=1.0,<2"
     options_cls = MjwarpOptions
-    CAPABILITIES = _spec.CAPABILITIES
-    INIT_TERMS = _spec.INIT_TERMS
-    INTERVAL_TERMS = _spec.INTERVAL_TERMS
-    RESET_TERMS = _spec.RESET_TERMS
+    CAPABILITIES = _hooks.CAPABILITIES
+    INIT_TERMS = _hooks.INIT_TERMS
+    INTERVAL_TERMS = _hooks.INTERVAL_TERMS
+    RESET_TERMS = _hooks.RESET_TERMS
     MAX_ABS_VALUE = float(np.finfo(np.float32).max)  # the engine's state and inputs are float32
 
     options: MjwarpOptions

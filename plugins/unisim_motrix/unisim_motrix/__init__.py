@@ -5,9 +5,9 @@
 
 from ._backend import MotrixBackend
 from ._errors import engine_call
+from ._hooks import unisim_backend_spec, unisim_raw_stepper, unisim_step_cost_probe
 from ._mjcf import IGNORED_ATTRIBUTES, MotrixModellingWarning
 from ._options import MotrixOptions
-from ._spec import unisim_backend_spec, unisim_raw_stepper, unisim_step_cost_probe
 from ._threads import ThreadPoolConflictError
 
 __all__ = ["MotrixBackend", "MotrixOptions", "MotrixModellingWarning", "ThreadPoolConflictError",

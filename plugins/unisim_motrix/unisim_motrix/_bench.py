@@ -1,6 +1,6 @@
 """MotrixSim's own loops for ``unisim bench``: the raw batched baseline and the one-env step cost.
 
-Reached through the plugin's ``unisim_raw_stepper`` / ``unisim_step_cost_probe`` hooks (``_spec.py``);
+Reached through the plugin's ``unisim_raw_stepper`` / ``unisim_step_cost_probe`` hooks (``_hooks.py``);
 MotrixSim is imported only when a loop is built.
 """
 

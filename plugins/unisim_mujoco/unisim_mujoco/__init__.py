@@ -17,9 +17,7 @@ import sys
 if sys.platform.startswith("linux") and not os.environ.get("DISPLAY") and "MUJOCO_GL" not in os.environ:
     os.environ["MUJOCO_GL"] = "egl"
 
-from ._mocap import MujocoMocapPoseBinding  # noqa: E402
-from ._options import INTEGRATORS, MujocoOptions  # noqa: E402
-from ._spec import (  # noqa: E402
+from ._hooks import (  # noqa: E402
     CAPABILITIES,
     INIT_TERMS,
     INTERVAL_TERMS,
@@ -30,6 +28,8 @@ from ._spec import (  # noqa: E402
     unisim_raw_stepper,
     unisim_step_cost_probe,
 )
+from ._mocap import MujocoMocapPoseBinding  # noqa: E402
+from ._options import INTEGRATORS, MujocoOptions  # noqa: E402
 
 #: Names that import MuJoCo, loaded on first access: name -> private module.
 _LAZY = {

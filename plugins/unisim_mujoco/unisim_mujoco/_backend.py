@@ -30,7 +30,7 @@ from unisim_core.config import BackendTerrainSpawnData, CameraCfg, SceneCfg
 from unisim_core.errors import EngineError
 from unisim_core.model import ModelInfo
 
-from . import _spec as spec
+from . import _hooks as spec
 from ._contacts import MujocoContactFill
 from ._mocap import MujocoMocapPoseBinding
 from ._model_info import actuator_gains, build_model_info, load_model

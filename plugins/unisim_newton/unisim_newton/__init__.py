@@ -6,8 +6,8 @@ access) and constructing a backend do.
 
 from __future__ import annotations
 
+from ._hooks import __version__, unisim_backend_spec, unisim_diagnostics
 from ._options import SOLVERS, NewtonOptions
-from ._spec import __version__, unisim_backend_spec, unisim_diagnostics
 
 __all__ = ["NewtonBackend", "NewtonOptions", "SOLVERS", "__version__", "unisim_backend_spec", "unisim_diagnostics"]
 

@@ -32,7 +32,7 @@ from unisim_core import InvalidInputError, MjcfLiteError, SimBackend, Unsupporte
 from unisim_core import quat as Q
 from unisim_core.model import ModelInfo
 
-from . import _spec
+from . import _hooks
 from ._contacts import NewtonContactFill
 from ._options import NewtonOptions
 from ._scene import build_model, build_solver
@@ -85,10 +85,10 @@ class NewtonBackend(SimBackend):
     """Newton behind the UniSim contract (``num_envs`` worlds on a CUDA or CPU warp device)."""
 
     name = "newton"
-    version = _spec.__version__
+    version = _hooks.__version__
     contract_range = ">=1.0,<2"
     options_cls = NewtonOptions
-    CAPABILITIES = _spec.CAPABILITIES
+    CAPABILITIES = _hooks.CAPABILITIES
     SNAPSHOT_TIER = "state"  # the solver's warm start is not part of a snapshot
     MAX_ABS_VALUE = float(np.finfo(np.float32).max)  # the engine's state and inputs are float32
 

@@ -7,8 +7,8 @@ with ``unisim-isaacsim``.
 
 from __future__ import annotations
 
+from ._hooks import CAPABILITIES, __version__, unisim_backend_spec, unisim_diagnostics, unisim_raw_stepper
 from ._options import SapienOptions
-from ._spec import CAPABILITIES, __version__, unisim_backend_spec, unisim_diagnostics, unisim_raw_stepper
 
 __all__ = ["CAPABILITIES", "SapienBackend", "SapienOptions", "__version__", "unisim_backend_spec",
            "unisim_diagnostics", "unisim_raw_stepper"]

@@ -27,7 +27,7 @@ from unisim_core.contacts import ContactSums
 from unisim_core.model import ModelInfo
 from unisim_core.physx import IMPLICIT_KV, explicit_damping_ratio, mujoco_integrator, physx_drives
 
-from . import _spec
+from . import _hooks
 from ._build import build_env, check_scene, configure_engine, layout_of
 from ._mjcf_extra import geom_assets
 from ._options import SapienOptions
@@ -47,10 +47,10 @@ class SapienBackend(SimBackend):
     """SAPIEN 3 (PhysX 5, CPU) behind the UniSim contract: ``num_envs`` scenes."""
 
     name = "sapien"
-    version = _spec.__version__
+    version = _hooks.__version__
     contract_range = ">=1.0,<2"
     options_cls = SapienOptions
-    CAPABILITIES = _spec.CAPABILITIES
+    CAPABILITIES = _hooks.CAPABILITIES
     SNAPSHOT_TIER = "state"  # PhysX's contact cache is not part of a snapshot
     MAX_ABS_VALUE = float(np.finfo(np.float32).max)  # PhysX state and inputs are float32
     KIT_RULES = 3

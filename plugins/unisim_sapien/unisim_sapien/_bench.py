@@ -1,6 +1,6 @@
 """The raw-SAPIEN loop ``unisim bench`` and ``benchmarks/sapien_overhead.py`` compare the contract with.
 
-Reached through the plugin's ``unisim_raw_stepper`` hook (``_spec.py``); sapien is imported only
+Reached through the plugin's ``unisim_raw_stepper`` hook (``_hooks.py``); sapien is imported only
 by the backend the loop runs on.
 """
 
