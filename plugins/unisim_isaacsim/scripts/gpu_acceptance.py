@@ -13,7 +13,7 @@ another one. Checks, under a 5-minute budget:
   next to in-process MuJoCo (it must keep standing like MuJoCo: base within 5 cm, joints within
   0.1 rad; the deviations and the ``contact`` tier verdict of ``unisim compare`` are reported), a
   captured frame;
-- the welded arm (``unisim_isaacsim/testing/models/welded_arm.xml``): a fixed-base articulation,
+- the welded arm (``tests/models/welded_arm.xml``): a fixed-base articulation,
   default joint positions clipped into range (its elbow excludes 0), 0.5 s held at "home" next to
   MuJoCo (joints within 0.1 rad, the welded mount still).
 
@@ -36,7 +36,7 @@ BUDGET_S = 300.0
 DT = 0.005
 PARITY_STEPS = 200  # 1 s
 ARM_STEPS = 100  # 0.5 s
-ARM = Path(__file__).resolve().parents[1] / "unisim_isaacsim" / "testing" / "models" / "welded_arm.xml"
+ARM = Path(__file__).resolve().parents[1] / "tests" / "models" / "welded_arm.xml"
 #: Loose bounds for "stands like MuJoCo" (different contact models; the tight figures are reported).
 STANDING = {"base_pos": 0.05, "dof_pos": 0.1}
 TURNED = np.array([0.9, 0.1, -0.2, 0.3]) / np.linalg.norm([0.9, 0.1, -0.2, 0.3])  # wxyz

@@ -9,7 +9,7 @@ import os
 import sys
 import tempfile
 
-from unisim_isaacsim.testing.stub_sdk import install
+from isaacsim_testing.stub_sdk import install
 
 install()
 
@@ -21,12 +21,12 @@ from isaaclab.actuators import ImplicitActuatorCfg  # noqa: E402
 from isaaclab.app import AppLauncher  # noqa: E402
 from isaaclab.assets import Articulation, ArticulationCfg  # noqa: E402
 from isaaclab.sim.converters import MjcfConverter, MjcfConverterCfg  # noqa: E402
+from isaacsim_testing.stub_sdk import lab_major  # noqa: E402
 
 from unisim_core.mjcf_lite import load_mjcf  # noqa: E402
 from unisim_isaacsim import worker  # noqa: E402
 from unisim_isaacsim._layout import root_body_name  # noqa: E402
 from unisim_isaacsim._usd_scene import isolate_articulation_root  # noqa: E402
-from unisim_isaacsim.testing.stub_sdk import lab_major  # noqa: E402
 
 ROBOT = "/World/envs/env_0/Robot"
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from isaacsim_testing import import_or_skip_outside_ci
 
 from unisim_core.mjcf_lite import load_mjcf
 from unisim_core.physx import FRICTION_DAMPING, physx_drives
 from unisim_isaacsim._drives import joint_actuator_cfgs
-from unisim_isaacsim.testing import import_or_skip_outside_ci
 
 mujoco = import_or_skip_outside_ci("mujoco", "the reference forces come from MuJoCo (pip install mujoco)")
 

@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from isaacsim_testing import import_or_skip_outside_ci
 
 from unisim_isaacsim._runtime import find_runtime
-from unisim_isaacsim.testing import import_or_skip_outside_ci
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "gpu_acceptance.py"
 REASON = "needs Isaac Sim 5.1 (set UNISIM_ISAACSIM_PYTHON to its python.sh) and an NVIDIA RTX GPU"
@@ -47,13 +47,14 @@ def test_script_checks_run_end_to_end_on_the_test_double_worker(monkeypatch, tmp
     """Every step of the acceptance run, against the SDK-free test double (real worker subprocess)."""
     import importlib.util
 
-    from unisim_isaacsim._backend import IsaacSimBackend
+    from isaacsim_testing.host import LocalWorkerHost
+
     from unisim_isaacsim._runtime import HOME_ENV, PYTHON_ENV
 
     import_or_skip_outside_ci("unisim_mujoco", "the parity step runs MuJoCo (pip install -e plugins/unisim_mujoco)")
 
-    class FakeIsaac(IsaacSimBackend):
-        worker_module = "unisim_isaacsim.testing.fake_isaac_worker"
+    class FakeIsaac(LocalWorkerHost):
+        worker_module = "isaacsim_testing.fake_isaac_worker"
 
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.delenv(HOME_ENV, raising=False)
@@ -85,10 +86,11 @@ def test_script_runs_on_the_real_worker_over_the_sdk_stubs(monkeypatch, tmp_path
     dynamics checks and the frame's content are not judged; the generation check is)."""
     import importlib.util
 
+    from isaacsim_testing import USD_EXTRA
+    from isaacsim_testing.stub_sdk import LAB_ENV
+    from isaacsim_testing.stub_sdk_run import StubSdkIsaacSim
+
     from unisim_isaacsim._runtime import HOME_ENV, PYTHON_ENV
-    from unisim_isaacsim.testing import USD_EXTRA
-    from unisim_isaacsim.testing.stub_sdk import LAB_ENV
-    from unisim_isaacsim.testing.stub_sdk_run import StubSdkIsaacSim
 
     import_or_skip_outside_ci("unisim_mujoco", "the parity step runs MuJoCo (pip install -e plugins/unisim_mujoco)")
     import_or_skip_outside_ci("physx_usd_schemas", USD_EXTRA)

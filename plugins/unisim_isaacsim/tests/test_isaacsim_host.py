@@ -1,6 +1,6 @@
 """IsaacSimBackend end to end against REAL worker subprocesses (no Isaac Sim needed).
 
-The worker is either the test double ``unisim_isaacsim.testing.fake_isaac_worker`` (FakeBackend
+The worker is either the test double ``isaacsim_testing.fake_isaac_worker`` (FakeBackend
 inside, permuted engine rows, xyzw quaternions on the wire) or the real ``unisim_isaacsim.worker``
 module run by this venv's python, which must fail INIT clearly because Isaac Lab is missing.
 """
@@ -12,6 +12,8 @@ import sys
 
 import numpy as np
 import pytest
+from isaacsim_testing.fake_isaac_worker import MODE_ENV
+from isaacsim_testing.host import LocalWorkerHost
 
 from unisim_core import Capability, SceneCfg
 from unisim_core.errors import (
@@ -29,7 +31,6 @@ from unisim_isaacsim._launch import FALLBACK_ENV, WorkerPath
 from unisim_isaacsim._physx_solver import PhysxSolverConfig
 from unisim_isaacsim._readback import SolverReadbackError
 from unisim_isaacsim._runtime import HOME_ENV, PYTHON_ENV
-from unisim_isaacsim.testing.fake_isaac_worker import MODE_ENV
 
 N = 3
 SCENE = SceneCfg(scene_path("quadruped"), default_keyframe="home")
@@ -38,8 +39,8 @@ ALL_FIELDS = dict(solver_position_iteration_count=8, solver_velocity_iteration_c
                   max_depenetration_velocity=5.0, gpu_max_rigid_contact_count=2**20, gpu_max_rigid_patch_count=2**18)
 
 
-class FakeIsaac(IsaacSimBackend):
-    worker_module = "unisim_isaacsim.testing.fake_isaac_worker"
+class FakeIsaac(LocalWorkerHost):
+    worker_module = "isaacsim_testing.fake_isaac_worker"
 
 
 @pytest.fixture

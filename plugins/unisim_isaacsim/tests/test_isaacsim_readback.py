@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from isaacsim_testing.fake_isaac_worker import fake_readback
 
 from unisim_isaacsim._physx_solver import PhysxSolverConfig
 from unisim_isaacsim._readback import SolverReadbackError, verify_solver_readback
-from unisim_isaacsim.testing.fake_isaac_worker import fake_readback
 
 CFG = PhysxSolverConfig(solver_position_iteration_count=8, solver_velocity_iteration_count=2,
                         bounce_threshold_velocity=0.3, contact_offset=0.02, rest_offset=0.001,

@@ -118,7 +118,7 @@ def test_nothing_found_raises_with_setup_hint(user_home):
 
 
 def test_import_or_skip_outside_ci_fails_in_ci_and_skips_elsewhere(monkeypatch):
-    from unisim_isaacsim.testing import import_or_skip_outside_ci
+    from isaacsim_testing import import_or_skip_outside_ci
 
     monkeypatch.setenv("CI", "1")
     with pytest.raises(ImportError, match="no_such_module_for_unisim"):

@@ -1,4 +1,4 @@
-"""The REAL worker.py executed against the SDK stubs (unisim_isaacsim.testing.stub_sdk), both Isaac Lab
+"""The REAL worker.py executed against the SDK stubs (isaacsim_testing.stub_sdk), both Isaac Lab
 generations, through the real host; and each stub rule shown to fail on the worker's pre-fix code path.
 
 The stub physics is kinematic (see the stub_sdk docs): these tests check code paths and SDK
@@ -15,16 +15,16 @@ import sys
 from pathlib import Path
 
 import pytest
+from isaacsim_testing import USD_EXTRA, import_or_skip_outside_ci
+from isaacsim_testing.stub_sdk import FAIL_EXT_ENV, LAB_ENV
+from isaacsim_testing.stub_sdk_run import main, run
 
 from unisim_core.scenes import scene_path
-from unisim_isaacsim.testing import USD_EXTRA, import_or_skip_outside_ci
-from unisim_isaacsim.testing.stub_sdk import FAIL_EXT_ENV, LAB_ENV
-from unisim_isaacsim.testing.stub_sdk_run import main, run
 
 import_or_skip_outside_ci("physx_usd_schemas", USD_EXTRA)  # the stub stage is real USD
 
 QUADRUPED = str(scene_path("quadruped"))
-ARM = str(Path(__file__).resolve().parents[1] / "unisim_isaacsim" / "testing" / "models" / "welded_arm.xml")
+ARM = str(Path(__file__).resolve().parent / "models" / "welded_arm.xml")
 SCENARIOS = Path(__file__).with_name("stub_scenarios.py")
 ALL_FIELDS = dict(solver_position_iteration_count=8, solver_velocity_iteration_count=2,
                   bounce_threshold_velocity=0.3, contact_offset=0.02, rest_offset=0.001,

@@ -10,7 +10,7 @@ import pytest
 
 # physx_usd_schemas registers its schema plugins on import; that must precede the first use of
 # USD's schema registry in the process, so it is imported before anything touches pxr.
-from unisim_isaacsim.testing import USD_EXTRA, import_or_skip_outside_ci
+from isaacsim_testing import USD_EXTRA, import_or_skip_outside_ci
 
 import_or_skip_outside_ci("physx_usd_schemas", USD_EXTRA)
 from pxr import Sdf, Usd, UsdGeom, UsdPhysics  # noqa: E402

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from unisim_isaacsim.testing import USD_EXTRA, import_or_skip_outside_ci
+from isaacsim_testing import USD_EXTRA, import_or_skip_outside_ci
 
 # registers PhysxSchema before pxr's registry is used
 import_or_skip_outside_ci("physx_usd_schemas", USD_EXTRA)

@@ -4,7 +4,7 @@ Supported: Isaac Lab 2.3 on Isaac Sim 5.1 and Isaac Lab 3.0 on Isaac Sim 6; the 
 from ``isaaclab.__version__`` and every API difference is converted at this module's boundary
 (:class:`_Lab2` / :class:`_Lab3`: physics config, tensor types, write/target calls, quaternion
 order). It has never run on a GPU in this project's CI; it runs there against the SDK stubs of
-:mod:`unisim_isaacsim.testing.stub_sdk`.
+``plugins/unisim_isaacsim/tests/isaacsim_testing/stub_sdk``.
 
 Started by :class:`~unisim_isaacsim._backend.IsaacSimBackend`; it serves the hosted op protocol of
 ``unisim_core.worker`` (``describe``, ``attach``, ``step``, ``set_state``, ``bodies``,

@@ -1,9 +1,10 @@
 """Run the real Isaac Sim worker on the SDK STUBS for one model and print one JSON object.
 
-``python -m unisim_isaacsim.testing.stub_sdk_run MODEL.xml [--isaaclab 2|3] [--device cuda:0|cpu]``
+``python -m isaacsim_testing.stub_sdk_run MODEL.xml [--isaaclab 2|3] [--device cuda:0|cpu]`` (with
+``plugins/unisim_isaacsim/tests`` on ``PYTHONPATH``: this test support is not in the wheel)
 
 The host (:class:`~unisim_isaacsim._backend.IsaacSimBackend`) starts ``worker.py`` in a subprocess
-of this interpreter with the stubs of :mod:`unisim_isaacsim.testing.stub_sdk` installed there, then
+of this interpreter with the stubs of :mod:`isaacsim_testing.stub_sdk` installed there, then
 INIT, a reset to the default state, a ``set_state`` round trip, a few steps holding the default
 position and a body readback. The physics is a stub: the JSON says whether the worker's code paths
 and the SDK's preconditions hold, not how Isaac Sim moves the model::
@@ -23,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .._backend import IsaacSimBackend
+from .host import LocalWorkerHost
 from .stub_sdk import LAB_ENV
 from .stub_sdk.engine import STUB
 
@@ -32,10 +33,10 @@ __all__ = ["StubSdkIsaacSim", "run", "main"]
 STEPS = 5
 
 
-class StubSdkIsaacSim(IsaacSimBackend):
+class StubSdkIsaacSim(LocalWorkerHost):
     """The Isaac Sim host whose worker runs on the SDK stubs (``stub_sdk_worker``)."""
 
-    worker_module = "unisim_isaacsim.testing.stub_sdk_worker"
+    worker_module = "isaacsim_testing.stub_sdk_worker"
 
 
 def run(model: str, isaaclab: int = 2, *, device: str = "cuda:0", num_envs: int = 3, keyframe: str | None = None,
@@ -48,8 +49,7 @@ def run(model: str, isaaclab: int = 2, *, device: str = "cuda:0", num_envs: int 
     """
     from unisim_core import SceneCfg
     from unisim_core.mjcf_lite import load_mjcf
-
-    from .._runtime import PYTHON_ENV
+    from unisim_isaacsim._runtime import PYTHON_ENV
 
     if isaaclab not in (2, 3):
         raise ValueError(f"isaaclab: expected 2 or 3, got {isaaclab!r}")
@@ -105,7 +105,7 @@ def run(model: str, isaaclab: int = 2, *, device: str = "cuda:0", num_envs: int 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m unisim_isaacsim.testing.stub_sdk_run", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m isaacsim_testing.stub_sdk_run", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("model", help="MJCF model file")
     parser.add_argument("--isaaclab", type=int, choices=(2, 3), default=2, help="Isaac Lab generation to stub")

@@ -6,7 +6,7 @@ os.path.basename(cfg.asset_path).split(".")`` (exactly one dot), ``MJCFCreateAss
 is enabled (``omni.kit.commands.execute`` then does nothing); output ``<usd_dir>/<stem>.usd``
 (``asset_converter_base.py``). Isaac Lab 3.0.0: ``os.path.splitext``, the importer enabled by the
 converter, output ``<usd_dir>/<stem>/<stem>.usda``. The USD is written by the STUB importer
-(:func:`unisim_isaacsim.testing.stub_sdk.engine.write_importer_usd`).
+(:func:`isaacsim_testing.stub_sdk.engine.write_importer_usd`).
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from isaacsim_testing.stub_sdk import lab_major
+from isaacsim_testing.stub_sdk.engine import write_importer_usd
+
 import isaaclab.app as app
 from isaaclab._cfg import MISSING, cfg_class
-from unisim_isaacsim.testing.stub_sdk import lab_major
-from unisim_isaacsim.testing.stub_sdk.engine import write_importer_usd
 
 EXT = "isaacsim.asset.importer.mjcf"
 _BASE = {"asset_path": MISSING, "usd_dir": None, "usd_file_name": None, "force_usd_conversion": False,

@@ -1,7 +1,7 @@
 """The real Isaac Sim worker (:mod:`unisim_isaacsim.worker`) on the SDK STUBS: ``python -m
-unisim_isaacsim.testing.stub_sdk_worker`` installs :mod:`.stub_sdk` and serves ``worker.main()``."""
+isaacsim_testing.stub_sdk_worker`` installs :mod:`.stub_sdk` and serves ``worker.main()``."""
 
-from unisim_isaacsim.testing.stub_sdk import install
+from isaacsim_testing.stub_sdk import install
 
 if __name__ == "__main__":
     install()

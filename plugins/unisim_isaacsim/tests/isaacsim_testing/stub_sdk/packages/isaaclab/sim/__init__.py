@@ -13,11 +13,11 @@ from types import SimpleNamespace
 from typing import Any
 
 import omni.usd
+from isaacsim_testing.stub_sdk import lab_major
 from pxr import UsdLux, UsdPhysics
 
 from isaaclab._cfg import MISSING, PHYSX_FIELDS, cfg_class
 from unisim_isaacsim._usd_helpers import _physx_schema
-from unisim_isaacsim.testing.stub_sdk import lab_major
 
 PhysxSchema = _physx_schema()  # Isaac Sim ships pxr.PhysxSchema; stock USD gets physx-usd-schemas
 

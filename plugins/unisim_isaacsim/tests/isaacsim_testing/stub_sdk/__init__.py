@@ -2,7 +2,7 @@
 
 ``packages/`` holds fake ``isaaclab``, ``isaaclab_physx``, ``isaacsim``, ``omni`` and ``torch``
 packages; :func:`install` puts it first on ``sys.path`` (only the harness calls it, in the worker
-process: :mod:`unisim_isaacsim.testing.stub_sdk_worker`). ``pxr`` is the real OpenUSD
+process: :mod:`isaacsim_testing.stub_sdk_worker`). ``pxr`` is the real OpenUSD
 (``usd-core`` + ``physx-usd-schemas``). The stubs mirror the signatures the worker calls and
 enforce the preconditions readable in the sources of Isaac Lab 2.3.2 (``isaaclab==2.3.2.post1``,
 extension 0.54.2), Isaac Lab 3.0.0 and Isaac Sim 5.1; each rule cites its upstream file. The

@@ -1,6 +1,6 @@
 """TEST DOUBLE of the Isaac Sim worker: same protocol, stand-in engine, no Isaac Sim.
 
-``python -m unisim_isaacsim.testing.fake_isaac_worker`` accepts the INIT payload of
+``python -m isaacsim_testing.fake_isaac_worker`` accepts the INIT payload of
 :func:`unisim_isaacsim._backend.init_payload` and serves the ops of the real worker, but simulates
 with unisim_core's ``FakeBackend``. It deliberately speaks the wire layout an Isaac worker may
 use, so the host's boundary handling is exercised end to end against a real subprocess:

@@ -1,4 +1,4 @@
-"""Test support for the Isaac Sim backend without Isaac Sim: the protocol test double
+"""Test support for the Isaac Sim backend without Isaac Sim (test tree only, not in the wheel): the protocol test double
 (``fake_isaac_worker``), the SDK stubs that run the real worker (``stub_sdk``, ``stub_sdk_run``)."""
 
 from __future__ import annotations

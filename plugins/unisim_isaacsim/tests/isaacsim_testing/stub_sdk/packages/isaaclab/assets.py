@@ -30,11 +30,11 @@ from typing import Any
 import numpy as np
 import omni.usd
 import torch
+from isaacsim_testing.stub_sdk import lab_major
+from isaacsim_testing.stub_sdk.engine import ArticulationModel, ArticulationView
 
 from isaaclab._cfg import MISSING, cfg_class
 from isaaclab.sim import SimulationContext
-from unisim_isaacsim.testing.stub_sdk import lab_major
-from unisim_isaacsim.testing.stub_sdk.engine import ArticulationModel, ArticulationView
 
 V2 = lab_major() == 2
 _IDENTITY = (1.0, 0.0, 0.0, 0.0) if V2 else (0.0, 0.0, 0.0, 1.0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from unisim_isaacsim.testing.stub_sdk import FAIL_EXT_ENV
+from isaacsim_testing.stub_sdk import FAIL_EXT_ENV
 
 
 class ExtensionManager:

@@ -1,0 +1,1 @@
+"""STUB ``isaacsim`` namespace (see ``isaacsim_testing.stub_sdk``)."""

@@ -1,0 +1,1 @@
+"""STUB ``omni`` namespace (see ``isaacsim_testing.stub_sdk``)."""

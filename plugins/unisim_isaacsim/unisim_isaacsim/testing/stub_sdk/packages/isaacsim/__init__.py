@@ -1,1 +1,0 @@
-"""STUB ``isaacsim`` namespace (see ``unisim_isaacsim.testing.stub_sdk``)."""

@@ -1,1 +1,0 @@
-"""STUB ``omni`` namespace (see ``unisim_isaacsim.testing.stub_sdk``)."""
