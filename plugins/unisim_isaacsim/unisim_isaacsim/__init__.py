@@ -1,7 +1,7 @@
 """Isaac Sim / Isaac Lab backend for UniSim: an SDK-free host (``IsaacSimBackend``) and the worker that
 runs inside Isaac Sim's Python (``python -m unisim_isaacsim.worker``). The modules are private; this
-package is the public surface, and importing it never imports the Isaac SDK. ``unisim_isaacsim.testing``
-holds the test doubles (a stand-in worker and SDK stubs)."""
+package is the public surface, and importing it never imports the Isaac SDK. The test doubles (a
+stand-in worker and SDK stubs) live in the test tree (``tests/isaacsim_testing``), not in the wheel."""
 
 from ._hooks import CAPABILITIES, __version__, unisim_backend_spec, unisim_diagnostics
 from ._options import IsaacSimOptions
