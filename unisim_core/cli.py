@@ -182,6 +182,7 @@ def _tolerances(items: Sequence[str] | None) -> dict[str, float]:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from . import compare as C
+    from .compare_report import format_table, plot_trajectories
 
     if args.plot:  # fail before the comparison runs, not after it
         _require("matplotlib", "unisim compare --plot", "unisim-core[plot]")
@@ -192,9 +193,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         options=C.split_backend_items(args.option, backends, "--option"),
         mjcf_options=C.split_backend_items(args.scene_option, backends, "--scene-option"),
         tier=args.tier, tolerances=_tolerances(args.tolerance), keyframe=args.keyframe)
-    print(C.format_table(res))
+    print(format_table(res))
     if args.plot:
-        C.plot_trajectories(res, args.plot)
+        plot_trajectories(res, args.plot)
         print(f"plot: {args.plot}")
     if args.json:
         import json
@@ -207,7 +208,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from . import bench as B
-    from .compare import resolve_scene, split_backend_items
+    from .compare import split_backend_items
+    from .scenes import resolve_scene
 
     backends = _csv(args.backends) if args.backends else B.default_backends()
     if not backends:
@@ -240,18 +242,24 @@ def cmd_zoo(args: argparse.Namespace) -> int:
 
     if args.plot:  # fail before the matrix runs, not after it
         _require("matplotlib", "unisim zoo --plot", "unisim-core[plot]")
+    if not args.dirs and not args.from_json:
+        raise ValueError("zoo: expected DIR... to run, or --from-json F... to merge earlier runs, got neither")
+    prior, runs = Z.load_runs(args.from_json or [])
     backends = _csv(args.backends)
-    models = Z.discover(args.dirs)
+    models = Z.discover(args.dirs) if args.dirs else []
+    shapes = {(r["steps"], r["num_envs"]) for r in runs} | ({(args.steps, args.num_envs)} if models else set())
+    if len(shapes) > 1:
+        raise ValueError(f"--from-json: expected runs of one --steps/--num-envs to merge, got {sorted(shapes)}")
+    args.steps, args.num_envs = shapes.pop()
     tty = sys.stderr.isatty()
     start = time.perf_counter()
-    print(f"zoo: {len(models)} models x {len(backends)} backends, {args.steps} steps, {args.num_envs} envs per cell, "
-          f"reference {Z.REFERENCE} (1 env), timeout {args.timeout:g} s per process", file=sys.stderr, flush=True)
-
     meta = {"command": "unisim zoo " + " ".join(args.argv), "steps": args.steps, "num_envs": args.num_envs,
-            "reference": Z.REFERENCE, "timeout_s": args.timeout, "models": {m.label: m.path for m in models}}
+            "reference": Z.REFERENCE, "timeout_s": args.timeout, "models": {m.label: m.path for m in models},
+            "merged": runs}
     done_cells: list = []
 
     def write(cells, final: bool) -> None:  # after every cell, so that an interrupted run leaves its results
+        cells = Z.merge_cells(*prior, cells)
         if args.json:
             import json
 
@@ -270,10 +278,16 @@ def cmd_zoo(args: argparse.Namespace) -> int:
         else:
             print(f"[{done}/{total}] {label}", file=sys.stderr, flush=True)
 
-    cells = Z.run_zoo(models, backends, steps=args.steps, num_envs=args.num_envs, timeout=args.timeout,
-                      on_cell=shown)
-    print(Z.format_matrix(cells))
+    cells = []
+    if models:
+        print(f"zoo: {len(models)} models x {len(backends)} backends, {args.steps} steps, {args.num_envs} envs per "
+              f"cell, reference {Z.REFERENCE} (1 env), timeout {args.timeout:g} s per process", file=sys.stderr,
+              flush=True)
+        cells = Z.run_zoo(models, backends, steps=args.steps, num_envs=args.num_envs, timeout=args.timeout,
+                          on_cell=shown)
     write(cells, True)
+    cells = Z.merge_cells(*prior, cells)
+    print(Z.format_matrix(cells))
     for flag, path in (("json", args.json), ("markdown", args.markdown)):
         if path:
             print(f"{flag}: {path}")
@@ -367,7 +381,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "every backend, each in its own process with a timeout, and compare with the MuJoCo backend "
                     "(1 env). Cells: ok (within the tier, figure), refused (the MJCF feature named), deviates "
                     "(figure past the tier), error (anything else). Exit status 1 when a cell is an error.")
-    zoo.add_argument("dirs", nargs="+", metavar="DIR", help="an MJCF file, a robot folder (scene.xml, else "
+    zoo.add_argument("dirs", nargs="*", metavar="DIR", help="an MJCF file, a robot folder (scene.xml, else "
                      "scene*.xml, else the robot's xml), a folder of robot folders, or 'gymnasium'")
     zoo.add_argument("--backends", default="mujoco", help="comma-separated (default: mujoco)")
     zoo.add_argument("--steps", type=int, default=200, help="physics steps per cell (default: 200)")
@@ -376,6 +390,8 @@ def build_parser() -> argparse.ArgumentParser:
     zoo.add_argument("--json", default=None, help="write every cell as JSON")
     zoo.add_argument("--markdown", default=None, help="write the matrix and details as markdown")
     zoo.add_argument("--plot", default=None, help="write a PNG of the matrix coloured by class")
+    zoo.add_argument("--from-json", nargs="+", default=None, metavar="F", help="merge the cells of earlier --json "
+                     "runs (a later file's or this run's cell replaces an earlier one of the same model and backend)")
     zoo.set_defaults(fn=cmd_zoo)
     return p
 

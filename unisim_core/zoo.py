@@ -27,16 +27,18 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 import numpy as np
 
 from .compare import QUANTITIES, TIERS, Trajectory, deviation_series, verdict
 from .tables import table
+from .zoo_causes import CAUSES
 
 __all__ = ["REFERENCE", "CLASSES", "ZooModel", "Cell", "discover", "robot_entry", "gymnasium_models",
-           "classify", "cell_tier", "run_zoo", "summary", "format_matrix", "to_markdown", "plot_matrix"]
+           "classify", "cell_tier", "run_zoo", "summary", "format_matrix", "to_markdown", "plot_matrix",
+           "load_runs", "merge_cells", "tree_commit"]
 
 REFERENCE = "mujoco"
 CLASSES = ("ok", "refused", "deviates", "error")
@@ -241,6 +243,9 @@ class Cell:
     tier: str | None = None
     max_deviation: dict = field(default_factory=dict)
     wall_s: float | None = None
+    ran_at: str | None = None
+    commit: str | None = None
+    cause: str | None = None
 
 
 def cell_tier(backend: str, can_collide: bool, reference: str = REFERENCE) -> str:
@@ -269,7 +274,8 @@ def classify(model: str, backend: str, rep: dict, arrays: dict, ref: dict | None
     if status == "refused":
         return Cell(model, backend, "refused", rep.get("feature", "?"), rep.get("message", ""), wall_s=wall)
     if status == "diverged":
-        return Cell(model, backend, "deviates", "diverged", rep.get("message", ""), wall_s=wall)
+        return Cell(model, backend, "deviates", "diverged", rep.get("message", ""), wall_s=wall,
+                    cause=CAUSES.get((backend, model)))
     if status != "ran":
         msg = f"{rep.get('type', 'error')}: {rep.get('message', '')}"
         return Cell(model, backend, "error", rep.get("type", "error").rsplit(".", 1)[-1], msg, wall_s=wall)
@@ -293,7 +299,8 @@ def classify(model: str, backend: str, rep: dict, arrays: dict, ref: dict | None
     figure = f"{worst} {dev[worst]:.1e}"
     cls = "ok" if status == "PASS" else "deviates"
     detail = "; ".join(reasons) if reasons else f"within tier {tier!r} {tols}"
-    return Cell(model, backend, cls, figure, detail, tier, dev, wall)
+    return Cell(model, backend, cls, figure, detail, tier, dev, wall,
+                cause=CAUSES.get((backend, model)) if cls == "deviates" else None)
 
 
 # ---------------------------------------------------------------------------- the run
@@ -307,15 +314,64 @@ def run_zoo(models: Sequence[ZooModel], backends: Sequence[str], *, steps: int =
         raise ValueError(f"--backends: expected distinct backend names, got {list(backends)}")
     cells: list[Cell] = []
     total = len(models) * len(backends)
+    commit = tree_commit()
     with tempfile.TemporaryDirectory(prefix="unisim-zoo-") as work:
         for m in models:
             ref, ref_arrays = spawn_cell(reference, m.path, steps, 1, timeout, work)
             for b in backends:
                 rep, arrays = spawn_cell(b, m.path, steps, num_envs, timeout, work)
                 cells.append(classify(m.label, b, rep, arrays, ref, ref_arrays, reference))
+                cells[-1].ran_at, cells[-1].commit = _utc_now(), commit
                 if on_cell:
                     on_cell(len(cells), total, cells[-1])
     return cells
+
+
+def _utc_now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def tree_commit() -> str | None:
+    """``git describe --always --dirty`` of the checkout this ``unisim_core`` is imported from (``None``
+    outside a git checkout): the code a cell ran on."""
+    try:
+        out = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=os.path.dirname(__file__),
+                             capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+# ---------------------------------------------------------------------------- merging runs
+def load_runs(paths: Sequence[str]) -> tuple[list[list[Cell]], list[dict]]:
+    """The cells and the run description (``command``, ``steps``, ``complete``, ...) of each ``--json`` file
+    in ``paths``; a file that is not a zoo JSON raises ``ValueError`` naming it."""
+    names = {f.name for f in fields(Cell)}
+    runs, metas = [], []
+    for p in paths:
+        with open(p) as f:
+            data = json.load(f)
+        if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
+            raise ValueError(f"--from-json: expected a `unisim zoo --json` file with a 'cells' list, got {p!r}")
+        cells = [Cell(**{k: v for k, v in c.items() if k in names}) for c in data["cells"]]
+        for c in cells:  # causes are the table's, not the run's: a cause documented since then is shown
+            c.cause = CAUSES.get((c.backend, c.model)) if c.cls == "deviates" else None
+        runs.append(cells)
+        metas.append({k: data.get(k) for k in ("command", "steps", "num_envs", "timeout_s", "complete")}
+                     | {"file": os.path.basename(p), "cells": len(cells)})
+    return runs, metas
+
+
+def merge_cells(*runs: Sequence[Cell]) -> list[Cell]:
+    """One matrix from several runs: for each (model, backend) the cell of the last run holding it;
+    models and backends keep their first-seen order."""
+    at: dict[tuple[str, str], Cell] = {}
+    for run in runs:
+        for c in run:
+            at[(c.model, c.backend)] = c
+    models = list(dict.fromkeys(c.model for run in runs for c in run))
+    backends = list(dict.fromkeys(c.backend for run in runs for c in run))
+    return [at[(m, b)] for m in models for b in backends if (m, b) in at]
 
 
 # ---------------------------------------------------------------------------- reports
@@ -362,13 +418,32 @@ def to_markdown(cells: Sequence[Cell], meta: dict) -> str:
              f"Refresh (this file is the command's `--markdown` output): `{meta.get('command', 'unisim zoo')}` "
              f"({meta.get('steps')} steps, {meta.get('num_envs')} envs per cell, reference "
              f"{meta.get('reference', REFERENCE)} with 1 env).", "",
-             "| backend | " + " | ".join(CLASSES) + " |", "|---" * (len(CLASSES) + 1) + "|"]
-    lines += [f"| {b} | " + " | ".join(str(s[b][k]) for k in CLASSES) + " |" for b in backends]
+             ]
+    if meta.get("merged"):
+        lines += ["This matrix merges earlier runs (`--from-json`; a later run's cell replaces an earlier one of the "
+                  "same model and backend, this invocation's last):", ""]
+        lines += [f"- `{r.get('command')}` ({r.get('cells')} cells, "
+                  f"{'complete' if r.get('complete') else 'interrupted'}, `{r.get('file')}`)" for r in meta["merged"]]
+        lines += [""]
+    lines += ["| backend | " + " | ".join(CLASSES) + " | ran (UTC) | commit |", "|---" * (len(CLASSES) + 3) + "|"]
+    lines += [f"| {b} | " + " | ".join(str(s[b][k]) for k in CLASSES) + f" | {_span(cells, b)} |" for b in backends]
     lines += ["", "| model | " + " | ".join(backends) + " |", "|---" * (len(backends) + 1) + "|"]
     lines += [f"| {m} | " + " | ".join(md(_text(at.get((m, b)))) for b in backends) + " |" for m in models]
-    lines += ["", "Details of every cell that is not `ok`:", ""]
-    lines += [f"- **{c.model} × {c.backend}** ({c.cls}): {md(c.detail)[:600]}" for c in cells if c.cls != "ok"]
+    lines += ["", "Details of every cell that is not `ok` (a deviating cell with its documented cause, "
+              "`unisim_core/zoo_causes.py`):", ""]
+    lines += [f"- **{c.model} × {c.backend}** ({c.cls}): {md(c.detail)[:600]}"
+              + (f" **Cause:** {md(c.cause or 'not documented')}." if c.cls == "deviates" else "")
+              for c in cells if c.cls != "ok"]
     return "\n".join(lines) + "\n"
+
+
+def _span(cells: Sequence[Cell], backend: str) -> str:
+    """``first – last`` ran_at of ``backend``'s cells and the commits they ran on (``|`` separated)."""
+    mine = [c for c in cells if c.backend == backend]
+    times = sorted(c.ran_at for c in mine if c.ran_at)
+    commits = list(dict.fromkeys(c.commit for c in mine if c.commit))
+    when = f"{times[0][:16]} – {times[-1][:16]}".replace("T", " ") if times else "-"
+    return when + " | " + (", ".join(f"`{x}`" for x in commits) or "-")
 
 
 def to_json(cells: Sequence[Cell], meta: dict) -> dict:

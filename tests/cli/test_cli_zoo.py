@@ -81,6 +81,35 @@ def test_classification_of_failures_known_answers():
     assert "Refresh (this file is the command's `--markdown` output): `unisim zoo x`" in md
 
 
+def _run_json(path: Path, cells: list, steps: int = 3) -> str:
+    path.write_text(json.dumps({**Z.to_json(cells, {"command": f"unisim zoo {path.stem}", "steps": steps,
+                                                    "num_envs": 2}), "complete": True}))
+    return str(path)
+
+
+def test_from_json_merges_runs_later_cells_win(tmp_path, monkeypatch, capsys):
+    ref, ref_a = _ran(True), _arrays()
+    monkeypatch.setitem(Z.CAUSES, ("newton", "b"), "contact: 1e-6 with contacts off")
+    old = [Z.classify("a", "newton", {"status": "error", "type": "process", "message": "boom"}, {}, ref, ref_a),
+           Z.classify("b", "newton", _ran(True), _arrays(dof=2e-2), ref, ref_a)]
+    new = [Z.classify("a", "newton", _ran(True), _arrays(), ref, ref_a),
+           Z.classify("a", "sapien", {"status": "refused", "feature": "mesh_inertia"}, {}, ref, ref_a)]
+    new[0].ran_at, new[0].commit = "2026-12-02T02:05:00Z", "abc1234"
+    first, second = _run_json(tmp_path / "r1.json", old), _run_json(tmp_path / "r2.json", new)
+    md = tmp_path / "zoo.md"
+    assert main(["zoo", "--from-json", first, second, "--markdown", str(md), "--json", str(tmp_path / "m.json")]) == 0
+    text = md.read_text()
+    assert "| a | ok base_pos 0.0e+00 | refused mesh_inertia |" in text
+    assert "| b | deviates dof_pos 2.0e-02 | - |" in text
+    assert "**Cause:** contact: 1e-6 with contacts off." in text and "`unisim zoo r1` (2 cells, complete" in text
+    assert "| newton | 1 | 0 | 1 | 0 | 2026-12-02 02:05 – 2026-12-02 02:05 | `abc1234` |" in text
+    merged = json.loads((tmp_path / "m.json").read_text())
+    assert merged["summary"]["newton"] == {"ok": 1, "refused": 0, "deviates": 1, "error": 0}
+    assert main(["zoo", "--from-json", first, _run_json(tmp_path / "r3.json", new, steps=5)]) == 2
+    assert "expected runs of one --steps/--num-envs to merge, got [(3, 2), (5, 2)]" in capsys.readouterr().err
+    assert main(["zoo"]) == 2 and "expected DIR... to run, or --from-json" in capsys.readouterr().err
+
+
 def test_exit_reasons_and_timeout_are_error_cells(tmp_path):
     assert Z._exit_reason(-11) == "crashed: killed by SIGSEGV" and Z._exit_reason(3) == "crashed: exit status 3"
     scene = ROOT / "unisim_core" / "scenes" / "quadruped.xml"
