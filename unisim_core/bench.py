@@ -1,18 +1,25 @@
 """Throughput of installed backends against their raw engines, in one run (``unisim bench``).
 
-For each backend and ``num_envs`` N, two loops run on the same scene (the shipped
-quadruped under a hold of its ``home`` pose unless told otherwise), interleaved in rounds
-so that other load on the machine hits both alike (median call kept):
+One workload for every engine (:data:`WORKLOAD`): each call writes a hold-position ``ctrl``
+``(N, nu)``, steps ``nsteps`` physics substeps of ``sim_dt`` and reads ``qpos`` and ``qvel`` back
+to host numpy (the shipped quadruped holding its ``home`` pose unless told otherwise). Three loops
+run it on the same scene, interleaved in rounds so that other load on the machine hits them alike,
+each call timed alone (median of the calls, the first call of each round dropped):
 
 - contract: ``backend.step(ctrl, nsteps)`` then ``get_qpos()`` and ``get_qvel()``;
-- raw: the engine's own batched API doing the same work (write ctrl, step ``nsteps``,
-  read qpos and qvel), from the plugin's ``unisim_raw_stepper`` hook.
+- raw: the engine's own batched API doing the same work (plugin hook ``unisim_raw_stepper``);
+- one_env: one env doing it on one thread with the engine's plain API (hook ``unisim_step_cost_probe``).
 
-``ratio`` = raw time / contract time (1.0: no overhead). The physical limit is one env's
-single-threaded step cost (the plugin's ``unisim_step_cost_probe`` hook) × N / threads;
-``of_limit`` = limit / contract time. Cold start is the wall time from the ``create_backend``
-call to the end of the first ``step``. Engines are imported by the plugins' loops only, never
-by ``unisim_core``.
+``ratio`` = raw time / contract time (1.0: no overhead). The physical limit is the one-env cost
+× N / threads (the threads the engine's batch can use: the backend's ``threads`` option, else
+the probe's ``threads`` attribute, else every CPU of this process); ``of_limit`` = limit /
+contract time. Device engines (warp) are timed to the host copy of qpos/qvel, which waits for
+the device (``wp.array.numpy()`` synchronises its stream): every call ends with the device idle.
+
+Start-up, per engine: ``cold_start_s`` is the first ``create_backend`` → end of the first step in
+this process (engine import and kernel compilation or cache load included); ``warm_start_s``, per
+cell, is the same span for a later backend, the engine's kernels already loaded in the process.
+Engines are imported by the plugins' loops only, never by ``unisim_core``.
 """
 
 from __future__ import annotations
@@ -24,11 +31,13 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["raw_stepper", "step_cost_probe", "backend_threads", "contract_stepper", "median_call_s", "measure",
-           "bench_cell",
-           "run_bench", "format_rows", "default_backends"]
+__all__ = ["WORKLOAD", "raw_stepper", "step_cost_probe", "backend_threads", "contract_stepper", "measure",
+           "bench_cell", "run_bench", "format_rows", "default_backends", "cpu_count"]
 
 Call = Callable[[], object]
+
+#: The one workload every loop runs, as the rows and the JSON state it.
+WORKLOAD = "write ctrl (N, nu); step nsteps substeps; read qpos (N, nq) and qvel (N, nv) to host numpy"
 
 #: Backends never benchmarked unless asked for by name (no raw engine, or not a local engine).
 EXCLUDED_BY_DEFAULT = ("fake", "isaacsim", "ray")
@@ -37,7 +46,7 @@ EXCLUDED_BY_DEFAULT = ("fake", "isaacsim", "ray")
 def raw_stepper(backend_name: str, scene: str, n: int, sim_dt: float, nsteps: int, backend,
                 ctrl: np.ndarray) -> tuple[Call, Call] | None:
     """``(call, close)`` of the plugin's raw-engine loop (``unisim_raw_stepper`` hook), ``None`` when
-    the plugin offers none."""
+    the plugin offers none (or none for this scene)."""
     from .registry import plugin_hook
 
     make = plugin_hook(backend_name, "unisim_raw_stepper")
@@ -53,19 +62,21 @@ def step_cost_probe(backend_name: str, scene: str, sim_dt: float, nsteps: int, b
     return None if make is None else make(scene, sim_dt, nsteps, backend, ctrl[:1])
 
 
-def backend_threads(backend) -> int:
-    """Threads the backend steps on: its ``threads`` option, else every CPU of this process."""
-    threads = getattr(backend.options, "threads", None)
+def backend_threads(backend, probe: Call | None = None) -> int:
+    """Threads the backend's batch steps on: its ``threads`` option, else the probe's ``threads``
+    attribute (an engine that steps its envs one after another says 1), else every CPU."""
+    threads = getattr(backend.options, "threads", None) or getattr(probe, "threads", None)
     return int(threads) if threads else cpu_count()
 
 
 def contract_stepper(name: str, scene: str, n: int, sim_dt: float, nsteps: int,
                      options: Mapping[str, object] | None = None, keyframe: str | None = "home"):
-    """``(backend, call, cold_start_s, ctrl)``: a backend built and stepped once (timed), its loop
-    and the hold-position control it steps with."""
-    from .compare import has_keyframe, hold_position_ctrl
+    """``(backend, call, start_s, ctrl)``: a backend built and stepped once (``start_s``: from the
+    ``create_backend`` call to the end of that step), its loop and the hold-position control."""
+    from .compare import hold_position_ctrl
     from .config import SceneCfg
     from .registry import create_backend
+    from .scenes.mjcf_file import has_keyframe
 
     key = keyframe if keyframe and has_keyframe(scene, keyframe) else None
     t0 = time.perf_counter()
@@ -74,62 +85,57 @@ def contract_stepper(name: str, scene: str, n: int, sim_dt: float, nsteps: int,
         backend = create_backend(name, SceneCfg(scene, default_keyframe=key), n, sim_dt, **dict(options or {}))
     ctrl = hold_position_ctrl(backend)
     backend.step(ctrl, nsteps)
-    cold = time.perf_counter() - t0
+    start = time.perf_counter() - t0
     backend.set_state(np.arange(n), np.tile(backend.get_default_qpos(), (n, 1)), np.zeros((n, backend.nv)))
 
     def call():
         backend.step(ctrl, nsteps)
         return backend.get_qpos(), backend.get_qvel()
 
-    return backend, call, cold, ctrl
+    return backend, call, start, ctrl
 
 
-def median_call_s(fn: Call, seconds: float, min_calls: int = 3) -> float:
-    """Median seconds per call of ``fn`` over ~``seconds`` (at least ``min_calls`` calls, each timed
-    alone, after one warm-up call)."""
-    fn()
-    samples = []
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end or len(samples) < min_calls:
-        t0 = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - t0)
-    return float(np.median(samples))
-
-
-def measure(calls: Mapping[str, Call], budget_s: float, rounds: int = 5, steps: int | None = None) -> dict[str, float]:
+def measure(calls: Mapping[str, Call], budget_s: float, rounds: int = 3, steps: int | None = None,
+            per_round: dict[str, list[float]] | None = None) -> dict[str, float]:
     """Median seconds per call of each callable, each call timed alone; rounds interleave the
     callables. Every callable runs the same number of times (one warm-up call, one sizing call,
-    then ``steps`` per round, or as many as fit ``budget_s`` over all rounds), so loops that start
-    from the same state follow the same trajectory and pay the same state-dependent costs
-    (contacts). The median drops the first call of each round, whose caches the other loops left
-    cold (it costs a one-env loop up to twice its steady time after a 512-env step)."""
-    per_call = 1e-8
+    then ``steps`` per round, or as many as fit ``budget_s`` over all rounds, at least 3), so loops
+    that start from the same state follow the same trajectory and pay the same state-dependent
+    costs (contacts). The median drops the first call of each round, whose caches the other loops
+    left cold (it costs a one-env loop up to twice its steady time after a 512-env step).
+    ``per_round``, when given, receives each callable's median per round."""
+    slowest = 1e-8
     for call in calls.values():
         call()  # warm-up
         t = time.perf_counter()
         call()
-        per_call = max(per_call, time.perf_counter() - t)
-    per_round = steps if steps else max(3, int(budget_s / rounds / len(calls) / per_call))
+        slowest = max(slowest, time.perf_counter() - t)
+    count = steps if steps else max(3, int(budget_s / rounds / len(calls) / slowest))
+    count = max(count, 2)
     times: dict[str, list[float]] = {name: [] for name in calls}
     clock = time.perf_counter
     for _ in range(rounds):
         for name, call in calls.items():
-            out = times[name]
-            for _ in range(per_round):
+            samples = []
+            for _ in range(count):
                 t = clock()
                 call()
-                out.append(clock() - t)
+                samples.append(clock() - t)
+            times[name] += samples[1:]
+            if per_round is not None:
+                per_round.setdefault(name, []).append(float(np.median(samples[1:])))
     return {name: float(np.median(t)) for name, t in times.items()}
 
 
 def bench_cell(name: str, scene: str, n: int, *, sim_dt: float = 0.002, nsteps: int = 4, budget_s: float = 1.0,
-               options: Mapping[str, object] | None = None, steps: int | None = None) -> dict:
+               options: Mapping[str, object] | None = None, steps: int | None = None, rounds: int = 3) -> dict:
     """One row: contract and raw env-steps/s (physics steps × envs per second), ratio, the physical
-    limit and the contract's fraction of it, cold start."""
-    backend, con, cold, ctrl = contract_stepper(name, scene, n, sim_dt, nsteps, options)
-    row: dict = {"backend": name, "num_envs": n, "nsteps": nsteps, "sim_dt": sim_dt, "cold_start_s": cold,
+    limit and the contract's fraction of it, the warm start (see the module docstring)."""
+    backend, con, start, ctrl = contract_stepper(name, scene, n, sim_dt, nsteps, options)
+    row: dict = {"backend": name, "num_envs": n, "nsteps": nsteps, "sim_dt": sim_dt, "warm_start_s": start,
+                 "device": str(getattr(backend, "device", "cpu")),
                  "options": {k: repr(v) for k, v in (options or {}).items()}}
+    raw = None
     try:
         calls = {"contract": con}
         raw = raw_stepper(name, scene, n, sim_dt, nsteps, backend, ctrl)
@@ -138,12 +144,14 @@ def bench_cell(name: str, scene: str, n: int, *, sim_dt: float = 0.002, nsteps: 
         one_env = step_cost_probe(name, scene, sim_dt, nsteps, backend, ctrl)
         if one_env is not None:
             calls["one_env"] = one_env
-        med = measure(calls, budget_s, steps=steps)
+        rounds_s: dict[str, list[float]] = {}
+        med = measure(calls, budget_s, rounds=rounds, steps=steps, per_round=rounds_s)
+        threads = backend_threads(backend, one_env)
+    finally:
         if raw is not None:
             raw[1]()
-        threads = backend_threads(backend)
-    finally:
         backend.close()
+    row["rounds_us"] = {k: [round(v * 1e6, 1) for v in vs] for k, vs in rounds_s.items()}
     row["contract_us_per_call"] = med["contract"] * 1e6
     row["contract_env_steps_per_s"] = n * nsteps / med["contract"]
     row["ratio"] = row["of_limit"] = None
@@ -151,9 +159,10 @@ def bench_cell(name: str, scene: str, n: int, *, sim_dt: float = 0.002, nsteps: 
         row["raw_us_per_call"] = med["raw"] * 1e6
         row["raw_env_steps_per_s"] = n * nsteps / med["raw"]
         row["ratio"] = med["raw"] / med["contract"]
+        row["round_ratios"] = [r / c for r, c in zip(rounds_s["raw"], rounds_s["contract"])]
         row["overhead_us_per_call"] = (med["contract"] - med["raw"]) * 1e6
     else:
-        row["note"] = f"the {name!r} plugin offers no raw-engine loop (hook unisim_raw_stepper)"
+        row["note"] = f"the {name!r} plugin offers no raw-engine loop for this scene (hook unisim_raw_stepper)"
     if "one_env" in med:
         limit = med["one_env"] * (1 if n == 1 else n / min(threads, n))
         row["threads"] = threads
@@ -170,15 +179,28 @@ def default_backends() -> list[str]:
 
 def run_bench(backends: Sequence[str], num_envs: Sequence[int], scene: str, *, sim_dt: float = 0.002,
               nsteps: int = 4, budget_s: float = 1.0, options: Mapping[str, Mapping[str, object]] | None = None,
-              steps: int | None = None, on_row: Callable[[dict], None] | None = None) -> list[dict]:
+              steps: int | None = None, rounds: int = 3, on_row: Callable[[dict], None] | None = None) -> list[dict]:
+    """One row per backend and N (:func:`bench_cell`); each backend is first built once at N=1 (its
+    ``cold_start_s``, on each of its rows) so that every cell's ``warm_start_s`` finds the engine loaded.
+    A failing backend gives ``error`` rows and never hides the others."""
     rows = []
     for name in backends:
+        opts = (options or {}).get(name)
+        try:
+            first, _, cold, _ = contract_stepper(name, scene, 1, sim_dt, nsteps, opts)
+            first.close()
+        except Exception as exc:  # noqa: BLE001 - one failing backend never hides the others
+            cold, error = None, f"{type(exc).__name__}: {exc}"
         for n in num_envs:
-            try:
-                row = bench_cell(name, scene, n, sim_dt=sim_dt, nsteps=nsteps, budget_s=budget_s,
-                                 options=(options or {}).get(name), steps=steps)
-            except Exception as exc:  # noqa: BLE001 - one failing backend never hides the others
-                row = {"backend": name, "num_envs": n, "error": f"{type(exc).__name__}: {exc}"}
+            if cold is None:
+                row = {"backend": name, "num_envs": n, "error": error}
+            else:
+                try:
+                    row = bench_cell(name, scene, n, sim_dt=sim_dt, nsteps=nsteps, budget_s=budget_s,
+                                     options=opts, steps=steps, rounds=rounds)
+                    row["cold_start_s"] = cold
+                except Exception as exc:  # noqa: BLE001
+                    row = {"backend": name, "num_envs": n, "error": f"{type(exc).__name__}: {exc}"}
             rows.append(row)
             if on_row:
                 on_row(row)
@@ -194,14 +216,15 @@ def format_rows(rows: Sequence[dict]) -> str:
     out = []
     for r in rows:
         if "error" in r:
-            out.append([r["backend"], r["num_envs"], "error", "", "", "", "", "", "", r["error"][:80]])
+            out.append([r["backend"], r["num_envs"], "error", "", "", "", "", "", "", "", r["error"][:80]])
             continue
-        out.append([r["backend"], r["num_envs"], f"{r['contract_env_steps_per_s']:,.0f}",
-                    num(r, "raw_env_steps_per_s", ",.0f"), num(r, "ratio", ".2f"),
-                    num(r, "overhead_us_per_call", ".1f"), num(r, "limit_us_per_call", ",.0f"),
-                    num(r, "of_limit", ".2f"), f"{r['cold_start_s']:.3f}", r.get("note", "")])
-    return _table(out, ("backend", "N", "env-steps/s", "raw env-steps/s", "ratio", "overhead µs/call",
-                        "limit µs/call", "of limit", "cold start s", "note"))
+        out.append([r["backend"], r["num_envs"], num(r, "raw_env_steps_per_s", ",.0f"),
+                    f"{r['contract_env_steps_per_s']:,.0f}", num(r, "ratio", ".2f"),
+                    num(r, "overhead_us_per_call", ",.1f"), num(r, "limit_us_per_call", ",.0f"),
+                    num(r, "of_limit", ".2f"), f"{r['warm_start_s']:.2f}", num(r, "cold_start_s", ".1f"),
+                    r.get("note", "") or ("" if r.get("device", "cpu") == "cpu" else f"device {r['device']}")])
+    return _table(out, ("backend", "N", "raw env-steps/s", "contract env-steps/s", "ratio", "overhead µs/call",
+                        "limit µs/call", "of limit", "warm start s", "cold start s", "note"))
 
 
 def cpu_count() -> int:

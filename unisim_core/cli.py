@@ -217,13 +217,17 @@ def cmd_bench(args: argparse.Namespace) -> int:
     num_envs = [int(x) for x in _csv(args.num_envs)]
     if not num_envs or min(num_envs) < 1:
         raise ValueError(f"--num-envs: expected positive integers, got {args.num_envs!r}")
+    if args.rounds < 1:
+        raise ValueError(f"--rounds: expected a positive integer, got {args.rounds}")
     scene, _ = resolve_scene(args.scene)
     options = split_backend_items(args.option, backends, "--option")
-    print(f"scene {scene}, dt={args.sim_dt}, nsteps={args.decimation} per call, ~{args.seconds:g} s per cell; "
-          "env-steps/s = physics steps x envs per second; ratio = raw time / contract time; "
-          "of limit = (one env's single-thread step cost x N / threads) / contract time", flush=True)
+    print(f"scene {scene}, dt={args.sim_dt}, nsteps={args.decimation} per call, {args.rounds} alternating rounds, "
+          f"~{args.seconds:g} s per cell; workload: {B.WORKLOAD}; env-steps/s = physics steps x envs per second; "
+          "ratio = raw time / contract time; of limit = (one env's single-thread step cost x N / threads) / "
+          "contract time; warm start = create_backend -> first step done, engine already loaded in the process",
+          flush=True)
     rows = B.run_bench(backends, num_envs, scene, sim_dt=args.sim_dt, nsteps=args.decimation,
-                       budget_s=args.seconds, options=options, steps=args.steps,
+                       budget_s=args.seconds, options=options, steps=args.steps, rounds=args.rounds,
                        on_row=lambda r: print(f"  done {r['backend']} N={r['num_envs']}", file=sys.stderr,
                                               flush=True))
     print(B.format_rows(rows))
@@ -232,7 +236,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         with open(args.json, "w") as f:
             json.dump({"scene": scene, "sim_dt": args.sim_dt, "nsteps": args.decimation, "cpus": B.cpu_count(),
-                       "rows": rows}, f, indent=1)
+                       "rounds": args.rounds, "workload": B.WORKLOAD, "load_avg": os.getloadavg(), "rows": rows},
+                      f, indent=1)
         print(f"json: {args.json}")
     return 1 if any("error" in r for r in rows) else 0
 
@@ -370,7 +375,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--decimation", type=int, default=4, help="physics substeps per step call (default: 4)")
     bench.add_argument("--seconds", type=float, default=2.0, help="measuring time per cell (default: 2)")
     bench.add_argument("--steps", type=int, default=None,
-                       help="step calls per loop and round (5 rounds), instead of --seconds")
+                       help="step calls per loop and round, instead of --seconds")
+    bench.add_argument("--rounds", type=int, default=3, help="alternating rounds of the loops (default: 3)")
     bench.add_argument("--option", action="append", metavar="[BACKEND.]KEY=VALUE",
                        help="backend option, e.g. mujoco.threads=2 (repeatable; no prefix: all)")
     bench.add_argument("--json", default=None, help="write the rows as JSON")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["raw_stepper"]
+__all__ = ["raw_stepper", "step_cost_probe"]
 
 
 def raw_stepper(scene: str, n: int, sim_dt: float, nsteps: int, backend, ctrl: np.ndarray):
@@ -26,3 +26,17 @@ def raw_stepper(scene: str, n: int, sim_dt: float, nsteps: int, backend, ctrl: n
         return ent.get_qpos().cpu().numpy(), ent.get_dofs_velocity().cpu().numpy()
 
     return call, lambda: None
+
+
+def step_cost_probe(scene: str, sim_dt: float, nsteps: int, backend, ctrl: np.ndarray):
+    """The raw loop on a one-env Genesis scene built as the backend builds its own (same options)."""
+    import attrs
+
+    from unisim_core import SceneCfg, create_backend
+
+    options = attrs.asdict(backend.options, recurse=False)
+    one = create_backend("genesis", SceneCfg(scene, default_keyframe=backend.scene.default_keyframe), 1, sim_dt,
+                         **options)
+    call, _ = raw_stepper(scene, 1, sim_dt, nsteps, one, ctrl)
+    call.backend = one  # owns the scene: lives as long as the loop
+    return call

@@ -14,7 +14,7 @@ CAPABILITIES = frozenset({
     Capability.CONTACTS, Capability.SENSORS, Capability.BODY_FORCE, Capability.BODY_TORQUE, Capability.PUSH,
     Capability.PRE_STEP_CONTROL, Capability.CONTACT_FORCES, Capability.CONTACT_FILTERS,
 })
-__all__ = ["CAPABILITIES", "unisim_backend_spec", "unisim_diagnostics", "unisim_raw_stepper"]
+__all__ = ["CAPABILITIES", "unisim_backend_spec", "unisim_diagnostics", "unisim_raw_stepper", "unisim_step_cost_probe"]
 
 
 @hookimpl
@@ -44,3 +44,10 @@ def unisim_raw_stepper():
     from ._bench import raw_stepper
 
     return raw_stepper
+
+
+@hookimpl
+def unisim_step_cost_probe():
+    from ._bench import step_cost_probe
+
+    return step_cost_probe

@@ -18,7 +18,8 @@ CAPABILITIES = frozenset({
     Capability.RESET_RANDOMIZATION, Capability.DEVICE_ARRAYS, Capability.CONTACT_FORCES,
     Capability.CONTACT_FILTERS,
 })
-__all__ = ["CAPABILITIES", "INIT_TERMS", "INTERVAL_TERMS", "RESET_TERMS", "unisim_backend_spec", "unisim_diagnostics"]
+__all__ = ["CAPABILITIES", "INIT_TERMS", "INTERVAL_TERMS", "RESET_TERMS", "unisim_backend_spec", "unisim_diagnostics",
+           "unisim_raw_stepper", "unisim_step_cost_probe"]
 
 
 @hookimpl
@@ -41,3 +42,17 @@ def unisim_diagnostics() -> dict[str, str]:
         except md.PackageNotFoundError:
             out[dist] = "not installed"
     return out
+
+
+@hookimpl
+def unisim_raw_stepper():
+    from ._bench import raw_stepper
+
+    return raw_stepper
+
+
+@hookimpl
+def unisim_step_cost_probe():
+    from ._bench import step_cost_probe
+
+    return step_cost_probe

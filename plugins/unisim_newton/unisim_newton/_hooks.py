@@ -37,3 +37,17 @@ def unisim_diagnostics() -> dict[str, str]:
         except md.PackageNotFoundError:
             out[dist] = "not installed"
     return out
+
+
+@hookimpl
+def unisim_raw_stepper():
+    from ._bench import raw_stepper
+
+    return raw_stepper
+
+
+@hookimpl
+def unisim_step_cost_probe():
+    from ._bench import step_cost_probe
+
+    return step_cost_probe

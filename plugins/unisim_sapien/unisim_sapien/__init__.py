@@ -7,11 +7,18 @@ with ``unisim-isaacsim``.
 
 from __future__ import annotations
 
-from ._hooks import CAPABILITIES, __version__, unisim_backend_spec, unisim_diagnostics, unisim_raw_stepper
+from ._hooks import (
+    CAPABILITIES,
+    __version__,
+    unisim_backend_spec,
+    unisim_diagnostics,
+    unisim_raw_stepper,
+    unisim_step_cost_probe,
+)
 from ._options import SapienOptions
 
 __all__ = ["CAPABILITIES", "SapienBackend", "SapienOptions", "__version__", "unisim_backend_spec",
-           "unisim_diagnostics", "unisim_raw_stepper"]
+           "unisim_diagnostics", "unisim_raw_stepper", "unisim_step_cost_probe"]
 
 
 def __getattr__(name: str):
