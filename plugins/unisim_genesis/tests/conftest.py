@@ -3,7 +3,8 @@
 Genesis is heavy (torch, kernel compilation): it is installed by ``requirements-heavy.txt``,
 not the Quick start. Without it each test module skips at collection, naming that file
 (``genesis_testutil.require_genesis``; a skip raised in a conftest would be a collection error);
-in CI the root conftest turns such a skip into a failure once the heavy extra is installed.
+in CI the session guards (``unisim_conformance.guards``) turn such a skip into a failure once the heavy
+extra is installed.
 Kernels compile once per machine and scene (minutes on a CPU), then load from Genesis' cache.
 """
 

@@ -1,9 +1,14 @@
-"""Suite-wide guards: no worker process and no UniSim shared-memory segment may outlive the run, and
-in CI (``CI`` set) nothing may skip but the GPU-only checks (``@pytest.mark.gpu``): a dependency
-CI installs that goes missing fails instead of hiding tests. ``UNISIM_ALLOW_SKIPS=<why>`` lifts
-the second rule for a deliberately partial environment (``.ci/run``'s numpy 1.26 subset);
-``UNISIM_ALLOW_SKIPS_NAMING=<text>`` lifts it only for skips whose reason contains that text
-(``.ci/run``'s Quick start stage: tests of the heavy extra, run again once it is installed)."""
+"""The kit's session guards (entry point ``pytest11: unisim_guards``): they hold wherever pytest
+starts (a repository root, ``pytest plugins/unisim_X`` with that distribution's own config, a
+third-party backend's tests). ``-p no:unisim_guards`` switches them off.
+
+- No UniSim worker process (``unisim_core.worker``, ``unisim_isaacsim.worker``) and no UniSim
+  shared-memory segment (``/dev/shm/unisim-*``) may outlive the session: one that does fails it.
+- In CI (``CI`` set) nothing may skip but the GPU-only checks (``@pytest.mark.gpu``) and the kit's
+  own capability skips: a dependency CI installs that goes missing fails instead of hiding tests.
+  ``UNISIM_ALLOW_SKIPS=<why>`` lifts the rule for a deliberately partial environment;
+  ``UNISIM_ALLOW_SKIPS_NAMING=<text>`` lifts it only for skips whose reason contains that text.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +18,11 @@ from pathlib import Path
 
 import pytest
 
+__all__ = ["GPU_MARKER", "skip_fails"]
+
 SHM = Path("/dev/shm")
+GPU_MARKER = "gpu: needs an NVIDIA GPU (the only checks CI lets skip)"
+_LEAKS = pytest.StashKey[tuple]()
 
 
 def _segments() -> set[str]:
@@ -33,11 +42,7 @@ def _worker_pids() -> set[int]:
     return pids
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "gpu: needs an NVIDIA GPU (the only checks CI lets skip)")
-
-
-def _skip_fails(reason: str) -> bool:
+def skip_fails(reason: str) -> bool:
     """Whether a skip with this reason fails the run (in CI, unless lifted as the module says)."""
     allowed_naming = os.environ.get("UNISIM_ALLOW_SKIPS_NAMING")
     return (bool(os.environ.get("CI")) and not os.environ.get("UNISIM_ALLOW_SKIPS")
@@ -47,17 +52,25 @@ def _skip_fails(reason: str) -> bool:
 def _fail_skip(report) -> None:
     """Turn a skipped test or collection report into a failure when the CI rule says so."""
     reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
-    if _skip_fails(reason):
+    if skip_fails(reason):
         report.outcome = "failed"
         report.longrepr = (f"skipped in CI: {reason}\nIn CI nothing may skip but GPU-only checks "
                            "(@pytest.mark.gpu): install what the test needs in .ci/run")
 
 
+def _is_kit_check(path) -> bool:
+    return "unisim_conformance" in Path(str(path)).parts  # the kit's own capability skips
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", GPU_MARKER)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report = yield
-    kit_check = "unisim_conformance" in Path(str(item.path)).parts  # the kit's own capability skips
-    if report.skipped and not hasattr(report, "wasxfail") and not kit_check and not item.get_closest_marker("gpu"):
+    if (report.skipped and not hasattr(report, "wasxfail") and not _is_kit_check(item.path)
+            and not item.get_closest_marker("gpu")):
         _fail_skip(report)
     return report
 
@@ -66,18 +79,17 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 def pytest_make_collect_report(collector: pytest.Collector):
     """A test module skipped at collection (``pytest.importorskip`` at module level) obeys the same rule."""
     report = yield
-    kit_check = "unisim_conformance" in Path(str(collector.path)).parts
-    if report.skipped and isinstance(collector, pytest.Module) and not kit_check:
+    if report.skipped and isinstance(collector, pytest.Module) and not _is_kit_check(collector.path):
         _fail_skip(report)
     return report
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
-    session.config._unisim_leaks_before = (_segments(), _worker_pids())
+    session.config.stash[_LEAKS] = (_segments(), _worker_pids())
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    before = getattr(session.config, "_unisim_leaks_before", None)
+    before = session.config.stash.get(_LEAKS, None)
     if before is None or os.environ.get("PYTEST_XDIST_WORKER"):
         return
     deadline = time.monotonic() + 5.0  # teardown of the last worker may still be reaping
