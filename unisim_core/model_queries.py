@@ -1,25 +1,144 @@
-"""Name resolution and model tables of the contract, derived from ``ModelInfo``.
+"""Model metadata of the contract, derived from ``ModelInfo``: ``model_info``, the sizes (``nq``,
+``nv``, ``num_dof``, …), name resolution, joint index helpers and model tables.
 
-Mixed into :class:`~unisim_core.backend.SimBackend`, whose ``model_info`` and name indexes
-(``_body_index``, ``_joint_index``, …) these methods read. Cold path: call them once and
-keep the ids and tables.
+Mixed into :class:`~unisim_core.backend.SimBackend`, which provides ``_load_model_info``. The name
+indexes (``_body_index``, ``_joint_index``, …) and the floating-root layout are built from
+``model_info`` on first use. Cold path: call these once and keep the ids and tables.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
+from .capabilities import Capability
 from .config import BackendRootStateLayout
-from .errors import InvalidInputError, UnknownNameError
+from .errors import InvalidInputError, InvalidTypeError, UnknownNameError
+from .model import ModelInfo
 from .validation import check_int, check_names
 
 __all__ = ["ModelQueries"]
 
+#: Attributes ``_index_model`` builds from ``model_info`` (on first use, through ``__getattr__``).
+_INDEX_ATTRS = frozenset({
+    "_body_index", "_joint_index", "_actuator_index", "_sensor_index", "_site_index", "_geom_index",
+    "_sensor_dims", "_base_id", "_root_joint", "_root_q", "_root_v", "_dof_qpos_cols", "_dof_qvel_cols",
+    "_dof_qpos_sel", "_dof_qvel_sel", "_single_dof_joints", "_quat_cols", "_clears_forces", "_ctrl_shape",
+})
+
 
 class ModelQueries:
-    """Name → id resolution, joint index helpers and model tables (``np_dtype`` copies)."""
+    """``model_info`` and sizes, name → id resolution, joint index helpers, model tables (``np_dtype`` copies)."""
+
+    # model info and sizes ---------------------------------------------------------
+    @property
+    def model_info(self) -> ModelInfo:
+        """Engine-neutral model tables (built once)."""
+        if self._info is None:
+            self._info = self._load_model_info()
+            self._index_model(self._info)
+        return self._info
+
+    def _index_model(self, info: ModelInfo) -> None:
+        def index(names: Sequence[str]) -> dict[str, int]:
+            return {n: i for i, n in enumerate(names) if n}
+
+        self._body_index = index(info.body_names)
+        self._joint_index = index(info.joint_names)
+        self._actuator_index = index(info.actuator_names)
+        self._sensor_index = index(info.sensor_names)
+        self._site_index = index(info.site_names)
+        self._geom_index = index(info.geom_names)
+        self._sensor_dims = info.sensor_dims
+        # base link and floating root
+        if self.options.base_name is not None:
+            self._base_id = self._lookup(self._body_index, self.options.base_name, "body", "base_name")
+        else:
+            roots = [int(info.joint_body[j]) for j, t in enumerate(info.joint_types)
+                     if t == "free" and info.body_parent[info.joint_body[j]] == 0]
+            self._base_id = roots[0] if roots else (1 if len(info.body_names) > 1 else 0)
+        self._root_joint = next(
+            (j for j, t in enumerate(info.joint_types) if t == "free" and info.joint_body[j] == self._base_id), None
+        )
+        if self._root_joint is not None:
+            qa, va = int(info.joint_qposadr[self._root_joint]), int(info.joint_dofadr[self._root_joint])
+            self._root_q, self._root_v = qa, va
+            self._dof_qpos_cols = np.array([c for c in range(info.nq) if not qa <= c < qa + 7], np.int64)
+            self._dof_qvel_cols = np.array([c for c in range(info.nv) if not va <= c < va + 6], np.int64)
+        else:
+            self._root_q = self._root_v = None
+            self._dof_qpos_cols = np.arange(info.nq, dtype=np.int64)
+            self._dof_qvel_cols = np.arange(info.nv, dtype=np.int64)
+        self._dof_qpos_sel = _as_slice(self._dof_qpos_cols)
+        self._dof_qvel_sel = _as_slice(self._dof_qvel_cols)
+        self._single_dof_joints = [j for j, t in enumerate(info.joint_types) if t in ("hinge", "slide")]
+        self._clears_forces = Capability.BODY_FORCE in self.capabilities
+        self._ctrl_shape = (self._num_envs, len(info.actuator_names))
+        self._quat_cols = [(int(info.joint_qposadr[j]) + (3 if t == "free" else 0))
+                           for j, t in enumerate(info.joint_types) if t in ("free", "ball")]
+
+    def __getattr__(self, name: str) -> Any:
+        # The name tables and root layout are built from ``model_info`` on first use.
+        if name in _INDEX_ATTRS and self.__dict__.get("_info") is None and "_num_envs" in self.__dict__:
+            self.model_info  # noqa: B018
+            return self.__dict__[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _lookup(self, table: Mapping[str, int], name: str, what: str, arg: str = "names") -> int:
+        if not isinstance(name, str):
+            raise InvalidTypeError(f"{arg}: expected a {what} name (str), got {type(name).__name__} {name!r}")
+        try:
+            return table[name]
+        except KeyError:
+            known = sorted(table)
+            shown = ", ".join(known[:12]) + (", …" if len(known) > 12 else "")
+            raise UnknownNameError(f"{arg}: unknown {what} {name!r}; known {what}s: {shown}") from None
+
+    def _lookup_many(self, table: Mapping[str, int], names: Sequence[str], what: str) -> np.ndarray:
+        names = check_names("names", names)
+        return np.array([self._lookup(table, n, what) for n in names], dtype=np.int32)
+
+    @property
+    def model(self) -> Any:
+        """Underlying physics model (engine-native where the backend exposes one)."""
+        return self.model_info
+
+    @property
+    def num_envs(self) -> int:
+        return self._num_envs
+
+    @property
+    def nq(self) -> int:
+        return self.model_info.nq
+
+    @property
+    def nv(self) -> int:
+        return self.model_info.nv
+
+    @property
+    def num_actuators(self) -> int:
+        return len(self.model_info.actuator_names)
+
+    @property
+    def num_dof(self) -> int:
+        """Joint position columns excluding the floating root."""
+        return len(self._dof_qpos_cols)
+
+    @property
+    def num_dof_vel(self) -> int:
+        """Joint velocity DoFs excluding the floating root."""
+        return len(self._dof_qvel_cols)
+
+    @property
+    def num_bodies(self) -> int:
+        return len(self.model_info.body_names)
+
+    @property
+    def base_body_id(self) -> int:
+        return self._base_id
+
 
     # name resolution ----------------------------------------------------------------
     def get_body_ids(self, names: Sequence[str]) -> np.ndarray:
@@ -179,3 +298,12 @@ class ModelQueries:
         j = joints[0]
         return BackendRootStateLayout(body_name=root_body_name, body_id=b, joint_name=info.joint_names[j],
                                       qpos_start=int(info.joint_qposadr[j]), qvel_start=int(info.joint_dofadr[j]))
+
+
+def _as_slice(cols: np.ndarray) -> slice | np.ndarray:
+    """A contiguous ascending column set as a slice (views instead of fancy-index copies)."""
+    if len(cols) == 0:
+        return slice(0, 0)
+    if np.all(np.diff(cols) == 1):
+        return slice(int(cols[0]), int(cols[-1]) + 1)
+    return cols
