@@ -8,6 +8,8 @@ the angle between the quaternions (rad). A tolerance *tier* turns the maxima int
 verdict; the tiers mirror the parity figures of the MotrixSim plugin (see
 ``plugins/unisim_motrix/README.md``).
 
+Scene arguments resolve through :func:`unisim_core.scenes.resolve_scene` (MJCF timestep, keyframe
+and ``<option>`` patches: ``scenes.mjcf_file``); the report (table, plot) is ``compare_report``'s.
 No engine is imported here: backends come from the registry.
 """
 
@@ -15,21 +17,17 @@ from __future__ import annotations
 
 import ast
 import os
-import re
-import tempfile
-import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
-from .errors import OptionalDependencyError
+from .scenes import resolve_scene
+from .scenes.mjcf_file import has_keyframe, patched_scene, scene_timestep
 
 __all__ = [
     "QUANTITIES", "TIERS", "SCENE_TIERS", "Trajectory", "CompareResult", "hold_position_ctrl", "record_trajectory",
-    "resolve_scene", "scene_timestep", "initial_state", "deviation_series", "verdict", "compare",
-    "format_table", "plot_trajectories", "split_backend_items",
+    "initial_state", "deviation_series", "verdict", "compare", "split_backend_items",
 ]
 
 #: Recorded quantities: name -> (unit, how the deviation is measured).
@@ -73,76 +71,6 @@ def hold_position_ctrl(backend) -> np.ndarray:
     ctrl = np.clip(ctrl, lo, hi)
     return np.ascontiguousarray(np.broadcast_to(ctrl, (backend.num_envs, backend.num_actuators)),
                                 dtype=backend.np_dtype)
-
-
-# ---------------------------------------------------------------------------- scenes
-def resolve_scene(scene: str) -> tuple[str, str]:
-    """``(path, name)`` of a scene given as a path, a shipped scene name (``quadruped``)
-    or a conformance-kit scene name (``pendulum``; needs ``unisim-conformance``)."""
-    p = Path(scene).expanduser()
-    if p.suffix == ".xml" or os.sep in scene or p.is_file():
-        if not p.is_file():
-            raise FileNotFoundError(f"--scene: no such file {scene!r}")
-        return str(p.resolve()), p.stem
-    from .scenes import SCENES_DIR, scene_path
-
-    if (SCENES_DIR / f"{scene}.xml").is_file():
-        return str(scene_path(scene)), scene
-    known = sorted(x.stem for x in SCENES_DIR.glob("*.xml"))
-    from .registry import conformance_scenes
-
-    contributed = conformance_scenes()  # the kit's scenes and those plugins contribute (hook)
-    if scene in contributed:
-        return str(Path(contributed[scene]).resolve()), scene
-    hint = (f"conformance-kit and plugin scenes: {sorted(contributed)}" if contributed else
-            "conformance-kit scenes (pendulum, double_pendulum, free_body, ...) need `pip install unisim-conformance`")
-    raise FileNotFoundError(f"--scene: {scene!r} is neither a file nor a shipped scene {known}; {hint}")
-
-
-def scene_timestep(path: str, default: float = 0.002) -> float:
-    """``<option timestep>`` of an MJCF file (``default`` when absent)."""
-    try:
-        opt = ET.parse(path).getroot().find("option")
-    except ET.ParseError:
-        return default
-    if opt is not None and opt.get("timestep"):
-        return float(opt.get("timestep"))
-    return default
-
-
-def has_keyframe(path: str, name: str) -> bool:
-    try:
-        root = ET.parse(path).getroot()
-    except ET.ParseError:
-        return False
-    return any(k.get("name") == name for k in root.iter("key"))
-
-
-def patched_scene(path: str, mjcf_options: Mapping[str, object], keep: list[str]) -> str:
-    """A copy of the MJCF ``path`` with ``<option KEY="VALUE">`` set (e.g. ``noslip_iterations``).
-
-    Written beside the original when the file refers to other files (relative assets),
-    else into a temporary folder; the path is appended to ``keep`` for later removal.
-    """
-    if not mjcf_options:
-        return path
-    tree = ET.parse(path)
-    root = tree.getroot()
-    opt = root.find("option")
-    if opt is None:
-        opt = ET.Element("option")
-        root.insert(0, opt)
-    for k, v in mjcf_options.items():
-        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k):
-            raise ValueError(f"--scene-option: bad MJCF option name {k!r}")
-        opt.set(k, str(v))
-    refers = any(e.get("file") for e in root.iter()) or root.find("include") is not None
-    folder = os.path.dirname(path) if refers else None
-    fd, out = tempfile.mkstemp(suffix=".xml", prefix=f".{Path(path).stem}.unisim-compare-", dir=folder)
-    with os.fdopen(fd, "wb") as f:
-        tree.write(f)
-    keep.append(out)
-    return out
 
 
 # ---------------------------------------------------------------------------- state and records
@@ -366,80 +294,6 @@ def compare(backends: Sequence[str], scene: str, *, steps: int | None = None, nu
     return CompareResult(scene=name, scene_file=path, reference=ref, num_envs=num_envs, sim_dt=sim_dt,
                          decimation=decimation, steps=steps, perturb=float(perturb), tier=tier, tolerances=tols,
                          trajectories=trajs, deviations=devs, verdicts=verdicts)
-
-
-# ---------------------------------------------------------------------------- output
-def _fmt(x: float) -> str:
-    return f"{x:.2e}"
-
-
-def format_table(res: CompareResult, checkpoints: int = 4) -> str:
-    """Running max deviation per quantity at ``checkpoints`` times, tolerance and status."""
-    from .tables import table as _table
-
-    n = res.steps
-    marks = sorted({max(1, round(n * (i + 1) / checkpoints)) for i in range(checkpoints)})
-    t = res.trajectories[res.reference].time
-    header = ["backend", "quantity", "unit"] + [f"≤{t[m]:.3g}s" for m in marks] + ["tolerance", "status"]
-    rows = []
-    for b, series in res.deviations.items():
-        for k, s in series.items():
-            run = np.maximum.accumulate(s)
-            tol = res.tolerances.get(k)
-            status = "-" if tol is None else ("ok" if np.isfinite(run[-1]) and run[-1] <= tol else "EXCEEDS")
-            rows.append([b, k, QUANTITIES[k][0] or "-"] + [_fmt(run[m]) for m in marks]
-                        + ["-" if tol is None else _fmt(tol), status])
-    shown = os.path.relpath(res.scene_file)
-    shown = res.scene_file if shown.startswith("..") else shown
-    lines = [
-        f"scene {res.scene} ({shown}), {res.num_envs} env(s), dt={res.sim_dt:g}, decimation="
-        f"{res.decimation}, {res.steps} steps = {t[-1]:.3g} s, perturb={res.perturb:g}",
-    ]
-    for b, tr in res.trajectories.items():
-        lines.append(f"  {b}{' (reference)' if b == res.reference else ''}: options {tr.options or '{}'}")
-    lines.append(f"max deviation vs {res.reference} "
-                 "(running max up to each time; base_quat: angle between quaternions)")
-    lines.append(_table(rows, header))
-    tier = f"tier {res.tier!r}" if res.tier else "no tier"
-    for b, (v, reasons) in res.verdicts.items():
-        lines.append(f"verdict {b} vs {res.reference} ({tier}, tolerances {res.tolerances or '{}'}): {v}"
-                     + (f" — {'; '.join(reasons)}" if reasons else ""))
-    return "\n".join(lines)
-
-
-def plot_trajectories(res: CompareResult, path: str, max_joints: int = 3) -> str:
-    """PNG of base height and the first ``max_joints`` joints over time (env 0), one subplot
-    per quantity, one line per backend. Needs matplotlib (``pip install 'unisim-core[plot]'``)."""
-    try:
-        import matplotlib
-    except ImportError:
-        raise OptionalDependencyError(
-            "plotting (unisim compare --plot) needs matplotlib, which unisim-core's 'plot' extra installs: "
-            "pip install 'unisim-core[plot]'") from None
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    ref = res.trajectories[res.reference]
-    nj = min(max_joints, ref.dof_pos.shape[2])
-    panels = [("base height (m)", lambda tr: tr.base_pos[:, 0, 2])]
-    for j in range(nj):
-        label = ref.dof_names[j] if ref.dof_names else f"joint {j}"
-        panels.append((f"{label} (rad)", lambda tr, j=j: tr.dof_pos[:, 0, j]))
-    fig, axes = plt.subplots(len(panels), 1, figsize=(7, 1.9 * len(panels) + 0.6), sharex=True, squeeze=False)
-    styles = ["-", "--", ":", "-."]
-    for ax, (label, get) in zip(axes[:, 0], panels):
-        for i, (b, tr) in enumerate(res.trajectories.items()):
-            ax.plot(tr.time, get(tr), styles[i % len(styles)], lw=1.4, label=b)
-        ax.set_ylabel(label, fontsize=8)
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="best")
-    axes[-1, 0].set_xlabel("time (s)")
-    fig.suptitle(f"unisim compare: {res.scene} — {res.verdict}", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
 
 
 # ---------------------------------------------------------------------------- CLI helpers

@@ -16,6 +16,8 @@ import pytest
 
 from unisim_core import cli
 from unisim_core import compare as C
+from unisim_core.compare_report import plot_trajectories
+from unisim_core.scenes import resolve_scene
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -76,12 +78,12 @@ def test_split_backend_items_and_bad_prefix():
 
 
 def test_resolve_scene_names_and_errors(tmp_path):
-    path, name = C.resolve_scene("quadruped")
+    path, name = resolve_scene("quadruped")
     assert name == "quadruped" and path.endswith("quadruped.xml")
     with pytest.raises(FileNotFoundError, match="no_such_scene"):
-        C.resolve_scene("no_such_scene")
+        resolve_scene("no_such_scene")
     with pytest.raises(FileNotFoundError):
-        C.resolve_scene(str(tmp_path / "missing.xml"))
+        resolve_scene(str(tmp_path / "missing.xml"))
 
 
 # ------------------------------------------------------------------ compare: real engines
@@ -109,7 +111,7 @@ def test_compare_quadruped_plot_has_both_backends(tmp_path):
     assert a.dof_pos.shape == b.dof_pos.shape == (101, 1, 12)
     assert res.tier == "contact" and set(res.deviations) == {"motrix"}
     assert res.max_deviation("motrix")["base_pos"] < 5e-3  # 0.2 s of standing: within the contact tier
-    C.plot_trajectories(res, str(png))
+    plot_trajectories(res, str(png))
     data = png.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
     import matplotlib.image as mpimg

@@ -9,6 +9,7 @@ import pytest
 
 from unisim_core import OptionalDependencyError, cli
 from unisim_core import compare as C
+from unisim_core.compare_report import plot_trajectories
 
 
 @pytest.fixture
@@ -29,7 +30,7 @@ def test_compare_plot_without_matplotlib_names_the_plot_extra(no_matplotlib, tmp
 def test_plot_trajectories_without_matplotlib_raises_optional_dependency_error(no_matplotlib, tmp_path):
     res = C.compare(["mujoco", "fake"], "quadruped", steps=2)
     with pytest.raises(OptionalDependencyError, match=r"unisim-core\[plot\]"):
-        C.plot_trajectories(res, str(tmp_path / "p.png"))
+        plot_trajectories(res, str(tmp_path / "p.png"))
 
 
 def test_check_without_the_kit_names_it(monkeypatch, capsys):
