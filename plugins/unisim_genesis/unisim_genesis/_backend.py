@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-import genesis as gs
 import numpy as np
-import torch
 
 from unisim_core import quat as Q
 from unisim_core.backend import SimBackend
@@ -33,6 +31,8 @@ from unisim_core.model import ModelInfo
 from . import _hooks
 from ._contacts import GenesisContactFill
 from ._engine import announce_build, ensure_initialized
+from ._lazy import genesis as gs
+from ._lazy import torch
 from ._options import CONSTRAINT_SOLVERS, GenesisOptions
 
 __all__ = ["GenesisBackend"]
@@ -85,6 +85,21 @@ def _check_actuators(lite: LiteModel, path: str, name: str) -> None:
     if lite.contact_pairs:
         raise UnsupportedCapabilityError(name, "contact_pair", f"{path}: <contact><pair> {lite.contact_pairs}; "
                                          "Genesis' importer does not read explicit contact pairs")
+
+
+def _with_joint_force_limits(path: str, lite: LiteModel, force: np.ndarray) -> np.ndarray:
+    """Each actuator's ``(lo, hi)`` force bound intersected with its joint's ``actuatorfrcrange`` (MuJoCo's
+    clamp on the joint's total actuator force; one actuator per dof here, so the two compose to the tighter),
+    read from MuJoCo's compilation of the file, as Genesis' importer reads it."""
+    import mujoco
+
+    m = mujoco.MjModel.from_xml_path(path)
+    out = force.copy()
+    for k, a in enumerate(lite.actuators):
+        j = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, lite.joints[a["joint"]]["name"])
+        if j >= 0 and m.jnt_actfrclimited[j]:
+            out[k] = np.maximum(out[k, 0], m.jnt_actfrcrange[j, 0]), np.minimum(out[k, 1], m.jnt_actfrcrange[j, 1])
+    return out
 
 
 class GenesisBackend(SimBackend):
@@ -207,8 +222,9 @@ class GenesisBackend(SimBackend):
                     force = np.clip(force, *np.sort(gear * np.asarray(a["ctrlrange"])))
                 want_force.append(force)
             lo, hi = (read(x)[self._act_dofs] for x in ent.get_dofs_force_range())
+            want_force = _with_joint_force_limits(path, lite, np.array(want_force))
             checks += [("actuator_gain", np.array(want_gain), gain), ("actuator_bias", np.array(want_bias), bias),
-                       ("forcerange", np.array(want_force), np.stack([lo, hi], axis=1))]
+                       ("forcerange", want_force, np.stack([lo, hi], axis=1))]
         for feature, want, got in checks:
             want, got = np.asarray(want, dtype=np.float64), np.asarray(got, dtype=np.float64)
             same = (want == got) | np.isclose(want, got, rtol=_AUDIT_RTOL, atol=1e-9)

@@ -5,11 +5,10 @@ from __future__ import annotations
 import sys
 import time
 
-import genesis as gs
-import torch
-
 from unisim_core.errors import InvalidInputError
 
+from ._lazy import genesis as gs
+from ._lazy import torch
 from ._options import GenesisOptions
 
 __all__ = ["ensure_initialized", "announce_build"]
