@@ -17,15 +17,13 @@ states with MuJoCo's definitions. Arrays leave as ``np_dtype`` numpy arrays.
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
-
 import numpy as np
 
 from unisim_core import quat as Q
 from unisim_core.backend import SimBackend
 from unisim_core.config import SceneCfg
 from unisim_core.errors import EngineError, UnsupportedCapabilityError
-from unisim_core.mjcf_lite import LiteModel, MjcfLiteError, load_mjcf
+from unisim_core.mjcf_lite import LiteModel, MjcfLiteError, load_mjcf, read_tree
 from unisim_core.model import ModelInfo
 
 from . import _hooks
@@ -53,12 +51,22 @@ def _read_scene(path: str, name: str) -> LiteModel:
 
 
 def _integrator(path: str, name: str) -> str:
+    """The file's integrator, ``<include>``d files included (Menagerie sets it in the robot's file); refuses
+    ``<compiler assetdir>``: Genesis' importer sets ``meshdir``/``texturedir`` itself, which take precedence
+    over ``assetdir`` in MuJoCo, so the file's meshes would not be found."""
     value = "euler"
-    for option in ET.parse(path).getroot().iter("option"):
+    root = read_tree(path)
+    for option in root.iter("option"):
         value = option.get("integrator", value).lower()
     if value not in _INTEGRATORS:
         raise UnsupportedCapabilityError(name, "integrator", f"{path}: <option integrator={value!r}>; Genesis "
                                          f"implements {sorted(_INTEGRATORS)}")
+    for compiler in root.iter("compiler"):
+        if compiler.get("assetdir") is not None and None in (compiler.get("meshdir"), compiler.get("texturedir")):
+            raise UnsupportedCapabilityError(name, "compiler_assetdir", f"{path}: <compiler assetdir="
+                                             f"{compiler.get('assetdir')!r}>; Genesis' MJCF importer sets meshdir "
+                                             "and texturedir itself, which override assetdir, so its files are "
+                                             "not found")
     return value
 
 
