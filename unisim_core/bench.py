@@ -10,11 +10,13 @@ each call timed alone (median of the calls, the first call of each round dropped
 - raw: the engine's own batched API doing the same work (plugin hook ``unisim_raw_stepper``);
 - one_env: one env doing it on one thread with the engine's plain API (hook ``unisim_step_cost_probe``).
 
-``ratio`` = raw time / contract time (1.0: no overhead). The physical limit is the one-env cost
-× N / threads (the threads the engine's batch can use: the backend's ``threads`` option, else
-the probe's ``threads`` attribute, else every CPU of this process); ``of_limit`` = limit /
-contract time. Device engines (warp) are timed to the host copy of qpos/qvel, which waits for
-the device (``wp.array.numpy()`` synchronises its stream): every call ends with the device idle.
+``ratio`` = raw time / contract time (1.0: no overhead); ``cpu_ratio``: the same for the
+process CPU time per call (every thread of this process), which other processes' load inflates
+far less. The physical limit is the one-env cost × N / threads (the threads the engine's batch
+can use: the backend's ``threads`` option, else the probe's ``threads`` attribute, else every
+CPU of this process); ``of_limit`` = limit / contract time. Device engines (warp) are timed to
+the host copy of qpos/qvel, which waits for the device (``wp.array.numpy()`` synchronises its
+stream): every call ends with the device idle.
 
 Start-up, per engine: ``cold_start_s`` is the first ``create_backend`` → end of the first step in
 this process (engine import and kernel compilation or cache load included); ``warm_start_s``, per
@@ -96,14 +98,15 @@ def contract_stepper(name: str, scene: str, n: int, sim_dt: float, nsteps: int,
 
 
 def measure(calls: Mapping[str, Call], budget_s: float, rounds: int = 3, steps: int | None = None,
-            per_round: dict[str, list[float]] | None = None) -> dict[str, float]:
+            per_round: dict[str, list[float]] | None = None, cpu: dict[str, float] | None = None) -> dict[str, float]:
     """Median seconds per call of each callable, each call timed alone; rounds interleave the
     callables. Every callable runs the same number of times (one warm-up call, one sizing call,
     then ``steps`` per round, or as many as fit ``budget_s`` over all rounds, at least 3), so loops
     that start from the same state follow the same trajectory and pay the same state-dependent
     costs (contacts). The median drops the first call of each round, whose caches the other loops
     left cold (it costs a one-env loop up to twice its steady time after a 512-env step).
-    ``per_round``, when given, receives each callable's median per round."""
+    ``per_round``, when given, receives each callable's median per round; ``cpu`` the median process
+    CPU seconds per call (all threads; other processes' load inflates it far less than wall time)."""
     slowest = 1e-8
     for call in calls.values():
         call()  # warm-up
@@ -113,17 +116,22 @@ def measure(calls: Mapping[str, Call], budget_s: float, rounds: int = 3, steps: 
     count = steps if steps else max(3, int(budget_s / rounds / len(calls) / slowest))
     count = max(count, 2)
     times: dict[str, list[float]] = {name: [] for name in calls}
-    clock = time.perf_counter
+    cpus: dict[str, list[float]] = {name: [] for name in calls}
+    clock, cpu_clock = time.perf_counter, time.process_time
     for _ in range(rounds):
         for name, call in calls.items():
-            samples = []
+            samples, cpu_samples = [], []
             for _ in range(count):
-                t = clock()
+                t, c = clock(), cpu_clock()
                 call()
                 samples.append(clock() - t)
+                cpu_samples.append(cpu_clock() - c)
             times[name] += samples[1:]
+            cpus[name] += cpu_samples[1:]
             if per_round is not None:
                 per_round.setdefault(name, []).append(float(np.median(samples[1:])))
+    if cpu is not None:
+        cpu.update({name: float(np.median(t)) for name, t in cpus.items()})
     return {name: float(np.median(t)) for name, t in times.items()}
 
 
@@ -145,13 +153,15 @@ def bench_cell(name: str, scene: str, n: int, *, sim_dt: float = 0.002, nsteps: 
         if one_env is not None:
             calls["one_env"] = one_env
         rounds_s: dict[str, list[float]] = {}
-        med = measure(calls, budget_s, rounds=rounds, steps=steps, per_round=rounds_s)
+        cpu: dict[str, float] = {}
+        med = measure(calls, budget_s, rounds=rounds, steps=steps, per_round=rounds_s, cpu=cpu)
         threads = backend_threads(backend, one_env)
     finally:
         if raw is not None:
             raw[1]()
         backend.close()
     row["rounds_us"] = {k: [round(v * 1e6, 1) for v in vs] for k, vs in rounds_s.items()}
+    row["cpu_us_per_call"] = {k: v * 1e6 for k, v in cpu.items()}
     row["contract_us_per_call"] = med["contract"] * 1e6
     row["contract_env_steps_per_s"] = n * nsteps / med["contract"]
     row["ratio"] = row["of_limit"] = None
@@ -159,6 +169,7 @@ def bench_cell(name: str, scene: str, n: int, *, sim_dt: float = 0.002, nsteps: 
         row["raw_us_per_call"] = med["raw"] * 1e6
         row["raw_env_steps_per_s"] = n * nsteps / med["raw"]
         row["ratio"] = med["raw"] / med["contract"]
+        row["cpu_ratio"] = cpu["raw"] / cpu["contract"] if cpu["contract"] > 0 else None
         row["round_ratios"] = [r / c for r, c in zip(rounds_s["raw"], rounds_s["contract"])]
         row["overhead_us_per_call"] = (med["contract"] - med["raw"]) * 1e6
     else:
@@ -216,14 +227,16 @@ def format_rows(rows: Sequence[dict]) -> str:
     out = []
     for r in rows:
         if "error" in r:
-            out.append([r["backend"], r["num_envs"], "error", "", "", "", "", "", "", "", r["error"][:80]])
+            out.append([r["backend"], r["num_envs"], "error", "", "", "", "", "", "", "", "", r["error"][:80]])
             continue
         out.append([r["backend"], r["num_envs"], num(r, "raw_env_steps_per_s", ",.0f"),
                     f"{r['contract_env_steps_per_s']:,.0f}", num(r, "ratio", ".2f"),
-                    num(r, "overhead_us_per_call", ",.1f"), num(r, "limit_us_per_call", ",.0f"),
+                    num(r, "cpu_ratio", ".2f"), num(r, "overhead_us_per_call", ",.1f"),
+                    num(r, "limit_us_per_call", ",.0f"),
                     num(r, "of_limit", ".2f"), f"{r['warm_start_s']:.2f}", num(r, "cold_start_s", ".1f"),
                     r.get("note", "") or ("" if r.get("device", "cpu") == "cpu" else f"device {r['device']}")])
-    return _table(out, ("backend", "N", "raw env-steps/s", "contract env-steps/s", "ratio", "overhead µs/call",
+    return _table(out, ("backend", "N", "raw env-steps/s", "contract env-steps/s", "ratio", "cpu ratio",
+                        "overhead µs/call",
                         "limit µs/call", "of limit", "warm start s", "cold start s", "note"))
 
 

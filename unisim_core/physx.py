@@ -222,19 +222,47 @@ class PhysxDrives:
         (velocity) and ``gear ctrl`` (motor). A saturated servo's implicit part is compensated with
         the current ``qd`` (exact to first order in the substep).
         """
-        n = ctrl.shape[0]
-        out = -self.explicit_damping * qd if self.explicit_damping.any() else np.zeros((n, len(self.joints)))
-        if not len(self.act_joint):
+        return self.servo(ctrl)(q, qd)
+
+    def servo(self, ctrl: np.ndarray):
+        """:meth:`efforts` for a fixed ``ctrl (n, nu)`` as ``fn(q, qd) -> (n, J)``: the ctrl terms are
+        computed once, so a step's substeps pay only the state-dependent part."""
+        c_u, c_q, c_qd, c_imp, unique, identity, damped = self._effort_terms
+        j, n, width = self.act_joint, ctrl.shape[0], len(self.joints)
+        if not len(j):
+            return lambda q, qd: -self.explicit_damping * qd if damped else np.zeros((n, width))
+        base = c_u * np.minimum(np.maximum(ctrl, self.ctrl_range[:, 0]), self.ctrl_range[:, 1])
+        g, lo, hi = self.gear, self.force_range[:, 0], self.force_range[:, 1]
+        mx, mn = np.maximum, np.minimum  # ufuncs: np.clip adds ~3 µs of Python per call
+
+        def efforts(q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+            qj, qdj = (q, qd) if identity else (q[:, j], qd[:, j])
+            tau = g * mn(mx(base - c_q * qj - c_qd * qdj, lo), hi)
+            tau += c_imp * qdj  # the drive applies -gear² kv qd implicitly
+            if identity and not damped:
+                return tau
+            out = -self.explicit_damping * qd if damped else np.zeros((n, width))
+            if unique:
+                out[:, j] += tau
+            else:
+                np.add.at(out, (slice(None), j), tau)
             return out
-        u = np.minimum(np.maximum(ctrl, self.ctrl_range[:, 0]), self.ctrl_range[:, 1])
-        g, j, kind = self.gear, self.act_joint, self.kind
-        qa, qda = q[:, j] * g, qd[:, j] * g
-        f = ((kind == "motor") * u + self.kp * ((kind == "position") * u - qa)
-             + self.kv * ((kind == "velocity") * u - qda))
-        tau = g * np.minimum(np.maximum(f, self.force_range[:, 0]), self.force_range[:, 1])
-        tau += (g * self.kv * self.kv_on_drive) * qda  # the drive applies -gear² kv qd implicitly
-        np.add.at(out, (slice(None), j), tau)
-        return out
+
+        return efforts
+
+    @functools.cached_property
+    def _effort_terms(self) -> tuple:
+        """:meth:`servo`'s per-actuator coefficients, computed once: ``f = c_u u - c_q q - c_qd qd``
+        (``c_u``: 1 for a motor, ``kp`` for a position servo, ``kv`` for a velocity servo; ``c_q = kp
+        gear``, ``c_qd = kv gear``), the implicit drive's ``gear² kv`` where it carries the servo's
+        ``kv``; whether every actuator drives its own joint, whether actuator ``i`` drives joint ``i``
+        for every joint, and whether any joint has explicit damping."""
+        kind, g, j = self.kind, self.gear, self.act_joint
+        c_u = (kind == "motor") + self.kp * (kind == "position") + self.kv * (kind == "velocity")
+        unique = len(set(j.tolist())) == len(j)
+        return (c_u.astype(np.float64), self.kp * g, self.kv * g, g * self.kv * self.kv_on_drive * g, unique,
+                unique and len(j) == len(self.joints) and bool((j == np.arange(len(j))).all()),
+                bool(self.explicit_damping.any()))
 
 
 #: MuJoCo integrators by whether they integrate a servo's ``kv`` implicitly (PhysX's drive damping is).

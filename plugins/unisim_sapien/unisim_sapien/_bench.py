@@ -59,7 +59,7 @@ def raw_stepper(scene: str, n: int, sim_dt: float, nsteps: int, backend, ctrl: n
                 for art, u, kp, kvg, g, lo, hi, imp, ref in env:
                     qd = art.get_qvel()
                     f = kp * (u - g * (art.get_qpos() + ref)) - kvg * qd
-                    art.set_qf((g * np.clip(f, lo, hi) + imp * qd).astype(f32))
+                    art.set_qf((g * np.minimum(np.maximum(f, lo), hi) + imp * qd).astype(f32))
             for system in systems:
                 system.step()
         return ([(a.get_root_pose(), a.get_qpos()) for a in flat],
