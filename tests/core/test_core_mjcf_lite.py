@@ -24,22 +24,29 @@ def test_public_names_are_exported_from_the_package():
     assert unisim_core.LiteModel is type(load_mjcf(SCENES["pendulum"]))
 
 
-def assert_like_mujoco(path, bodies_only: bool = False) -> None:
+def assert_like_mujoco(path, bodies_only: bool = False, rtol: float = 1e-9) -> None:
     """Every ModelInfo table the reader builds equals the one MuJoCo's compiler builds from the same
     file (unisim_mujoco.build_model_info), to 1e-9, and so do the body frames and inertial frames
-    (``body_iquat`` up to sign, to 1e-6: the Jacobi iterations round differently)."""
+    (``body_iquat`` up to sign, to 1e-6: the Jacobi iterations round differently); masses and
+    inertial frames to ``rtol`` (mesh bodies: MuJoCo keeps the vertices in float32)."""
     mujoco = pytest.importorskip("mujoco", reason="the reference is MuJoCo's compiler")
     model_info = pytest.importorskip("unisim_mujoco", reason="unisim-mujoco builds the reference")
     lite = load_mjcf(path, accept=OPTIONAL_FEATURES)
     mj = mujoco.MjModel.from_xml_path(str(path))
     for b in range(mj.nbody):
-        for ours, ref, tol in ((lite.body_pos[b], mj.body_pos[b], 1e-9), (lite.body_ipos[b], mj.body_ipos[b], 1e-9),
-                               (lite.body_quat[b], mj.body_quat[b], 1e-9),
-                               (lite.body_iquat[b], mj.body_iquat[b], 1e-6)):
+        frames = [(lite.body_pos[b], mj.body_pos[b], 1e-9), (lite.body_ipos[b], mj.body_ipos[b], rtol),
+                  (lite.body_quat[b], mj.body_quat[b], 1e-9)]
+        if rtol <= 1e-9:  # else the principal axes of nearly equal moments are ill-conditioned: the tensor below
+            frames.append((lite.body_iquat[b], mj.body_iquat[b], 1e-6))
+        else:  # the inertia tensor in the body frame, to 1e-3 of its largest moment (MuJoCo's float32 mesh frames)
+            R, Rm = (unisim_core.quat.matrix_from_quat(q) for q in (lite.body_iquat[b], mj.body_iquat[b]))
+            np.testing.assert_allclose(R @ np.diag(lite.body_inertia[b]) @ R.T, Rm @ np.diag(mj.body_inertia[b]) @ Rm.T,
+                                       atol=1e-12 + 1e-3 * np.max(mj.body_inertia[b]), err_msg=mj.body(b).name)
+        for ours, ref, tol in frames:
             sign = -1.0 if len(ref) == 4 and np.dot(ours, ref) < 0 else 1.0
             np.testing.assert_allclose(sign * np.asarray(ours), ref, atol=tol, err_msg=f"body {mj.body(b).name!r}")
-        np.testing.assert_allclose(lite.body_mass[b], mj.body_mass[b], rtol=1e-9, err_msg=f"body {mj.body(b).name!r}")
-        np.testing.assert_allclose(lite.body_inertia[b], mj.body_inertia[b], rtol=1e-7, atol=1e-12,
+        np.testing.assert_allclose(lite.body_mass[b], mj.body_mass[b], rtol=rtol, err_msg=f"body {mj.body(b).name!r}")
+        np.testing.assert_allclose(lite.body_inertia[b], mj.body_inertia[b], rtol=max(rtol, 1e-7), atol=1e-12,
                                    err_msg=f"body {mj.body(b).name!r}")
     if bodies_only:
         return
@@ -93,7 +100,7 @@ def test_model_info_equals_mujocos_compiled_model(name):
     ('<worldbody><body name="m" mocap="true"/></worldbody>', "<body name='m'> has mocap=", "mocap"),
     ('<worldbody><body name="b"><geom type="mesh" mesh="m"/></body></worldbody>',
      "<body name='b'> takes its inertia from geoms and a mesh geom with mass", "mesh_inertia"),
-    ('<compiler settotalmass="3"/>', "<compiler> sets settotalmass", "compiler_settotalmass"),
+    ('<compiler boundmass="3"/>', "<compiler> sets boundmass", "compiler_boundmass"),
     ('<worldbody><body name="b"><geom type="capsule" mesh="m"/></body></worldbody>',
      "<geom> is a capsule with mesh='m'", "mesh_fitted_primitive"),
     (f'<worldbody><body name="b"><joint name="j"/>{INERTIAL}</body></worldbody>'
@@ -149,7 +156,8 @@ def test_frictionloss_is_read_when_accepted(tmp_path):
                                  '</body></worldbody>')
     m = load_mjcf(path, accept={"frictionloss"})
     assert m.joints[0]["frictionloss"] == 0.1 and m.model_info().dof_frictionloss.tolist() == [0.1]
-    with pytest.raises(InvalidInputError, match=r"accept: expected names from \['frictionloss'\], got \['tendon'\]"):
+    with pytest.raises(InvalidInputError, match=r"accept: expected names from \['frictionloss', 'joint_stiffness', "
+                                                r"'multi_joint_body'\], got \['tendon'\]"):
         load_mjcf(path, accept={"tendon"})
 
 
@@ -248,8 +256,8 @@ def test_frame_offset_of_sites_inertial_frames_and_body_frames(tmp_path):
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "menagerie"  # never copied in
 
 
-def _corpus(robot: str) -> Path:
-    path = CORPUS / robot / "scene.xml"
+def _corpus(robot: str, scene: str = "scene.xml") -> Path:
+    path = CORPUS / robot / scene
     if not path.is_file():
         pytest.skip(f"the Menagerie corpus is not at {CORPUS} (../shared/corpus/menagerie from the repo root)")
     return path
@@ -374,3 +382,107 @@ def test_gymnasium_ant_equals_mujocos_compiled_model():
     """gymnasium's ant.xml: inertia from geoms (fromto capsules) and an unnamed-class default."""
     gym = Path(pytest.importorskip("gymnasium", reason="gymnasium ships the MuJoCo assets").__file__).parent
     assert_like_mujoco(gym / "envs" / "mujoco" / "assets" / "ant.xml")
+
+
+def _l_prism() -> tuple[np.ndarray, list[list[int]]]:
+    """A closed, outward-facing L-shaped prism (not convex: MuJoCo's legacy and exact inertias differ):
+    vertices (12, 3) and polygon faces (0-based; caps as one hexagon each, sides as quads)."""
+    ring = np.array([[0, 0], [4, 0], [4, 1], [1, 1], [1, 4], [0, 4]], dtype=float) * 0.05  # arms 0.2 m long
+    verts = np.vstack([np.c_[ring, np.zeros(6)], np.c_[ring, np.full(6, 0.05)]])
+    faces = [[0, 5, 4, 3, 2, 1], [6, 7, 8, 9, 10, 11]] + [[i, (i + 1) % 6, (i + 1) % 6 + 6, i + 6] for i in range(6)]
+    return verts, faces
+
+
+def _write_meshes(tmp_path: Path) -> None:
+    verts, faces = _l_prism()
+    obj = [f"v {x} {y} {z}" for x, y, z in verts] + ["vt 0 0"]
+    obj += ["f " + " ".join(f"{i + 1}/1" for i in f) for f in faces[:4]]  # v/vt, 1-based
+    obj += ["f " + " ".join(str(i - len(verts)) for i in f) for f in faces[4:]]  # negative (relative) indices
+    (tmp_path / "meshes").mkdir()
+    (tmp_path / "meshes" / "l.obj").write_text("\n".join(obj) + "\n")
+    tris = np.array([verts[[f[0], f[k], f[k + 1]]] for f in faces for k in range(1, len(f) - 1)], dtype="<f4")
+    rec = np.zeros(len(tris), dtype=[("n", "<f4", 3), ("v", "<f4", (3, 3)), ("a", "<u2")])
+    rec["v"] = tris
+    (tmp_path / "meshes" / "l.stl").write_bytes(b"solid binary header".ljust(80) + np.uint32(len(tris)).tobytes()
+                                                 + rec.tobytes())
+    (tmp_path / "meshes" / "ascii.stl").write_text("solid a\nendsolid a\n")
+
+
+MESH_SCENE = """
+<compiler meshdir="meshes"/>
+<default><mesh scale="1 1 1"/><default class="big"><mesh scale="2 1 0.5"/></default></default>
+<asset>
+  <mesh name="legacy" file="l.obj"/>
+  <mesh name="exact" file="l.obj" inertia="exact"/>
+  <mesh name="shell" file="l.stl" inertia="shell"/>
+  <mesh name="scaled" class="big" file="l.stl" refpos="0.05 0.02 0" refquat="0.9 0.1 0.3 0.2"/>
+  <mesh name="tet" vertex="0 0 0 0.1 0 0 0 0.2 0 0 0 0.3" face="0 2 1 0 1 3 0 3 2 1 2 3"/>
+  <mesh file="l.stl" scale="0.5 0.5 0.5"/>
+</asset>
+<worldbody>
+  <body name="legacy"><freejoint/><geom type="mesh" mesh="legacy" pos="0.1 0 0" euler="10 20 30"/></body>
+  <body name="exact" pos="1 0 0"><freejoint/><geom type="mesh" mesh="exact" density="500"/></body>
+  <body name="shell" pos="2 0 0"><freejoint/><geom type="mesh" mesh="shell" mass="0.3"/></body>
+  <body name="scaled" pos="3 0 0"><freejoint/><geom type="mesh" mesh="scaled"/>
+    <geom type="mesh" mesh="tet" pos="0 0 0.2"/><geom type="box" size="0.01 0.02 0.03"/></body>
+  <body name="unnamed" pos="4 0 0"><freejoint/><geom type="mesh" mesh="l" quat="0 1 0 0"/></body>
+</worldbody>"""
+
+
+def test_mesh_inertia_equals_mujocos(tmp_path):
+    """MuJoCo's mesh inertia: OBJ (polygons, v/vt and negative indices), binary STL and inline
+    vertex/face meshes, a mesh named after its file; inertia legacy (the default) / exact / shell, mesh scale (from a
+    default class), refpos/refquat, the geom's pose, mass and density, mesh and primitive geoms on
+    one body. Known answers: MuJoCo's compiler; and the L prism's exact volume by hand."""
+    _write_meshes(tmp_path)
+    assert_like_mujoco(write_scene(tmp_path, MESH_SCENE), bodies_only=True, rtol=1e-6)
+    m = load_mjcf(tmp_path / "scene.xml")
+    exact = m.body_names.index("exact")
+    assert m.body_mass[exact] == pytest.approx(500 * 7 * 0.05 ** 3)  # an L of 7 squares of 5 cm, 5 cm thick
+    assert m.body_mass[m.body_names.index("legacy")] > 1000 * 7 * 0.05 ** 3  # abs volumes: legacy over-counts
+
+
+@pytest.mark.parametrize(("xml", "why"), [
+    ('<asset><mesh name="m" file="m.msh"/></asset>', "mesh files '.msh' are not read"),
+    ('<asset><mesh name="m" file="meshes/l.obj" inertia="convex"/></asset>', "has inertia='convex'"),
+    ('<asset><mesh name="m" vertex="0 0 0 1 0 0 0 1 0 0 0 1"/></asset>', "has no file and no vertex+face"),
+])
+def test_mesh_inertia_outside_the_subset_is_refused_by_name(tmp_path, xml, why):
+    _write_meshes(tmp_path)
+    path = write_scene(tmp_path, xml + '<worldbody><body name="b"><geom type="mesh" mesh="m"/></body></worldbody>')
+    with pytest.raises(MjcfLiteError, match="mesh") as info:
+        load_mjcf(path)
+    assert info.value.feature == "mesh_inertia" and why in str(info.value), str(info.value)
+
+
+@pytest.mark.parametrize(("robot", "scene"), [("low_cost_robot_arm", "scene.xml"), ("wonik_allegro", "scene_left.xml")])
+def test_menagerie_mesh_inertia_equals_mujocos(robot, scene):
+    """Menagerie robots whose bodies take their inertia from STL meshes: masses, inertias and
+    inertial frames as MuJoCo compiles them."""
+    assert_like_mujoco(_corpus(robot, scene), bodies_only=True, rtol=1e-6)
+
+
+MULTI_JOINT = """
+<compiler settotalmass="7"/>
+<worldbody><body name="torso" pos="0 0 1.25">
+  <joint name="rootx" type="slide" axis="1 0 0" pos="0 0 -1.25"/>
+  <joint name="rootz" type="slide" axis="0 0 1" stiffness="3" springref="0.2"/>
+  <joint name="rooty" axis="0 1 0" damping="0.5" range="-30 60"/>
+  <geom type="capsule" fromto="0 0 0 0 0 -0.4" size="0.05"/>
+  <body name="leg" pos="0 0 -0.4"><joint name="knee" axis="0 1 0"/><geom size="0.1" mass="3"/></body>
+</body></worldbody>
+<actuator><motor name="knee" joint="knee"/></actuator>"""
+
+
+def test_multi_joint_bodies_and_settotalmass_as_mujoco(tmp_path):
+    """Several hinge/slide joints on one body (gymnasium's rootx/rootz/rooty) when the backend accepts
+    them, joint stiffness/springref, and settotalmass (one factor on every mass and inertia)."""
+    path = write_scene(tmp_path, MULTI_JOINT)
+    with pytest.raises(MjcfLiteError) as info:
+        load_mjcf(path)
+    assert info.value.feature == "multi_joint_body"
+    assert_like_mujoco(path)
+    m = load_mjcf(path, accept={"multi_joint_body", "joint_stiffness"})
+    assert [j["qposadr"] for j in m.joints] == [0, 1, 2, 3] and m.body_joint == [-1, 0, 3]
+    assert sum(m.body_mass) == pytest.approx(7) and m.joints[1]["stiffness"] == 3.0
+    assert m.mass_scale == pytest.approx(7 / (3 + 1000 * np.pi * 0.05 ** 2 * (0.4 + 4 / 3 * 0.05)))

@@ -11,22 +11,26 @@ What it derives as MuJoCo's compiler does (each checked against ``mujoco.MjModel
 ``tests/core/test_core_mjcf_lite.py``): ``<include>`` (:func:`read_tree`: the main file's folder
 first, then the including file's); ``<default>`` classes (nested, ``class``/``childclass``);
 inertia from geoms (``<compiler inertiafromgeom inertiagrouprange>``, geom ``mass``/``density``,
-``shellinertia``, ``fromto``; several geoms diagonalised as ``mju_eig3`` does) and
-``fullinertia``; keyframe quaternions normalised (a zero one becomes the identity); a hinge's
-``ref`` as its ``qpos0``; ``inheritrange``; geoms and sites numbered body by body; unnamed
-bodies, joints and ``<freejoint/>`` (name ``""``).
+``shellinertia``, ``fromto``; several geoms diagonalised as ``mju_eig3`` does), mesh inertia
+(binary STL, OBJ and inline ``vertex``/``face`` meshes, ``<mesh inertia="legacy|exact|shell" scale
+refpos refquat>``, ``meshdir``; the mesh geom's inertial frame is the mesh's principal frame, while
+the geom table keeps the file's pose), ``<compiler settotalmass>`` and ``fullinertia``; keyframe
+quaternions normalised (a zero one becomes the identity); a hinge's ``ref`` as its ``qpos0``;
+``inheritrange``; geoms and sites numbered body by body; unnamed bodies, joints and ``<freejoint/>`` (name ``""``).
 
 The subset it reads (everything else raises :class:`MjcfLiteError`):
 
 - ``<compiler angle eulerseq="xyz" autolimits inertiafromgeom inertiagrouprange>``; ``<option
   timestep gravity>`` with ``<flag gravity contact>``;
-- bodies (``pos``, one of ``quat``/``euler``/``axisangle``/``xyaxes``/``zaxis``), at most one
-  joint per body: ``<freejoint>``/``type="free"`` on a world child, ``hinge``, ``slide`` with
-  ``pos axis range limited damping armature ref`` (``frictionloss`` only when the caller accepts
-  it, see :data:`OPTIONAL_FEATURES`);
+- bodies (``pos``, one of ``quat``/``euler``/``axisangle``/``xyaxes``/``zaxis``), one joint per
+  body: ``<freejoint>``/``type="free"`` on a world child, ``hinge``, ``slide`` with ``pos axis
+  range limited damping armature ref``; only when the caller accepts them (:data:`OPTIONAL_FEATURES`):
+  ``frictionloss``, ``stiffness``/``springref`` (``joint_stiffness``) and several hinge/slide joints
+  on one body (``multi_joint_body``, gymnasium's ``rootx``/``rootz``/``rooty``);
 - sites; geoms as table values (``name type size fromto friction solref solimp contype
-  conaffinity``; a mesh geom's ``size`` is left 0, and a mesh geom that would give its body mass
-  is refused as ``mesh_inertia``: MuJoCo integrates the mesh volume); ``light``/``camera`` skipped;
+  conaffinity``; a mesh geom's ``size`` is left 0; a mesh geom giving mass whose inertia is not
+  derived (``inertia="convex"``, other file formats) is refused as ``mesh_inertia``);
+  ``light``/``camera`` skipped;
 - joint actuators ``<motor gear>``, ``<position kp kv inheritrange>``, ``<velocity kv>`` with
   ``ctrlrange``/``forcerange`` (and their ``*limited``);
 - sensors ``jointpos jointvel framepos framequat framelinvel frameangvel gyro velocimeter
@@ -35,10 +39,10 @@ The subset it reads (everything else raises :class:`MjcfLiteError`):
   pairs are accepted (the reader records them, it does not collide anything: see
   :meth:`LiteModel.collision_pairs`).
 
-Outside the subset (tendons, equality constraints, ball joints, several joints in one body, joint
-stiffness, other actuators, transmissions or sensors, mocap bodies, mass-rescaling compiler
-options, ...) :class:`MjcfLiteError` names the file, the element and the attribute, and its
-``feature`` is the :mod:`unisim_core.mjcf_features` name (``"fixed_tendon"``,
+Outside the subset (tendons, equality constraints, ball joints, several joints in one body or joint
+stiffness unless accepted, other actuators, transmissions or sensors, mocap bodies, ``boundmass``/
+``boundinertia``/``balanceinertia``, ...) :class:`MjcfLiteError` names the file, the element and
+the attribute, and its ``feature`` is the :mod:`unisim_core.mjcf_features` name (``"fixed_tendon"``,
 ``"weld_equality"``, ``"site_transmission"``, ``"ball_joint"``, ``"mesh_inertia"``, ...) so a
 backend refuses the scene with ``UnsupportedCapabilityError(self.name, exc.feature, str(exc))``:
 a scene is never silently simulated as something else.

@@ -17,12 +17,14 @@ from ..model import ModelInfo
 from ._errors import MjcfLiteError
 from ._includes import read_tree
 from ._inertia import PRIMITIVES, combine, eig3, unit_inertia, z_to_quat
+from ._mesh import MODES as MESH_MODES
+from ._mesh import mesh_inertia, read_mesh
 
 __all__ = ["LiteModel", "load_mjcf", "collision_candidates", "OPTIONAL_FEATURES", "SENSOR_DIMS"]
 
 #: Features the reader parses only when the caller models them (``load_mjcf(path, accept=...)``);
 #: otherwise they raise :class:`MjcfLiteError` with that ``feature``.
-OPTIONAL_FEATURES = frozenset({"frictionloss"})
+OPTIONAL_FEATURES = frozenset({"frictionloss", "multi_joint_body", "joint_stiffness"})
 
 SENSOR_DIMS = {"jointpos": 1, "jointvel": 1, "framepos": 3, "framequat": 4, "framelinvel": 3, "frameangvel": 3,
                "gyro": 3, "velocimeter": 3, "accelerometer": 3}
@@ -33,7 +35,7 @@ _IGNORED_IN_BODY = {"light", "camera"}
 _EMPTY_OK = {"equality", "tendon", "deformable", "extension"}
 _ASSETS_OK = {"hfield", "texture", "material", "mesh"}
 #: ``<compiler>`` attributes that change masses or inertias; the reader refuses them by name
-_MASS_COMPILER = ("boundmass", "boundinertia", "settotalmass", "balanceinertia", "exactmeshinertia")
+_MASS_COMPILER = ("boundmass", "boundinertia", "balanceinertia", "exactmeshinertia")
 _GEOM_DEFAULTS = {"type": "sphere", "friction": "1 0.005 0.0001", "solref": "0.02 1",
                   "solimp": "0.9 0.95 0.001 0.5 2", "contype": "1", "conaffinity": "1"}
 
@@ -112,8 +114,11 @@ class LiteModel:
     body_ipos: list = field(default_factory=lambda: [np.zeros(3)])
     body_iquat: list = field(default_factory=lambda: [np.array([1.0, 0, 0, 0])])
     body_inertia: list = field(default_factory=lambda: [np.zeros(3)])
+    #: the body's first joint id, -1 for none (a body holds several only with ``accept={"multi_joint_body"}``:
+    #: then its joints are the consecutive rows of ``joints`` whose ``body`` it is)
     body_joint: list = field(default_factory=lambda: [-1])
-    #: dicts ``name type body qposadr dofadr pos axis range damping armature frictionloss ref``: ``pos``
+    #: dicts ``name type body qposadr dofadr pos axis range damping armature frictionloss stiffness springref
+    #: ref``: ``pos``
     #: and unit ``axis`` in the body frame, ``range`` (2,) rad or m (``±inf`` when unlimited)
     joints: list = field(default_factory=list)
     #: dicts ``name kind joint gear ctrlrange forcerange kp kv``: ``kind`` motor | position | velocity,
@@ -131,6 +136,8 @@ class LiteModel:
     contact_excludes: list = field(default_factory=list)
     nq: int = 0
     nv: int = 0
+    #: the factor ``<compiler settotalmass>`` put on every body mass and inertia (1 without it)
+    mass_scale: float = 1.0
 
     def collision_pairs(self) -> list[tuple[int, int]]:
         """Geom id pairs MuJoCo's collision filter would test (:func:`collision_candidates`, then
@@ -207,7 +214,11 @@ class _Parser:
         self.eulerseq = "xyz"  # <compiler eulerseq>
         self.fromgeom = "auto"  # <compiler inertiafromgeom>
         self.groups = np.array([0.0, 5.0])  # <compiler inertiagrouprange>
+        self.totalmass = -1.0  # <compiler settotalmass>: > 0 rescales every body's mass and inertia
         self.defaults: dict[str, dict[str, dict[str, str]]] = {"main": {}}
+        self.meshdir = os.path.dirname(os.path.abspath(path))  # <compiler meshdir/assetdir>, from the main file
+        self.meshes: dict[str, dict[str, str]] = {}  # <asset><mesh> attributes by name
+        self.mesh_props: dict[str, tuple] = {}  # mesh name -> mesh_inertia() (or the reason it has none)
 
     def fail(self, elem: ET.Element, why: str, feature: str | None):
         name = elem.get("name")
@@ -281,6 +292,10 @@ class _Parser:
             if self.fromgeom not in ("auto", "true", "false"):
                 raise self.fail(c, f"has inertiafromgeom={self.fromgeom!r}, expected auto, true or false", None)
             self.groups = _vec(c.get("inertiagrouprange"), 2, self.groups, "compiler.inertiagrouprange")
+            folder = c.get("meshdir", c.get("assetdir"))
+            if folder is not None:
+                self.meshdir = os.path.join(os.path.dirname(os.path.abspath(self.path)), folder)
+            self.totalmass = float(c.get("settotalmass", self.totalmass))
             for key in _MASS_COMPILER:
                 if key in c.attrib and not (key == "exactmeshinertia" and c.get(key) == "false"):
                     raise self.fail(c, f"sets {key}; the reader does not rescale masses or inertias", f"compiler_{key}")
@@ -302,9 +317,22 @@ class _Parser:
                 if a.tag not in _ASSETS_OK:
                     raise self.fail(a, f"(asset) is not supported; assets: {', '.join(sorted(_ASSETS_OK))}",
                                     f"{a.tag}_asset")
+                if a.tag == "mesh":
+                    ma = self.attrs(a, "main")
+                    name = ma.get("name") or os.path.splitext(os.path.basename(ma.get("file", "")))[0]
+                    self.meshes[name] = ma
         m = LiteModel(gravity=gravity, timestep=timestep, contact=contact)
         for wb in root.findall("worldbody"):
             self._body_children(m, wb, 0, "main")
+        if self.totalmass > 0:  # MuJoCo's compiler: one factor on every mass and inertia, after inertiafromgeom
+            total = sum(m.body_mass[1:])
+            if total <= 0:
+                raise MjcfLiteError(f"{self.path}: <compiler settotalmass={self.totalmass:g}> on a model without "
+                                    "mass")
+            scale = self.totalmass / total
+            m.body_mass = [x * scale for x in m.body_mass]
+            m.body_inertia = [x * scale for x in m.body_inertia]
+            m.mass_scale = scale
         m.geoms.sort(key=lambda g: g["body"])  # MuJoCo numbers geoms and sites body by body (stable)
         m.sites.sort(key=lambda x: x["body"])
         for act in root.findall("actuator"):
@@ -372,12 +400,15 @@ class _Parser:
         m.body_iquat.append(iquat)
         m.body_inertia.append(inertia)
         joints = [j for j in elem if j.tag in ("joint", "freejoint")]
-        if len(joints) > 1:
-            raise self.fail(elem, "has more than one joint; this reader supports one joint per body",
+        if len(joints) > 1 and ("multi_joint_body" not in self.accept
+                                or any(j.tag == "freejoint" or self.attrs(j, childclass).get("type") == "free"
+                                       for j in joints)):
+            raise self.fail(elem, "has more than one joint; several hinge/slide joints on one body are read only "
+                                  "when the backend accepts them (unisim_core.mjcf_lite.OPTIONAL_FEATURES)",
                             "multi_joint_body")
         m.body_joint.append(-1)
-        if joints:
-            self._joint(m, joints[0], b, childclass)
+        for j in joints:  # MuJoCo's order: each joint moves the body relative to the previous ones
+            self._joint(m, j, b, childclass)
         first_geom = len(m.geoms)
         self._body_children(m, elem, b, childclass)
         if from_geoms:
@@ -421,13 +452,15 @@ class _Parser:
         limited = a.get("limited", "auto")
         limited = ("range" in a and self.autolimits) if limited == "auto" else limited == "true"
         axis = _vec(a.get("axis"), 3, [0, 0, 1], "joint.axis")
-        m.body_joint[b] = len(m.joints)
+        if m.body_joint[b] < 0:
+            m.body_joint[b] = len(m.joints)
         m.joints.append({
             "name": a.get("name", ""), "type": jtype, "body": b, "qposadr": m.nq, "dofadr": m.nv,
             "pos": _vec(a.get("pos"), 3, [0, 0, 0], "joint.pos"), "axis": axis / np.linalg.norm(axis),
             "range": rng if (limited and jtype != "free") else np.array([-np.inf, np.inf]),
             "damping": float(a.get("damping", "0")), "armature": float(a.get("armature", "0")),
-            "frictionloss": float(a.get("frictionloss", "0")),
+            "frictionloss": float(a.get("frictionloss", "0")), "stiffness": float(a.get("stiffness", "0")),
+            "springref": float(a.get("springref", "0")) * (self.angle if jtype == "hinge" else 1.0),
             "ref": float(a.get("ref", "0")) * (self.angle if jtype == "hinge" else 1.0),
         })
         m.nq += 7 if jtype == "free" else 1
@@ -470,14 +503,50 @@ class _Parser:
         density = float(a.get("density", "1000"))
         if mass == 0.0 or (mass is None and density == 0.0):
             return None
+        shell = a.get("shellinertia", "false") == "true"
+        if gtype == "mesh":
+            props = self._mesh_props(a.get("mesh", ""), shell)
+            if isinstance(props, str):
+                return f"a mesh geom{' ' + repr(a['name']) if a.get('name') else ''} with mass: {props}"
+            measure, mpos, mquat, moments = props  # MuJoCo's geom frame: the mesh's principal frame
+            rho = density if mass is None else mass / measure
+            return rho * measure, pos + Q.quat_apply(quat, mpos), Q.quat_mul(quat, mquat), rho * moments
         if gtype not in PRIMITIVES:
             return f"a {gtype} geom{' ' + repr(a['name']) if a.get('name') else ''} with mass"
-        shell = a.get("shellinertia", "false") == "true"
         if shell and gtype == "ellipsoid":
             return "an ellipsoid geom with shellinertia (MuJoCo approximates its surface)"
         measure, moments = unit_inertia(gtype, size, shell)
         rho = density if mass is None else mass / measure
         return rho * measure, pos, quat, rho * moments
+
+    def _mesh_props(self, name: str, shell: bool):
+        """:func:`~._mesh.mesh_inertia` of mesh asset ``name`` in its ``inertia`` mode, or a string
+        saying why it is not derived."""
+        if name not in self.meshes:
+            return f"mesh {name!r} is not an asset of the model"
+        ma = self.meshes[name]
+        mode = ma.get("inertia", "legacy")
+        if shell:
+            return "shellinertia on a mesh geom (MuJoCo takes <mesh inertia=\"shell\"> instead)"
+        if mode not in MESH_MODES:
+            return f"mesh {name!r} has inertia={mode!r} (derived: {', '.join(sorted(MESH_MODES))})"
+        if name not in self.mesh_props:
+            if "file" in ma:
+                tris = read_mesh(os.path.join(self.meshdir, ma["file"]))
+            elif "vertex" in ma and "face" in ma:
+                verts = _vec(ma["vertex"], None, None, "mesh.vertex").reshape(-1, 3)
+                tris = verts[_vec(ma["face"], None, None, "mesh.face").astype(np.int64).reshape(-1, 3)]
+            else:
+                return f"mesh {name!r} has no file and no vertex+face (MuJoCo takes the hull of the vertices)"
+            try:
+                self.mesh_props[name] = mesh_inertia(
+                    tris, mode, _vec(ma.get("scale"), 3, [1, 1, 1], "mesh.scale"),
+                    _vec(ma.get("refpos"), 3, [0, 0, 0], "mesh.refpos"),
+                    _vec(ma.get("refquat"), 4, [1, 0, 0, 0], "mesh.refquat"))
+            except ValueError as exc:
+                raise MjcfLiteError(f"{self.path}: mesh {name!r}: {exc} is too small for inertia={mode!r} "
+                                    "(MuJoCo rejects it)") from None
+        return self.mesh_props[name]
 
     def _actuator(self, m: LiteModel, elem: ET.Element) -> None:
         if elem.tag not in ("motor", "position", "velocity", "general"):

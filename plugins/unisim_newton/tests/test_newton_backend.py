@@ -113,16 +113,49 @@ def test_listed_as_missing_dependency_without_newton():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-def test_value_the_importer_drops_is_refused_by_name(make, tmp_path):
-    """Newton's MJCF importer ignores ``<option gravity>`` (it keeps -9.81 z): the comparison with
-    the file refuses the scene naming ``gravity`` instead of simulating another gravity."""
+def test_option_gravity_reaches_the_engine(make, tmp_path):
+    """Newton's MJCF importer ignores ``<option gravity>`` (it keeps -9.81 z); the plugin sets the file's
+    vector: g = (3, 0, -5) on a COM at (0.5, 0, -0.5) from a y hinge gives 1 N·m on I = 0.01 + 0.5."""
     path = tmp_path / "gravity.xml"
-    path.write_text('<mujoco><option gravity="0 0 -5"/><worldbody><body name="a" pos="0 0 1">'
+    path.write_text('<mujoco><option gravity="3 0 -5"/><worldbody><body name="a" pos="0 0 1">'
                     '<joint name="j" type="hinge" axis="0 1 0"/>'
-                    '<inertial pos="0 0 -0.5" mass="1" diaginertia="0.01 0.01 0.01"/></body></worldbody></mujoco>')
+                    '<inertial pos="0.5 0 -0.5" mass="1" diaginertia="0.01 0.01 0.01"/></body></worldbody></mujoco>')
+    b = make(path, num_envs=1, sim_dt=0.001)
+    b.step(np.zeros((1, 0)), 1)
+    np.testing.assert_allclose(b.get_qvel()[0, 0], 0.001 * 1.0 / 0.51, rtol=1e-4)
+
+
+MULTI_JOINT = """<mujoco><compiler settotalmass="4"/><worldbody><body name="torso" pos="0 0 1">
+  <joint name="rootx" type="slide" axis="1 0 0"/><joint name="rootz" type="slide" axis="0 0 1"/>
+  <joint name="rooty" axis="0 1 0"/><geom size="0.1" mass="1"/>
+  <body name="arm" pos="0.3 0 0"><joint name="a" axis="0 1 0" stiffness="4" springref="{springref}"/>
+    <inertial pos="0 0 0" mass="1" diaginertia="0.1 0.1 0.1"/></body></body></worldbody>
+  <actuator><motor name="x" joint="rootx"/></actuator></mujoco>"""
+
+
+def test_multi_joint_body_settotalmass_and_stiffness_act_as_in_mujoco(make, tmp_path):
+    """Slides x, z and a hinge on one body (gymnasium's planar roots: Newton's one D6 joint),
+    settotalmass="4" on masses 1 + 1 (every mass and inertia doubled: the importer ignores it, the
+    plugin applies it) and joint stiffness: one step of dt from rest with u = 1 gives MuJoCo's qvel
+    (x'' = 1 / 4 exactly: nothing else pushes along x). A hinge away from the slides' anchor, which
+    Newton would turn about the wrong point, is refused by name."""
+    mujoco = pytest.importorskip("mujoco", reason="the reference is MuJoCo")
+    path = tmp_path / "multi.xml"
+    path.write_text(MULTI_JOINT.format(springref=28.64788975654116))  # 0.5 rad in degrees
+    b = make(path, num_envs=1, sim_dt=0.001)
+    assert b.model_info.joint_names == ("rootx", "rootz", "rooty", "a")
+    b.step(np.ones((1, 1)), 1)
+    m = mujoco.MjModel.from_xml_path(str(path))
+    m.opt.timestep = 0.001
+    d = mujoco.MjData(m)
+    d.ctrl[:] = 1.0
+    mujoco.mj_step(m, d)
+    assert d.qvel[0] == pytest.approx(0.00025) and abs(d.qvel[3]) > 1e-3  # the spring acts
+    np.testing.assert_allclose(b.get_qvel()[0], d.qvel, rtol=1e-4, atol=1e-7)
+    path.write_text(MULTI_JOINT.format(springref=0).replace('<joint name="rooty"', '<joint name="rooty" pos="0 0 1"'))
     with pytest.raises(UnsupportedCapabilityError) as info:
         make(path)
-    assert info.value.capability == "gravity" and "[0.0, 0.0, -5.0]" in str(info.value)
+    assert info.value.capability == "multi_joint_body" and "about its first joint's pos" in str(info.value)
 
 
 def test_defaults_classes_reach_the_engine(make, tmp_path):

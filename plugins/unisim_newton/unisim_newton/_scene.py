@@ -61,11 +61,44 @@ def _check_close(feature: str, path: str, what: str, got, want) -> None:
         raise _refuse(feature, path, f"gives {what} {got.tolist()}, the file says {want.tolist()}")
 
 
+def _scale_masses(b: newton.ModelBuilder, scale: float) -> None:
+    """Every body's mass and inertia times ``scale`` (and their inverses), in the builder."""
+    for i in range(b.body_count):
+        b.body_mass[i] = b.body_mass[i] * scale
+        b.body_inertia[i] = b.body_inertia[i] * scale
+        b.body_inv_mass[i] = b.body_inv_mass[i] / scale
+        b.body_inv_inertia[i] = b.body_inv_inertia[i] / scale
+
+
+def _d6_slot(path: str, lite: LiteModel, joint: dict, names: list) -> int | None:
+    """The axis of ``joint`` in the one D6 joint Newton's importer makes of a body with several
+    hinge/slide joints (its slides first, then its hinges, each in file order, all anchored at the
+    first joint's ``pos``); ``None`` for a body's only joint. A body Newton would move otherwise
+    than MuJoCo (a hinge before a slide, or a hinge away from that anchor) is refused."""
+    own = [j for j in lite.joints if j["body"] == joint["body"]]
+    if len(own) == 1:
+        return None
+    kinds = [j["type"] for j in own]
+    hinges = [j for j in own if j["type"] == "hinge"]
+    if "hinge" in kinds and "slide" in kinds[kinds.index("hinge"):]:
+        raise _refuse("multi_joint_body", path, f"orders the slide joints of body {names[joint['body']]!r} before "
+                      f"its hinges (the file: {kinds})")
+    if any(not np.allclose(h["pos"], own[0]["pos"]) for h in hinges):
+        raise _refuse("multi_joint_body", path, f"turns every hinge of body {names[joint['body']]!r} about its "
+                      f"first joint's pos {own[0]['pos'].tolist()}, the file about "
+                      f"{[h['pos'].tolist() for h in hinges]}")
+    ordered = [j for j in own if j["type"] == "slide"] + hinges
+    return next(i for i, j in enumerate(ordered) if j is joint)
+
+
 def _template(path: str, lite: LiteModel) -> tuple[newton.ModelBuilder, Layout]:
     b = newton.ModelBuilder()
     SolverMuJoCo.register_custom_attributes(b)
     # ctrl_direct: every actuator keeps MuJoCo's own law (gain, bias, gear, clamps) in SolverMuJoCo
     b.add_mjcf(path, ctrl_direct=True, parse_visuals=False)
+    b.gravity = lite.gravity  # <option gravity> (the importer reads only <flag gravity>): per world on replicate
+    if lite.mass_scale != 1.0:  # <compiler settotalmass>, which the importer does not apply: MuJoCo's rule here
+        _scale_masses(b, lite.mass_scale)
     # bodies and joints in file order (the importer names unnamed ones itself): a named one must keep its name
     names, labels = lite.body_names, [_leaf(lbl) for lbl in b.body_label]
     if b.body_count != len(names) - 1 or any(n and n != lbl for n, lbl in zip(names[1:], labels)):
@@ -77,11 +110,13 @@ def _template(path: str, lite: LiteModel) -> tuple[newton.ModelBuilder, Layout]:
     for j in lite.joints:
         name, kind = j["name"], j["type"]
         nj = joint_of.get(int(body_src[j["body"]]))
-        if (nj is None or b.joint_type[nj] != _JOINT_TYPES[kind]
-                or (name and _leaf(b.joint_label[nj]) != name)):
+        slot = _d6_slot(path, lite, j, names)
+        want = _JOINT_TYPES[kind] if slot is None else newton.JointType.D6
+        if nj is None or b.joint_type[nj] != want or (name and slot is None and _leaf(b.joint_label[nj]) != name):
             raise _refuse(f"{kind}_joint", path, f"does not give joint {name!r} of body "
                           f"{names[j['body']]!r} as a {kind} joint")
-        qs, ds, qa, da = b.joint_q_start[nj], b.joint_qd_start[nj], j["qposadr"], j["dofadr"]
+        qs, ds, qa, da = b.joint_q_start[nj] + (slot or 0), b.joint_qd_start[nj] + (slot or 0), j["qposadr"], \
+            j["dofadr"]
         if kind == "free":
             xform = np.asarray(b.joint_X_p[nj], dtype=np.float64)
             if not np.allclose(xform, [0, 0, 0, 0, 0, 0, 1]):
@@ -97,9 +132,11 @@ def _template(path: str, lite: LiteModel) -> tuple[newton.ModelBuilder, Layout]:
         lo, hi = (np.clip(j["range"], -1e10, 1e10))
         _check_close("joint_range", path, f"joint {name!r} range", [b.joint_limit_lower[ds], b.joint_limit_upper[ds]],
                      [lo, hi])
-        for feature, table in (("damping", b.joint_damping), ("armature", b.joint_armature),
-                               ("frictionloss", b.joint_friction)):
-            _check_close(feature, path, f"joint {name!r} {feature}", table[ds], j[feature])
+        for feature, key, table in (("damping", "damping", b.joint_damping), ("armature", "armature", b.joint_armature),
+                                    ("frictionloss", "frictionloss", b.joint_friction),
+                                    ("joint_stiffness", "stiffness", b.joint_stiffness),
+                                    ("joint_stiffness", "springref", b.joint_rest_q)):
+            _check_close(feature, path, f"joint {name!r} {key}", table[ds], j[key])
     layout = Layout(q_src=q_src, qd_src=qd_src, body_src=body_src, free=tuple(free), coords=b.joint_coord_count,
                     dofs=b.joint_dof_count, bodies=b.body_count, actuators=len(lite.actuators))
     return b, layout

@@ -1,0 +1,112 @@
+"""Mesh assets for inertia: binary STL and OBJ files read with numpy, and a mesh's mass
+properties as MuJoCo's compiler derives them (``<mesh inertia="legacy|exact|shell">``).
+
+MuJoCo moves the vertices into the ``refpos``/``refquat`` frame, scales them (``scale``), then
+re-centres the mesh at its centre of mass and turns it to its principal axes; a mesh geom's
+inertial frame is that one, composed with the geom's own pose. Modes: ``legacy`` (MuJoCo's
+default) sums the absolute volumes of the tetrahedra between each face and a centre, ``exact``
+their signed volumes, ``shell`` spreads the mass over the surface. ``convex`` (the convex hull)
+is not derived. Units: the file's (metres after ``scale``); moments per unit density.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from .. import quat as Q
+from ._errors import MjcfLiteError
+from ._inertia import eig3
+
+__all__ = ["read_mesh", "mesh_inertia", "MODES"]
+
+#: ``<mesh inertia>`` values derived here.
+MODES = frozenset({"legacy", "exact", "shell"})
+_MINVAL = 1e-15  # MuJoCo's mjMINVAL: smaller volumes or areas are an error there
+
+
+def _stl(data: bytes) -> np.ndarray:
+    """``(faces, 3, 3)`` triangles of a binary STL file's bytes (MuJoCo reads no ASCII STL)."""
+    n = int(np.frombuffer(data, dtype="<u4", count=1, offset=80)[0]) if len(data) >= 84 else -1
+    if n <= 0 or len(data) != 84 + 50 * n:
+        raise ValueError(f"not a binary STL ({len(data)} bytes; MuJoCo reads binary STL only)")
+    rec = np.frombuffer(data, dtype=np.dtype([("n", "<f4", 3), ("v", "<f4", (3, 3)), ("a", "<u2")]), count=n,
+                        offset=84)
+    return rec["v"].astype(np.float64)
+
+
+def _obj(text: str) -> np.ndarray:
+    """``(faces, 3, 3)`` triangles of an OBJ file's ``v`` and ``f`` lines (polygons as fans,
+    ``v/vt/vn`` and negative indices as OBJ defines them). A fan is MuJoCo's triangulation for convex
+    polygons and for polygons whose first vertex sees every other one."""
+    verts, faces = [], []
+    for line in text.splitlines():
+        parts = line.split()
+        if not parts:
+            continue
+        if parts[0] == "v":
+            verts.append([float(x) for x in parts[1:4]])
+        elif parts[0] == "f":
+            idx = [int(p.split("/")[0]) for p in parts[1:]]
+            idx = [i - 1 if i > 0 else len(verts) + i for i in idx]
+            faces.extend((idx[0], idx[k], idx[k + 1]) for k in range(1, len(idx) - 1))
+    if not faces:
+        raise ValueError("no faces")
+    return np.asarray(verts, dtype=np.float64)[np.asarray(faces, dtype=np.int64)]
+
+
+def read_mesh(path: str) -> np.ndarray:
+    """The triangles ``(faces, 3, 3)`` of the mesh file ``path`` (``.stl`` or ``.obj``), in its units."""
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in (".stl", ".obj"):
+        raise MjcfLiteError(f"{path}: mesh files {ext!r} are not read (only .stl and .obj)", "mesh_inertia")
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+        return _stl(data) if ext == ".stl" else _obj(data.decode("utf-8", errors="replace"))
+    except OSError as exc:
+        raise MjcfLiteError(f"{path}: mesh file cannot be read ({exc.strerror})") from None
+    except (ValueError, IndexError) as exc:
+        raise MjcfLiteError(f"{path}: not a valid mesh file ({exc})") from None
+
+
+def mesh_inertia(tris: np.ndarray, mode: str, scale=(1.0, 1.0, 1.0), refpos=(0.0, 0.0, 0.0),
+                 refquat=(1.0, 0.0, 0.0, 0.0)) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
+    """``(measure, pos, quat, moments)`` of a mesh at unit density: volume (m³; surface area m² for
+    ``shell``), the centre of mass and principal frame (wxyz) in the mesh frame (after ``refpos``,
+    ``refquat``, then ``scale``) and the principal moments (decreasing). Raises ``ValueError`` when
+    the volume or area is below MuJoCo's ``mjMINVAL`` (MuJoCo rejects such a mesh)."""
+    if mode not in MODES:
+        raise ValueError(mode)
+    R = Q.matrix_from_quat(Q.quat_normalize(np.asarray(refquat, dtype=np.float64)))
+    f32 = lambda x: np.asarray(x, dtype=np.float32).astype(np.float64)  # noqa: E731 (MuJoCo keeps vertices as float)
+    v = f32(((f32(tris) - np.asarray(refpos, dtype=np.float64)) @ R) * np.asarray(scale, dtype=np.float64))
+    cross = np.cross(v[:, 1] - v[:, 0], v[:, 2] - v[:, 0])
+    area = np.linalg.norm(cross, axis=1) / 2
+    if area.sum() < _MINVAL:
+        raise ValueError(f"surface area {area.sum():g}")
+    centre = area @ v.mean(axis=1) / area.sum()  # area-weighted centroid of the faces
+
+    def tet_volumes(apex):  # signed volumes of the tetrahedra (apex, face), or their sizes for legacy
+        r = v - apex
+        vol = np.einsum("ij,ij->i", r[:, 0], np.cross(r[:, 1], r[:, 2])) / 6
+        return np.abs(vol) if mode == "legacy" else vol
+
+    if mode == "shell":
+        com, weight, div = centre, area, 12.0
+    else:
+        w = tet_volumes(centre)
+        if w.sum() < _MINVAL:
+            raise ValueError(f"volume {w.sum():g}")
+        com = w @ (0.75 * v.mean(axis=1) + 0.25 * centre) / w.sum()  # tetrahedron centroids
+        weight, div = tet_volumes(com), 20.0
+    measure = float(weight.sum())
+    if measure < _MINVAL:
+        raise ValueError(f"{'area' if mode == 'shell' else 'volume'} {measure:g}")
+    r = v - com
+    s = r.sum(axis=1)  # a face's (or tetrahedron's, apex at com) second moment: w/div (s s^T + sum v v^T)
+    second = np.einsum("f,fi,fj->ij", weight, s, s) + np.einsum("f,fki,fkj->ij", weight, r, r)
+    second /= div
+    moments, quat = eig3(np.trace(second) * np.eye(3) - second)
+    return measure, com, quat, moments
