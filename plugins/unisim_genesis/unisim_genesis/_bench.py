@@ -1,7 +1,8 @@
-"""The raw-Genesis loop ``unisim bench`` and ``benchmarks/genesis_overhead.py`` compare the contract with.
+"""Genesis' own loops for ``unisim bench``: the raw batched baseline and the one-env step cost.
 
-Reached through the plugin's ``unisim_raw_stepper`` hook (``_hooks.py``); Genesis is imported only
-by the backend the loop runs on.
+Reached through the plugin's ``unisim_raw_stepper`` / ``unisim_step_cost_probe`` hooks (``_hooks.py``);
+Genesis is imported only by the backends the loops run on. Each call ends with the host copies of
+qpos and qvel (``tensor.cpu()`` waits for the device).
 """
 
 from __future__ import annotations

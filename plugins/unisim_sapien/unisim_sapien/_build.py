@@ -273,7 +273,7 @@ def build_env(lite: LiteModel, assets: list[Hfield | MeshFile | None], drives: P
               origin: tuple[float, float] = (0.0, 0.0), path: str = "") -> tuple[sapien.Scene, list]:
     """One env: its scene and articulations (``configure_engine`` must have run). ``scene``: add
     the articulations, placed at ``origin`` (x, y; m), to that scene instead, without its world
-    geoms (``benchmarks/sapien_overhead.py`` measures N articulations in one scene this way)."""
+    geoms (the former ``benchmarks/sapien_overhead.py`` measured N articulations in one scene this way)."""
     cols = set(_colliding(lite))
     welded, bits = _world_welded(lite), ignore_bits(lite)
     statics = [g for g in sorted(cols) if welded[lite.geoms[g]["body"]]]
