@@ -152,7 +152,47 @@ def test_bench_json_has_ratios(tmp_path, capsys):
         # the limit: one env's single-thread cost x N / threads, the threads the backend steps on
         assert r["threads"] >= 1 and r["limit_us_per_call"] > 0
         assert r["of_limit"] == pytest.approx(r["limit_us_per_call"] / r["contract_us_per_call"])
-    assert "ratio" in text and "cold start" in text and "of limit" in text
+        # three alternating rounds of the three loops, each round's median kept; start-up both ways
+        assert {k: len(v) for k, v in r["rounds_us"].items()} == {"contract": 3, "raw": 3, "one_env": 3}
+        assert len(r["round_ratios"]) == 3 and r["cpu_ratio"] > 0
+        assert 0 < r["warm_start_s"] and 0 < r["cold_start_s"] and r["device"] == "cpu"
+    doc = json.loads(out.read_text())
+    assert doc["rounds"] == 3 and doc["workload"].startswith("write ctrl") and len(doc["load_avg"]) == 3
+    assert "ratio" in text and "warm start" in text and "cold start" in text and "of limit" in text
+
+
+def test_bench_measure_runs_every_loop_alike():
+    """Each loop runs once to warm up, once to size the rounds, then ``steps`` calls per round; the
+    first call of each round is dropped from the medians."""
+    from unisim_core import bench as B
+
+    counts = {"a": 0, "b": 0}
+
+    def loop(name):
+        def call():
+            counts[name] += 1
+        return call
+
+    per_round, cpu = {}, {}
+    med = B.measure({"a": loop("a"), "b": loop("b")}, 0.0, rounds=3, steps=4, per_round=per_round, cpu=cpu)
+    assert counts == {"a": 2 + 3 * 4, "b": 2 + 3 * 4}
+    assert set(med) == set(cpu) == {"a", "b"} and {k: len(v) for k, v in per_round.items()} == {"a": 3, "b": 3}
+
+
+def test_bench_without_raw_loop_and_with_a_broken_backend(capsys):
+    """The fake backend has no raw-engine loop: its row says so and has no ratio; a backend that
+    cannot be built gives error rows and the others still run."""
+    from unisim_core import bench as B
+
+    scene, _ = resolve_scene("quadruped")
+    rows = B.run_bench(["no_such_backend", "fake"], [2], scene, nsteps=1, steps=3, rounds=1)
+    assert [r["backend"] for r in rows] == ["no_such_backend", "fake"]
+    assert "error" in rows[0] and "no_such_backend" in rows[0]["error"]
+    fake = rows[1]
+    assert fake["ratio"] is None and fake["of_limit"] is None and "unisim_raw_stepper" in fake["note"]
+    assert fake["contract_env_steps_per_s"] > 0 and fake["warm_start_s"] > 0
+    text = B.format_rows(rows)
+    assert "error" in text and "fake" in text
 
 
 def _summary(text: str) -> dict[str, str]:
