@@ -1,13 +1,46 @@
 """The documented causes of ``unisim zoo``'s ``deviates`` cells: ``{(backend, model label): cause}``.
 
-Each cause was measured (the deviation vanishes or shrinks with contacts disabled, with another
-solver setting, ...) and is written up with its figures in the engine's page under ``docs/``;
-the zoo's markdown shows it beside the cell, and a deviating cell without an entry is shown as
-undocumented.
+Each cause was measured with the zoo's own protocol (100 steps, 2 envs) on a copy of the model
+with one change: ``<flag contact="disable"/>`` ("contacts off"), ``integrator="Euler"`` for RK4,
+or MuJoCo's compiled inertia written as explicit ``<inertial>`` ("inertia explicit"); the
+deviation vanishing (or shrinking to what is named) is the evidence. Each is written up with its
+figures in the engine's page under ``docs/`` (motrix.md, sapien.md, genesis.md, mjwarp.md) or,
+for Newton, in the report to its page's owner. A deviating cell without an entry is shown as
+``not documented``.
 """
 
 from __future__ import annotations
 
 __all__ = ["CAUSES"]
 
-CAUSES: dict[tuple[str, str], str] = {}
+_PHYSX_SOFT = ("contact: it settles from its keyframe onto PhysX's rigid contacts (MuJoCo's are soft, solref 0.02); "
+               "contacts off: base_pos {} m (docs/sapien.md)")
+
+CAUSES: dict[tuple[str, str], str] = {
+    ("motrix", "google_barkour_vb"): (
+        "contact friction cone: the file's cone='elliptic' impratio='10', which MotrixSim ignores (it warns); "
+        "contacts off: base_pos 6.1e-07 (docs/motrix.md)"),
+    ("motrix", "pal_talos"): (
+        "contact stiffness: solref 0.001 at dt 0.001; MuJoCo raises the time constant to 2·dt (refsafe), MotrixSim "
+        "does not (it warns); contacts off: dof_pos 5.5e-04 (docs/motrix.md)"),
+    ("motrix", "gymnasium/ant"): (
+        "joint limits: qpos0 puts the four ankles 0.52 rad outside their 30-70° range; MuJoCo's soft limit throws "
+        "them to 1.24 rad (they settle at 1.02), MotrixSim stops them at the limit (0.534); contacts off, Euler and "
+        "inertia explicit together: still dof_pos 0.53 (docs/motrix.md)"),
+    ("motrix", "gymnasium/half_cheetah"): "contact: contacts off: base_pos 2.9e-06 (docs/motrix.md)",
+    ("motrix", "gymnasium/hopper"): "contact: contacts off: base_pos 2.0e-03, within the tier (docs/motrix.md)",
+    ("motrix", "gymnasium/walker2d_v5"): "contact: contacts off: base_pos 2.0e-03, within the tier (docs/motrix.md)",
+    ("motrix", "gymnasium/humanoid"): (
+        "inertia from geoms: MotrixSim derives it itself (it warns; right_upper_arm 0.083 vs MuJoCo's 0.016 kg m²); "
+        "inertia explicit: dof_pos 4.7e-03, within the tier (docs/motrix.md)"),
+    ("motrix", "gymnasium/humanoidstandup"): (
+        "inertia from geoms and contact: inertia explicit: dof_pos 0.10; inertia explicit and contacts off: 4.5e-03 "
+        "(docs/motrix.md)"),
+    ("motrix", "gymnasium/inverted_pendulum"): (
+        "inertia from geoms on an unstable equilibrium: the pole's centre of mass sits 0.5 mm off its hinge "
+        "(fromto tilted by 0.001) and tips it over; MotrixSim's own inertia tips it slower; inertia explicit: "
+        "qpos 0.037, MuJoCo's own RK4-vs-Euler spread (0.033), and MotrixSim ignores RK4 (docs/motrix.md)"),
+    ("sapien", "google_barkour_v0"): _PHYSX_SOFT.format("2.7e-07"),
+    ("sapien", "unitree_a1"): _PHYSX_SOFT.format("5.8e-07"),
+    ("sapien", "unitree_go1"): _PHYSX_SOFT.format("3.4e-07"),
+}
