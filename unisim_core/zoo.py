@@ -425,8 +425,10 @@ def to_markdown(cells: Sequence[Cell], meta: dict) -> str:
         lines += [f"- `{r.get('command')}` ({r.get('cells')} cells, "
                   f"{'complete' if r.get('complete') else 'interrupted'}, `{r.get('file')}`)" for r in meta["merged"]]
         lines += [""]
-    lines += ["| backend | " + " | ".join(CLASSES) + " | ran (UTC) | commit |", "|---" * (len(CLASSES) + 3) + "|"]
-    lines += [f"| {b} | " + " | ".join(str(s[b][k]) for k in CLASSES) + f" | {_span(cells, b)} |" for b in backends]
+    lines += ["| backend | " + " | ".join(CLASSES) + " | cells' wall time | ran (UTC) | commit |",
+              "|---" * (len(CLASSES) + 4) + "|"]
+    lines += [f"| {b} | " + " | ".join(str(s[b][k]) for k in CLASSES) + f" | {_wall(cells, b)} | {_span(cells, b)} |"
+              for b in backends]
     lines += ["", "| model | " + " | ".join(backends) + " |", "|---" * (len(backends) + 1) + "|"]
     lines += [f"| {m} | " + " | ".join(md(_text(at.get((m, b)))) for b in backends) + " |" for m in models]
     lines += ["", "Details of every cell that is not `ok` (a deviating cell with its documented cause, "
@@ -435,6 +437,12 @@ def to_markdown(cells: Sequence[Cell], meta: dict) -> str:
               + (f" **Cause:** {md(c.cause or 'not documented')}." if c.cls == "deviates" else "")
               for c in cells if c.cls != "ok"]
     return "\n".join(lines) + "\n"
+
+
+def _wall(cells: Sequence[Cell], backend: str) -> str:
+    """Total and largest wall time of ``backend``'s cell processes (the reference runs not counted)."""
+    walls = [c.wall_s for c in cells if c.backend == backend and c.wall_s is not None]
+    return f"{sum(walls) / 60:.0f} min (max {max(walls):.0f} s)" if walls else "-"
 
 
 def _span(cells: Sequence[Cell], backend: str) -> str:
