@@ -11,7 +11,9 @@ from the scene's default keyframe under a position hold. env-steps/s counts
 ``N * nsteps`` per iteration; "added ms/step" is the Ray step time minus the
 in-process step time at the same N (the price of the round trip: serialization,
 the object store, scheduling, and waiting for the slowest shard). The configurations
-of one N are timed in interleaved rounds, best round kept.
+of one N are timed in alternating rounds (in-process, ray, in-process, ray, ...); the table
+shows the median round and "vs in-proc" the ratio of medians (in-process ms / ray ms: >= 1
+means the shards are no slower).
 
 ``--recovery`` adds, per shard count, the same backend with ``max_shard_restarts=1`` (mode
 ``ray+rec``: every step reply also carries the shards' restore rows), so the per-step price of
@@ -20,7 +22,7 @@ next step's rebuild time is reported as "restart s" (new actor, inner backend bu
 writes and restore rows replayed).
 
     python benchmarks/ray_scaling.py [--inner mujoco] [--envs 64 512 4096] [--shards 1 2]
-        [--nsteps 4] [--seconds 3] [--rounds 5] [--recovery] [--json out.json]
+        [--nsteps 4] [--seconds 3] [--rounds 7] [--recovery] [--json out.json]
 
 ``--inner-option key=value`` adds inner options (values parsed as Python literals).
 """
@@ -103,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--nsteps", type=int, default=4, help="substeps per step() call (control decimation)")
     p.add_argument("--dt", type=float, default=0.005)
     p.add_argument("--seconds", type=float, default=3.0, help="timing window per configuration")
-    p.add_argument("--rounds", type=int, default=5, help="interleaved timing rounds (best kept)")
+    p.add_argument("--rounds", type=int, default=7, help="alternating timing rounds (median kept)")
     p.add_argument("--baseline-threads", type=int, default=2, help="threads of the in-process baseline")
     p.add_argument("--shard-threads", type=int, default=1, help="threads of each shard's inner backend")
     p.add_argument("--no-threads-option", action="store_true",
@@ -136,8 +138,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     try:
         for n in args.envs:
-            # All configurations of one N are alive at once and timed in interleaved rounds
-            # (best round kept), so that other load on the machine hits all of them alike.
+            # All configurations of one N are alive at once and timed in alternating rounds
+            # (median kept), so that other load on the machine hits all of them alike.
             configs = [("in-process", 0, args.baseline_threads,
                         create_backend(args.inner, scene, n, args.dt, **inner_opts(args.baseline_threads)))]
             for k in args.shards:
@@ -148,10 +150,12 @@ def main(argv: list[str] | None = None) -> int:
                                                        inner_options=inner_opts(args.shard_threads),
                                                        max_shard_restarts=restarts, progress=False)))
             loops = [_loop(c[3], args.nsteps) for c in configs]
-            best = [float("inf")] * len(configs)
-            for _ in range(args.rounds):
-                for i, loop in enumerate(loops):
-                    best[i] = min(best[i], _time(loop, args.seconds / args.rounds))
+            samples: list[list[float]] = [[] for _ in configs]
+            for r in range(args.rounds):
+                order = range(len(loops)) if r % 2 == 0 else reversed(range(len(loops)))
+                for i in order:
+                    samples[i].append(_time(loops[i], args.seconds / args.rounds))
+            best = [float(np.median(s)) for s in samples]
             restart = {}
             for i, (mode, _, _, backend) in enumerate(configs):
                 if mode == "ray+rec":  # a shard killed: the next step rebuilds it
@@ -165,13 +169,14 @@ def main(argv: list[str] | None = None) -> int:
             t_in = best[0]
             for i, ((mode, k, threads, _), t) in enumerate(zip(configs, best)):
                 rows.append({"envs": n, "mode": mode, "shards": k, "threads": threads, "step_ms": t * 1e3,
+                             "round_ms": [x * 1e3 for x in samples[i]],
                              "env_steps_per_s": n * args.nsteps / t, "ratio": t_in / t,
                              "added_ms": (t - t_in) * 1e3, "restart_s": restart.get(i)})
                 print(f"  N={n:5d} {mode:<10} shards={k} {t * 1e3:8.3f} ms/step", file=sys.stderr, flush=True)
         # the floor of any remote step: one empty actor call round trip
-        from unisim_ray._shard import ShardHost
+        from unisim_ray._shard import ShardActor
 
-        probe = ray.remote(ShardHost).options(num_cpus=0).remote(0, 0, 1)
+        probe = ray.remote(ShardActor).options(num_cpus=0).remote(0, 0, 1)
         ray.get(probe.ping.remote())
         t_rt = _time(lambda: ray.get(probe.ping.remote()), min(args.seconds, 1.0))
         ray.kill(probe)

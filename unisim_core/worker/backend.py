@@ -35,11 +35,11 @@ import numpy as np
 from ..backend import SimBackend
 from ..capabilities import Capability
 from ..config import CameraCfg, SceneCfg
-from ..errors import EngineError, InvalidTypeError, UniSimError, rebuild_error
+from ..errors import EngineError, InvalidTypeError, UniSimError
 from ..model import ModelInfo
+from ..servant.plain import adopt_description, pack_array, scene_to_plain, unpack_array
 from .client import WorkerClient
 from .errors import WorkerCallError, WorkerStartupError
-from .hosted import info_from_plain, pack_array, scene_to_plain, unpack_array
 
 __all__ = ["WorkerBackend", "WorkerLaunch", "NOT_FORWARDED", "QUAT_ORDERS"]
 
@@ -85,9 +85,9 @@ def hosted_launch(target: str, scene: SceneCfg, num_envs: int, sim_dt: float, op
 def _remote_error(exc: WorkerCallError) -> BaseException:
     """The error raised in the worker, rebuilt as its own class when it is a UniSim error (any
     module's) or a builtin input error; ``exc`` itself otherwise."""
-    module = exc.remote_type.rpartition(".")[0]
-    err = rebuild_error(exc.remote_type, exc.remote_message, exc.remote_attrs)
-    if isinstance(err, UniSimError) or (not module and isinstance(err, ValueError | TypeError | KeyError)):
+    err = exc.record.rebuild()
+    if isinstance(err, UniSimError) or ("." not in exc.record.type and isinstance(err, ValueError | TypeError
+                                                                                   | KeyError)):
         return err
     return exc
 
@@ -155,20 +155,10 @@ class WorkerBackend(SimBackend):
     # -- set-up ------------------------------------------------------------------------------
     def _setup(self, desc: Mapping[str, Any]) -> None:
         self._check_description(desc)
-        self._remote_info = info_from_plain(desc["info"])
-        self._caps = (frozenset(Capability(c) for c in desc["capabilities"]) & type(self).CAPABILITIES
-                      ) - NOT_FORWARDED
-        self.INIT_TERMS = frozenset(desc.get("init_terms", ()))
-        self.INTERVAL_TERMS = frozenset(desc.get("interval_terms", ()))
-        self.RESET_TERMS = frozenset(desc.get("reset_terms", ()))
+        # the hosted backend's declarations (terms, what it refuses, known kit deviations, snapshot tier)
+        self._remote_info, caps = adopt_description(self, desc)
+        self._caps = caps - NOT_FORWARDED
         self._env_row = _engine_rows(desc.get("env_rows"), self._num_envs)
-        if "max_abs_value" in desc:
-            self.MAX_ABS_VALUE = float(desc["max_abs_value"])
-        # the hosted backend's declarations (what it refuses, known kit deviations, snapshot tier)
-        self.UNSUPPORTED_SCENE_FEATURES = dict(desc.get("unsupported_scene_features", {}))
-        self.KNOWN_KIT_DEVIATIONS = dict(desc.get("known_kit_deviations", {}))
-        self.KIT_RULES = desc.get("kit_rules")
-        self.SNAPSHOT_TIER = str(desc.get("snapshot_tier", type(self).SNAPSHOT_TIER))
         quat_order = desc.get("quat_order", "wxyz")
         if quat_order not in QUAT_ORDERS:
             raise EngineError(f"worker reported quat_order {quat_order!r}; expected one of {QUAT_ORDERS}")

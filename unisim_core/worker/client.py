@@ -14,6 +14,7 @@ from typing import Any, Self
 
 from ..errors import ConcurrentUseError
 from ..guards import DeferredInterrupt
+from ..servant.records import ErrorRecord
 from . import protocol
 from .errors import (
     WorkerCallError,
@@ -276,14 +277,17 @@ class WorkerClient:
             if ok is False:
                 err = msg.get("error")
                 if type(err) is dict:
+                    poisoned = msg.get("poisoned") is not False
+                    record = ErrorRecord.from_plain(err, safe=not poisoned)
                     raise WorkerCallError(
                         op,
-                        str(err.get("type")),
-                        str(err.get("message")),
+                        record.type,
+                        record.message,
                         str(err.get("traceback")),
-                        poisoned=msg.get("poisoned") is not False,
+                        poisoned=poisoned,
                         stderr_tail=self._worker.stderr.text(),
-                        remote_attrs=err.get("attrs") if type(err.get("attrs")) is dict else None,
+                        remote_attrs=record.attrs,
+                        record=record,
                     )
             elif type(msg) is dict and type(msg.get("progress")) is str:
                 deadline = monotonic() + timeout

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..errors import EngineError
+from ..servant.records import ErrorRecord
 
 
 class WorkerError(EngineError):
@@ -45,7 +46,8 @@ class WorkerVersionError(WorkerProtocolError):
 
 
 class WorkerCallError(WorkerError):
-    """A handler raised in the worker; `poisoned` tells whether worker state may be half-written."""
+    """A handler raised in the worker; `poisoned` tells whether worker state may be half-written;
+    `record` is the worker's `ErrorRecord` of it (`record.rebuild()`: the exception on this side)."""
 
     def __init__(
         self,
@@ -57,8 +59,11 @@ class WorkerCallError(WorkerError):
         poisoned: bool,
         stderr_tail: str = "",
         remote_attrs: dict | None = None,
+        record: ErrorRecord | None = None,
     ) -> None:
         self.op = op
+        self.record = record if record is not None else ErrorRecord(
+            remote_type, remote_message, remote_traceback, dict(remote_attrs or {}), safe=not poisoned)
         self.remote_attrs = dict(remote_attrs or {})
         self.remote_type = remote_type
         self.remote_message = remote_message

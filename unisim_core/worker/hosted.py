@@ -1,23 +1,32 @@
-"""Worker side of a worker-hosted backend: build any registered backend and serve its primitives.
+"""Worker side of a worker-hosted backend: build any registered backend and serve it through a
+:class:`~unisim_core.servant.Servant`; this module holds only the worker transport.
 
 Started by :class:`~unisim_core.worker.backend.WorkerBackend` as
 ``python -m unisim_core.worker unisim_core.worker.hosted:factory``. Hot-path arrays live in
 host-allocated shared memory slots: ``ctrl``, ``in_qpos``/``in_qvel`` (inputs); ``qpos``/``qvel``
-are published after every ``step``/``set_state`` (no further round trip for state reads),
+are published after every op that changes the state (no further round trip for state reads),
 body tables (``xpos``, ``xquat``, ``linvel``, ``angvel``) and ``sensordata`` on the first
-read after a change (``bodies``/``sensors`` ops).
+read after a change (``bodies``/``sensors`` ops). Other arrays cross the control frames as plain
+data (``pack_array``), converted at this boundary.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import attrs
 import numpy as np
 
-from ..config import SceneCfg, TerrainCfg
 from ..errors import UniSimError
-from ..model import ModelInfo
+from ..servant import Servant
+from ..servant.plain import (  # noqa: F401 - the worker protocol's plain forms (other hosts import them here)
+    info_from_plain,
+    info_to_plain,
+    is_packed_array,
+    pack_array,
+    scene_from_plain,
+    scene_to_plain,
+    unpack_array,
+)
 from .shm import SlotSet
 
 #: UniSim errors (bad input, engine errors): the inner backend raised them on purpose and stays
@@ -25,168 +34,92 @@ from .shm import SlotSet
 SAFE_ERRORS: tuple[type[BaseException], ...] = (UniSimError,)
 
 
-def pack_array(arr: np.ndarray) -> dict[str, Any]:
-    """A numpy array as plain data for a control frame (cold paths only)."""
-    arr = np.ascontiguousarray(arr)
-    return {"dtype": arr.dtype.str, "shape": list(arr.shape), "data": arr.tobytes()}
+class WorkerServant(Servant):
+    """The servant over the worker's shared-memory slots: hot-path inputs are read from them and
+    the state is published into them after every change; the wire ops keep their arguments."""
+
+    #: Handles whose objects stay in the worker (terrain samplers, scanners, mocap) are not served.
+    OPS = (Servant.OPS - {"terrain_spawn_data", "sample_height", "create_scanner", "scan", "bind_mocap", "mocap_get",
+                          "mocap_write", "cleanup_scene_assets"}) | {"attach", "bodies", "sensors"}
+
+    def __init__(self, backend: Any) -> None:
+        super().__init__(backend)
+        info = backend.model_info
+        self._slots: SlotSet | None = None
+        self._hot: dict[str, np.ndarray] = {}  # slot arrays the hot path uses, looked up once at attach
+        self._all_sensors = np.arange(len(info.sensor_names))
+        self._all_bodies = np.arange(len(info.body_names))
+
+    def _changed(self, env_ids: np.ndarray | None) -> None:
+        self._hot["qpos"][...] = self.backend.get_qpos()
+        self._hot["qvel"][...] = self.backend.get_qvel()
+
+    def attach(self, descriptors: dict[str, Any]) -> None:
+        self._slots = SlotSet.attach(descriptors)
+        self._hot.update(ctrl=self._slots["ctrl"], qpos=self._slots["qpos"], qvel=self._slots["qvel"])
+        self._changed(None)
+
+    def bodies(self) -> None:
+        s, ids, b = self._slots, self._all_bodies, self.backend
+        s["xpos"][...], s["xquat"][...] = b._body_pos_w(ids), b._body_quat_w(ids)
+        s["linvel"][...], s["angvel"][...] = b._body_lin_vel_w(ids), b._body_ang_vel_w(ids)
+
+    def sensors(self) -> None:
+        self._slots["sensordata"][...] = self.backend._read_sensors(self._all_sensors)
+
+    def step(self, nsteps: int) -> list[int] | None:  # type: ignore[override]  # ctrl is in its slot
+        """Returns the engine rows whose state diverged (``None``: none)."""
+        rows = super().step(self._hot["ctrl"], nsteps)
+        self._changed(None)
+        return None if rows is None else rows.tolist()
+
+    def set_state(self, env_ids: list[int]) -> None:  # type: ignore[override]  # values are in their slots
+        k = len(env_ids)
+        super().set_state(env_ids, self._slots["in_qpos"][:k].copy(), self._slots["in_qvel"][:k].copy())
+
+    def bind_contacts(self, body_ids: list[int], against_ids: list[int] | None) -> int:  # type: ignore[override]
+        """Returns the key ``contacts`` reads."""
+        key = len(self._handles)
+        super().bind_contacts(key, body_ids, against_ids)
+        return key
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self._hot.clear()
+            if self._slots is not None:
+                self._slots.close()
 
 
-def unpack_array(obj: dict[str, Any]) -> np.ndarray:
-    return np.frombuffer(obj["data"], dtype=np.dtype(obj["dtype"])).reshape(obj["shape"]).copy()
+def _plain_result(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return pack_array(value)
+    if isinstance(value, tuple):
+        return [_plain_result(v) for v in value]
+    return value
 
 
-def info_to_plain(info: ModelInfo) -> dict[str, Any]:
-    out = {}
-    for f in attrs.fields(ModelInfo):
-        v = getattr(info, f.name)
-        if isinstance(v, np.ndarray):
-            out[f.name] = pack_array(v)
-        elif f.name == "keyframes":
-            out[f.name] = {k: pack_array(q) for k, q in v.items()}
-        else:
-            out[f.name] = list(v) if isinstance(v, tuple) else v
-    return out
-
-
-def info_from_plain(d: dict[str, Any]) -> ModelInfo:
-    kw = {}
-    for k, v in d.items():
-        if k == "keyframes":
-            kw[k] = {name: unpack_array(q) for name, q in v.items()}
-        elif isinstance(v, dict) and "dtype" in v:
-            kw[k] = unpack_array(v)
-        else:
-            kw[k] = v
-    return ModelInfo(**kw)
-
-
-def scene_to_plain(scene: SceneCfg) -> dict[str, Any]:
-    d = attrs.asdict(scene, recurse=True)
-    return {k: v for k, v in d.items() if v is not None}
-
-
-def scene_from_plain(d: dict[str, Any]) -> SceneCfg:
-    terrain = d.get("terrain")
-    return SceneCfg(d["model_file"], visual_model_file=d.get("visual_model_file"),
-                    default_keyframe=d.get("default_keyframe"),
-                    terrain=TerrainCfg(**terrain) if terrain else None)
+def _wire_op(servant: WorkerServant, op: str):
+    """Handler of op ``op``: packed arrays in the arguments and arrays in the reply converted."""
+    def handler(*pos: Any, **args: Any) -> Any:
+        for k, v in args.items():
+            if is_packed_array(v):
+                args[k] = unpack_array(v)
+        return _plain_result(servant.call(op, *pos, **args))
+    handler.__name__ = op
+    return handler
 
 
 def factory(init: dict[str, Any], progress) -> dict[str, Any]:
-    """INIT: create the inner backend, describe it, and return the op handlers."""
+    """INIT: create the inner backend and return one handler per servant op."""
     from ..registry import create_backend
 
     progress(f"creating backend {init['target']!r} with {init['num_envs']} envs")
     backend = create_backend(init["target"], scene_from_plain(init["scene"]), init["num_envs"], init["sim_dt"],
                              **init["options"])
-    info = backend.model_info
-    slots: SlotSet | None = None
-    hot: dict[str, np.ndarray] = {}  # slot arrays the hot path uses, looked up once at attach
-    all_sensors = np.arange(len(info.sensor_names))
-    all_bodies = np.arange(len(info.body_names))
-
-    def publish() -> None:
-        hot["qpos"][...] = backend.get_qpos()
-        hot["qvel"][...] = backend.get_qvel()
-
-    def bodies() -> None:
-        pos, quat, lin, ang = backend.get_body_state_w(all_bodies)
-        slots["xpos"][...] = pos
-        slots["xquat"][...] = quat
-        slots["linvel"][...] = lin
-        slots["angvel"][...] = ang
-
-    def sensors() -> None:
-        slots["sensordata"][...] = backend._read_sensors(all_sensors)
-
-    def describe() -> dict[str, Any]:
-        dr = backend.get_dr_capabilities()
-        return {"info": info_to_plain(info), "capabilities": sorted(c.value for c in backend.capabilities),
-                "init_terms": sorted(dr.init_terms), "interval_terms": sorted(dr.interval_terms),
-                "reset_terms": sorted(dr.reset_terms), "np_dtype": np.dtype(backend.np_dtype).str,
-                "base_id": int(backend.base_body_id), "max_abs_value": float(backend.MAX_ABS_VALUE),
-                "unsupported_scene_features": dict(backend.UNSUPPORTED_SCENE_FEATURES),
-                "known_kit_deviations": dict(backend.KNOWN_KIT_DEVIATIONS), "kit_rules": backend.KIT_RULES,
-                "snapshot_tier": backend.snapshot_tier}
-
-    def attach(descriptors: dict[str, Any]) -> None:
-        nonlocal slots
-        slots = SlotSet.attach(descriptors)
-        hot.update(ctrl=slots["ctrl"], qpos=slots["qpos"], qvel=slots["qvel"])
-        publish()
-
-    def step(nsteps: int) -> list[int] | None:
-        """Returns the engine rows whose state diverged (``None``: none)."""
-        backend._step(hot["ctrl"], nsteps)
-        diverged = backend._diverged_mask()
-        publish()
-        return None if diverged is None or not diverged.any() else np.flatnonzero(diverged).tolist()
-
-    def set_state(env_ids: list[int]) -> None:
-        k = len(env_ids)
-        backend._set_state(np.asarray(env_ids, dtype=np.int64), slots["in_qpos"][:k].copy(),
-                           slots["in_qvel"][:k].copy())
-        publish()
-
-    def apply_body_force(body_ids: list[int], force: dict, torque: dict | None) -> None:
-        backend._apply_body_force(np.asarray(body_ids, dtype=np.int64), unpack_array(force),
-                                  None if torque is None else unpack_array(torque))
-
-    def clear_body_forces() -> None:
-        backend._clear_body_forces()
-
-    def site_jacobian(site_id: int, dof_indices: list[int]) -> list[dict]:
-        jp, jr = backend._site_jacobian(site_id, np.asarray(dof_indices, dtype=np.int64))
-        return [pack_array(jp), pack_array(jr)]
-
-    def get_physics_state() -> dict:
-        return pack_array(backend._get_physics_state())
-
-    def set_physics_state(state: dict) -> None:
-        backend._set_physics_state(unpack_array(state))
-        publish()
-
-    def write_model_field(term: str, env_ids: list[int], target_ids: list[int] | None, values: dict) -> None:
-        targets = None if target_ids is None else np.asarray(target_ids, dtype=np.int64)
-        backend._write_model_field(term, np.asarray(env_ids, dtype=np.int64), targets, unpack_array(values))
-        publish()
-
-    def read_model_field(term: str) -> dict:
-        return pack_array(backend._read_model_field(term))
-
-    def init_renderer(spacing: float, offset_mode: str, headless: bool, capture: bool, width: int, height: int,
-                      camera: dict) -> None:
-        backend.init_renderer(spacing, offset_mode=offset_mode, headless=headless, capture=capture,
-                              width=width, height=height, camera_kwargs=camera)
-
-    def capture_frame() -> dict:
-        return pack_array(backend._capture_frame())
-
-    contact_fills: list[tuple[Any, int]] = []
-
-    def bind_contacts(body_ids: list[int], against_ids: list[int] | None) -> int:
-        """Bind the inner backend's contact forces once; returns the key ``contacts`` reads."""
-        against = None if against_ids is None else np.asarray(against_ids, dtype=np.int64)
-        contact_fills.append((backend._bind_contact_forces(np.asarray(body_ids, dtype=np.int64), against),
-                              len(body_ids)))
-        return len(contact_fills) - 1
-
-    def contacts(key: int) -> dict:
-        fill, n = contact_fills[key]
-        out = np.zeros((backend.num_envs, n, 3))
-        fill(out)
-        return pack_array(out)
-
-    def close() -> None:
-        backend.close()
-        hot.clear()
-        if slots is not None:
-            slots.close()
-
-    ops = (describe, attach, step, bodies, sensors, set_state, apply_body_force, clear_body_forces, site_jacobian,
-           get_physics_state, set_physics_state, write_model_field, read_model_field, init_renderer, capture_frame,
-           bind_contacts, contacts, close)
-    return {f.__name__: f for f in ops}
+    servant = WorkerServant(backend)
+    return {op: _wire_op(servant, op) for op in sorted(servant.OPS)}
 
 
 factory.safe_errors = SAFE_ERRORS  # type: ignore[attr-defined]  # read by ``server.serve``

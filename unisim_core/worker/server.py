@@ -12,10 +12,10 @@ import faulthandler
 import os
 import signal
 import sys
-import traceback
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ..servant.records import ErrorRecord
 from . import protocol
 from .protocol import HELLO, HELLO_MAGIC, Channel, ChannelClosed
 
@@ -49,32 +49,8 @@ def connect() -> Channel:
     return chan
 
 
-def _plain_attrs(e: BaseException) -> dict[str, Any]:
-    """The exception's scalar attributes (enum members as their values), rebuilt on the host side
-    (e.g. ``UnsupportedCapabilityError.capability``, ``DivergenceError.env_ids``)."""
-    out: dict[str, Any] = {}
-    for k, v in vars(e).items():
-        v = getattr(v, "value", v)
-        if isinstance(v, str | int | float | bool) or v is None:
-            out[k] = v
-        elif isinstance(v, list | tuple) and all(isinstance(x, int | float | str) for x in v):
-            out[k] = list(v)
-    return out
-
-
 def _error(e: BaseException, *, poisoned: bool) -> dict[str, Any]:
-    t = type(e)
-    name = t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
-    return {
-        "ok": False,
-        "poisoned": poisoned,
-        "error": {
-            "type": name,
-            "message": str(e),
-            "traceback": "".join(traceback.format_exception(e)),
-            "attrs": _plain_attrs(e),
-        },
-    }
+    return {"ok": False, "poisoned": poisoned, "error": ErrorRecord.capture(e, safe=not poisoned).to_plain()}
 
 
 def serve(

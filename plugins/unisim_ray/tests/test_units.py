@@ -175,23 +175,28 @@ class ThirdPartyError(NotImplementedError):
 
 
 def test_exceptions_that_do_not_pickle_are_rebuilt_on_the_host():
+    """A shard's exception crosses as the servant's error record and is rebuilt as its own class."""
     import pickle
 
-    from unisim_ray._shard import RemoteException, _portable, rebuild_exception
+    from unisim_core.servant import RemoteError
+    from unisim_ray._shard import ShardActor, remote_cause
 
-    @_portable
-    def refuse():
-        raise ThirdPartyError("thirdparty", "no mocap bodies")
-
-    with pytest.raises(RemoteException) as info:
-        refuse()
+    actor = ShardActor(0, 0, 3)
+    actor.host.scan = lambda key: (_ for _ in ()).throw(ThirdPartyError("thirdparty", "no mocap bodies"))
+    with pytest.raises(RemoteError) as info:
+        actor.call("scan", 0)
     carried = pickle.loads(pickle.dumps(info.value))  # what crosses to the host
-    rebuilt = rebuild_exception(carried)
+    rebuilt = remote_cause(carried)
     assert type(rebuilt).__name__ == "ThirdPartyError" and isinstance(rebuilt, NotImplementedError)
     assert str(rebuilt) == "backend 'thirdparty': no mocap bodies"
     assert rebuilt.backend == "thirdparty"
+    with pytest.raises(RemoteError, match=r"InvalidInputError: unknown op 'nope'"):
+        actor.call("nope")
+    with pytest.raises(RemoteError, match=r"op 'scan': .*expected arguments \(key\)") as info:
+        ShardActor(0, 0, 3).call("scan")
+    assert isinstance(remote_cause(info.value), InvalidInputError)
     plain = ValueError("x")
-    assert rebuild_exception(plain) is plain
+    assert remote_cause(plain) is plain
 
 
 # ----------------------------------------------------------------------------- placement and recovery
@@ -250,7 +255,7 @@ def test_a_shard_rebuilt_from_restore_rows_continues_bit_for_bit(inner, tier, op
     try:
         first = hosts[0].start(inner, payload, 0.005, kwargs, track=True)
         assert first["restore_tier"] == tier
-        ctrl = np.tile(first["model_info"].qpos0[7:], (3, 1)).astype(np.float32)
+        ctrl = np.tile(hosts[0].backend.model_info.qpos0[7:], (3, 1)).astype(np.float32)
         write = ("body_mass", np.array([1]), np.array([2]), np.array([[3.5]]))
         hosts[0].write_model_field(*write)
         for _ in range(20):  # into contact: MuJoCo's warm start matters from here on

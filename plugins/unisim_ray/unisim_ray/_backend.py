@@ -42,6 +42,7 @@ from unisim_core.errors import (
 )
 from unisim_core.model import ModelInfo
 from unisim_core.options import build_options
+from unisim_core.servant import adopt_description
 
 from ._errors import (
     ShardCallError,
@@ -57,7 +58,7 @@ from ._options import RayOptions
 from ._placement import Placement
 from ._recovery import RecoveryRecord
 from ._scene import pack_scene
-from ._shard import STATE_FIELDS, ShardHost, rebuild_exception
+from ._shard import STATE_FIELDS, ShardActor, remote_cause
 
 __all__ = ["RayBackend", "ShardInfo", "FORWARDED_CAPABILITIES", "LOCAL_RAY_SYSTEM_CONFIG"]
 
@@ -141,7 +142,7 @@ def _import_ray() -> Any:
 def _remote_shard_cls(ray: Any) -> Any:
     global _actor_cls
     if _actor_cls is None:
-        _actor_cls = ray.remote(ShardHost)
+        _actor_cls = ray.remote(ShardActor)
     return _actor_cls
 
 
@@ -255,15 +256,10 @@ class RayBackend(SimBackend):
         if self._record is None:
             self._payload_ref = None  # kept only to rebuild shards
         first = results[0]
-        self._inner_info: ModelInfo = first["model_info"]
-        self._inner_class = first["inner_class"]
-        self.MAX_ABS_VALUE = first["max_abs_value"]
-        # the inner backend's declarations (what it refuses, known kit deviations, snapshot tier)
-        for attr, value in first["declarations"].items():
-            setattr(self, attr, value)
-        self._caps = frozenset(first["capabilities"]) & self.CAPABILITIES
-        self.INIT_TERMS, self.INTERVAL_TERMS, self.RESET_TERMS = (
-            first["init_terms"], first["interval_terms"], first["reset_terms"])
+        desc = first["description"]
+        # the inner backend's declarations (terms, what it refuses, known kit deviations, snapshot tier)
+        self._inner_info, self._caps = adopt_description(self, desc)
+        self._inner_class = desc["inner_class"]
         self._alloc_cache(first)
         for k, (a, b) in enumerate(self._ranges):
             self._state[a:b] = results[k]["state"]
@@ -277,7 +273,7 @@ class RayBackend(SimBackend):
         cls = _remote_shard_cls(ray)
         for k in ks:
             self._actors[k] = cls.options(**self._placement.options(k)).remote(k, *self._ranges[k])
-        refs = [self._actors[k].start.remote(o.inner, self._payload_ref, self.sim_dt, self._inner_kwargs,
+        refs = [self._actors[k].call.remote("start", o.inner, self._payload_ref, self.sim_dt, self._inner_kwargs,
                                              o.prefetch_sensors, self._record is not None) for k in ks]
         pending = dict(zip(refs, ks))
         results: dict[int, dict] = {}
@@ -299,7 +295,7 @@ class RayBackend(SimBackend):
             try:
                 res = ray.get(ready[0])
             except ray.exceptions.RayTaskError as exc:
-                cause = rebuild_exception(getattr(exc, "cause", None) or exc)
+                cause = remote_cause(exc)
                 if isinstance(cause, UniSimError | TypeError):  # what the inner backend raises in-process
                     raise with_context(cause, f"backend 'ray', {self._labels([k])}") from None
                 raise ShardStartupError(
@@ -308,7 +304,8 @@ class RayBackend(SimBackend):
             except ray.exceptions.RayError as exc:
                 raise ShardStartupError(f"backend 'ray': {self._labels([k])} died while starting: {exc}",
                                         self._triples([k])) from exc
-            signature = (res["capabilities"], res["widths"])
+            desc = res["description"]
+            signature = (tuple(desc["capabilities"]), res["widths"])
             if getattr(self, "_signature", signature) != signature:
                 raise ShardStartupError(f"backend 'ray': {self._labels([k])} built a different model or "
                                         f"capability set than the other shards", self._triples([k]))
@@ -318,7 +315,7 @@ class RayBackend(SimBackend):
             restarts = 0 if self._record is None else int(self._record.restarts[k])
             info = ShardInfo(index=k, env_start=a, env_stop=b, node_ip=res["node_ip"], node_id=res["node_id"],
                              hostname=res["hostname"], pid=res["pid"], actor_id=self._actors[k]._actor_id.hex(),
-                             inner=f"{res['inner_name']} {res['inner_version']}", startup_s=res["startup_s"],
+                             inner=f"{desc['inner_name']} {desc['inner_version']}", startup_s=res["startup_s"],
                              restarts=restarts)
             self._shards[k] = info
             self._report(info)
@@ -393,7 +390,7 @@ class RayBackend(SimBackend):
         ray = self._ray
         pending, results, task_errors = list(calls), {}, []
         while pending:
-            refs = [(k, getattr(self._actors[k], method).remote(*args)) for k, method, args in pending]
+            refs = [(k, self._actors[k].call.remote(method, *args)) for k, method, args in pending]
             try:
                 done, failures = self._settle(what, refs)
             except ShardError:
@@ -446,7 +443,7 @@ class RayBackend(SimBackend):
     def _raise_task_error(self, what: str, failures: list[tuple[int, Exception]], resync: list[int]) -> None:
         """An exception raised inside shards: the inner backend's own error class when it is one
         (the backend stays usable; ``resync`` shards' cached state is re-read), else a fault."""
-        causes = [(k, rebuild_exception(getattr(e, "cause", None) or e)) for k, e in failures]
+        causes = [(k, remote_cause(e)) for k, e in failures]
         k0, c0 = causes[0]
         if all(isinstance(c, UniSimError) for _, c in causes):
             # The inner backend raised on purpose and stays usable (bad input, engine error):
@@ -482,7 +479,7 @@ class RayBackend(SimBackend):
                     ray.kill(self._actors[k], no_restart=True)
             try:
                 self._launch(dead)
-                ray.get([self._actors[k].recover.remote(*rec.recover_args(k)) for k in dead],
+                ray.get([self._actors[k].call.remote("recover", *rec.recover_args(k)) for k in dead],
                         timeout=max(0.0, deadline - time.monotonic()))
                 break
             except Exception as exc:
@@ -675,7 +672,7 @@ class RayBackend(SimBackend):
     def _apply_body_force(self, body_ids: np.ndarray, force: np.ndarray, torque: np.ndarray | None) -> None:
         clear = self._pending_clear
         self._fanout("apply_body_force", "apply_body_force",
-                     lambda k, a, b: (clear, body_ids, force[a:b], None if torque is None else torque[a:b]),
+                     lambda k, a, b: (body_ids, force[a:b], None if torque is None else torque[a:b], clear),
                      mutating=True)
         self._pending_clear = False
         if self._record is not None:
@@ -762,7 +759,7 @@ class RayBackend(SimBackend):
         self._actors = []
         if actors:
             try:  # let live shards close their engines and remove their scene copies
-                ray.wait([a.close.remote() for a in actors], num_returns=len(actors), timeout=2.0)
+                ray.wait([a.call.remote("close") for a in actors], num_returns=len(actors), timeout=2.0)
             except Exception:  # noqa: S110 - best effort, the kill below is what counts
                 pass
         for act in actors:
