@@ -420,11 +420,11 @@ def to_markdown(cells: Sequence[Cell], meta: dict) -> str:
              f"{meta.get('reference', REFERENCE)} with 1 env).", "",
              ]
     if meta.get("merged"):
-        lines += ["One invocation with every backend (`unisim zoo DIR... --backends mujoco,motrix,...`) refreshes "
-                  "every column; where that takes longer than one sitting (see the cells' wall time per backend), "
-                  "runs of subsets are merged with `--from-json`, each cell stamped with when (UTC) and on which commit "
-                  "it ran. This matrix merges these runs (a later run's cell replaces an earlier one of the same model "
-                  "and backend):", ""]
+        lines += ["One invocation with every backend (`unisim zoo DIR... --backends mujoco,motrix,...`) "
+                  "refreshes every column; where that takes longer than one sitting (see the cells' wall time per "
+                  "backend), runs of subsets are merged with `--from-json`, each cell stamped with when (UTC) and on "
+                  "which commit it ran. This matrix merges these runs (a later run's cell replaces an earlier one of "
+                  "the same model and backend):", ""]
         lines += [f"- `{r.get('command')}` ({r.get('cells')} cells, "
                   f"{'complete' if r.get('complete') else 'interrupted'}, `{r.get('file')}`)" for r in meta["merged"]]
         lines += [""]
