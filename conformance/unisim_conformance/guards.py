@@ -4,6 +4,8 @@ third-party backend's tests). ``-p no:unisim_guards`` switches them off.
 
 - No UniSim worker process (``unisim_core.worker``, ``unisim_isaacsim.worker``) and no UniSim
   shared-memory segment (``/dev/shm/unisim-*``) may outlive the session: one that does fails it.
+  The session marks its children (``UNISIM_GUARD_SESSION`` in their environment), so the workers
+  and the still-mapped segments of another session running beside it on the machine are not its.
 - In CI (``CI`` set) nothing may skip but the GPU-only checks (``@pytest.mark.gpu``) and the kit's
   own capability skips: a dependency CI installs that goes missing fails instead of hiding tests.
   ``UNISIM_ALLOW_SKIPS=<why>`` lifts the rule for a deliberately partial environment;
@@ -13,6 +15,7 @@ third-party backend's tests). ``-p no:unisim_guards`` switches them off.
 from __future__ import annotations
 
 import os
+import secrets
 import time
 from pathlib import Path
 
@@ -22,6 +25,7 @@ __all__ = ["GPU_MARKER", "skip_fails"]
 
 SHM = Path("/dev/shm")
 GPU_MARKER = "gpu: needs an NVIDIA GPU (the only checks CI lets skip)"
+TOKEN_ENV = "UNISIM_GUARD_SESSION"
 _LEAKS = pytest.StashKey[tuple]()
 
 
@@ -40,6 +44,44 @@ def _worker_pids() -> set[int]:
         if b"unisim_core.worker" in cmd or b"unisim_isaacsim.worker" in cmd:
             pids.add(int(proc.name))
     return pids
+
+
+def _environ(pid: int) -> bytes | None:
+    try:
+        return Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return None
+
+
+def _ours(pid: int, token: str) -> bool:
+    """Whether process ``pid`` is this one or descends from the session that set ``token`` (its
+    environment at start says so)."""
+    if pid == os.getpid():
+        return True
+    env = _environ(pid)
+    return env is not None and f"{TOKEN_ENV}={token}".encode() in env.split(b"\0")
+
+
+def _mapped_by_others(segments: set[str], token: str) -> set[str]:
+    """The ``segments`` a live process of another session still maps."""
+    found: set[str] = set()
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            maps = (proc / "maps").read_text()
+        except (OSError, UnicodeDecodeError):
+            continue
+        hits = {name for name in segments if f"/dev/shm/{name}" in maps}
+        if hits and not _ours(int(proc.name), token):
+            found |= hits
+    return found
+
+
+def _leaks(before: tuple[set[str], set[int]], token: str) -> tuple[set[str], set[int]]:
+    segs = _segments() - before[0]
+    pids = {pid for pid in _worker_pids() - before[1] if _ours(pid, token)}
+    if segs:
+        segs -= _mapped_by_others(segs, token)
+    return segs, pids
 
 
 def skip_fails(reason: str) -> bool:
@@ -84,20 +126,30 @@ def pytest_make_collect_report(collector: pytest.Collector):
     return report
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist starts its workers: they inherit the mark
 def pytest_sessionstart(session: pytest.Session) -> None:
-    session.config.stash[_LEAKS] = (_segments(), _worker_pids())
+    if os.environ.get("PYTEST_XDIST_WORKER"):  # the controlling session checks
+        return
+    token = f"{os.getpid()}-{secrets.token_hex(4)}"
+    session.config.stash[_LEAKS] = (_segments(), _worker_pids(), token, os.environ.get(TOKEN_ENV))
+    os.environ[TOKEN_ENV] = token
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    before = session.config.stash.get(_LEAKS, None)
-    if before is None or os.environ.get("PYTEST_XDIST_WORKER"):
+    stashed = session.config.stash.get(_LEAKS, None)
+    if stashed is None:
         return
+    *before, token, outer = stashed
     deadline = time.monotonic() + 5.0  # teardown of the last worker may still be reaping
     while True:
-        segs, pids = _segments() - before[0], _worker_pids() - before[1]
+        segs, pids = _leaks(tuple(before), token)
         if not (segs or pids) or time.monotonic() > deadline:
             break
         time.sleep(0.1)
+    if outer is None:
+        os.environ.pop(TOKEN_ENV, None)
+    else:
+        os.environ[TOKEN_ENV] = outer
     if segs or pids:
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:
