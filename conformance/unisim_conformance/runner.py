@@ -30,6 +30,12 @@ class KitRun:
     def reason(self, check: str) -> str:
         return next(c["reason"] for c in self.report["checks"] if c["check"] == check)
 
+    def assert_green(self) -> dict[str, str]:
+        """:meth:`outcomes` of a run that exited 0 with no failed check; else ``AssertionError`` (the output's tail)."""
+        if self.rc != 0 or self.failed():
+            raise AssertionError(f"kit run: exit status {self.rc}, failed {sorted(self.failed())}\n{self.out[-4000:]}")
+        return self.outcomes()
+
 
 def run_kit(*args: str, cwd: Path | str | None = None, pythonpath: Sequence[str] = (), pyargs: bool = True,
             report: bool = True, timeout: float = 600) -> KitRun:

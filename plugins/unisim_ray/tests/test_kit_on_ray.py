@@ -1,0 +1,30 @@
+"""The conformance kit on Ray shards of MuJoCo (on a two-node Ray cluster on this machine, with
+spread placement and shard recovery on) and of MotrixSim (on a local Ray instance)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from unisim_conformance.runner import run_kit
+
+pytest.importorskip("ray", reason="the ray backend needs Ray (pip install ./plugins/unisim_ray)")
+
+MOTRIX_XFAIL = Path(__file__).resolve().parents[2] / "unisim_motrix" / "conformance_xfail.txt"
+
+
+def test_kit_passes_on_ray_sharding_mujoco_over_a_two_node_cluster():
+    from unisim_ray.testing import local_cluster
+
+    # the kit holds a few backends at once: 8 logical CPUs per node leave room for their shards
+    with local_cluster([{"num_cpus": 8}, {"num_cpus": 8}]) as cluster:
+        run_kit("--unisim-backend=ray", "--unisim-option", "inner='mujoco'",
+                "--unisim-option", "shards=2", "--unisim-option", f"address={cluster.address!r}",
+                "--unisim-option", "placement='spread'", "--unisim-option", "max_shard_restarts=1").assert_green()
+
+
+def test_kit_passes_on_ray_sharding_motrix():
+    outcomes = run_kit("--unisim-backend=ray", "--unisim-option", "inner='motrix'",
+                       "--unisim-option", "shards=2", f"--unisim-xfail={MOTRIX_XFAIL}").assert_green()
+    assert outcomes["determinism::reset_reproduces_trajectory[qpos_trajectory]"] == "xfailed"
