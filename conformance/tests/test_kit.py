@@ -19,7 +19,7 @@ def test_fake_passes_every_selected_check(run_kit):
     outcomes = r.outcomes()
     assert not {k for k, v in outcomes.items() if v in ("failed", "error")}
     assert outcomes["conventions::yaw_quat_wxyz[get_base_quat]"] == "passed"
-    assert outcomes["capabilities::declared_works[site_jacobian]"] == "passed"
+    assert outcomes["capabilities::declared_works[site_jacobian-jacp]"] == "passed"
     assert "sensors" in r.report["capabilities"]
 
 

@@ -24,7 +24,9 @@ RULES = {
     2: "dynamics, reference, coverage and reliability layers; refusals declared in UNSUPPORTED_SCENE_FEATURES "
        "(strict); KNOWN_KIT_DEVIATIONS; snapshot tiers; actuator gain values",
     3: "one property per check id (split ids, see SPLIT); non-root link velocities at the frame origin; "
-       "getters return fresh arrays in np_dtype; contact forces",
+       "getters return fresh arrays in np_dtype; contact forces; MJCF touch/force/torque sensors; the reliability "
+       "checks of threads, fork, array-likes, staged forces, read-only model info, pickling, memory and malformed "
+       "files",
 }
 
 #: Rules that introduced each layer's checks (a ``rules(N)`` marker overrides it per check).
@@ -88,6 +90,24 @@ for _scene in ("quadruped", "fixed_arm", "pendulum"):
                                                             "gravity"])
 for _scene in ("quadruped", "actuated_hinges"):
     _split(f"surface::actuator_gains_values[{_scene}]", ["kp", "kd"])
+
+
+def _rules3_split() -> None:
+    """The bundled checks split last in rules 3 (their property names live in ``_props``)."""
+    from . import _props as P
+
+    for cap, props in P.DECLARED_PROPS.items():
+        _split(f"capabilities::declared_works[{cap}]", props)
+    for case in P.BAD_INPUT_CASES:
+        _split(f"bad_input::rejected[{case}]", P.bad_input_props(case))
+    for term in P.EFFECT_TERMS:
+        _split(f"dynamics::randomized_term_takes_effect[{term}]", P.EFFECT_ENVS)
+    _split("surface::copy_body_state_w_matches", P.COPY_PROPS)
+    _split("state::nsteps_equals_repeated_steps", P.READS)
+    _split("determinism::reset_reproduces_trajectory", P.REPLAY_PROPS)
+
+
+_rules3_split()
 
 
 def _reference_split() -> None:

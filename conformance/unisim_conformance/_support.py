@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -11,6 +12,7 @@ from unisim_core import CONTRACT_VERSION, Capability, UnsupportedCapabilityError
 from unisim_core.capabilities import parse_version, version_in_range
 
 from . import _xfail, scene_cfg, scene_dt
+from ._props import READS
 from ._rules import declared_rules
 
 PROBE_SCENES = ("free_body", "pendulum", "quadruped")
@@ -154,10 +156,13 @@ class Kit:
 
     # -- construction ------------------------------------------------------------------------
     def make(self, scene: str | Any = "free_body", num_envs: int = 2, sim_dt: float | None = None,
-             reference: bool = False, options: dict | None = None, **scene_kwargs):
+             reference: bool = False, options: dict | None = None, refusable: tuple[str, ...] = (),
+             **scene_kwargs):
         """A backend on a kit scene (name) or a ``SceneCfg``; skipped when the backend refuses the
-        scene for a declared feature (failed when undeclared). ``options`` adds backend options to
-        the kit's (``--unisim-backend`` mode only; skipped with a fixture factory)."""
+        scene for a declared feature (failed when undeclared), or for one of ``refusable`` (the
+        feature a check is about: refusing it by name is the honest answer, declared or not).
+        ``options`` adds backend options to the kit's (``--unisim-backend`` mode only; skipped with a
+        fixture factory)."""
         if isinstance(scene, str):
             dt = scene_dt(scene) if sim_dt is None else sim_dt
             cfg = scene_cfg(scene, **scene_kwargs)
@@ -178,6 +183,8 @@ class Kit:
             if reference:
                 pytest.skip(f"reference backend {self._state.reference_spec!r} cannot load scene {label!r}: {exc}")
             feature = refused_feature(exc)
+            if feature in refusable:
+                pytest.skip(f"backend {self.label!r} refused {feature} (scene {label!r}): {exc}")
             declared = self.unsupported_features()
             if feature not in declared:
                 pytest.fail(f"backend {self.label!r} refused scene {label!r} for feature {feature!r}, which it does "
@@ -225,6 +232,40 @@ class Kit:
 
 
 # ----------------------------------------------------------------------------------------------
+class Props:
+    """The properties of one shared scenario, each asserted on its own: ``with props("name"):``
+    records the block's ``AssertionError`` (or ``pytest.fail``) under that name (the first one, so a loop over terms
+    keeps going) instead of raising; ``props.skip(name, why)`` marks a property that does not
+    apply. ``props.verdict(name)`` (in the check of that property) re-raises its failure, skips,
+    or fails when the scenario never reached the property."""
+
+    def __init__(self) -> None:
+        self.failed: dict[str, BaseException] = {}
+        self.skipped: dict[str, str] = {}
+        self.seen: set[str] = set()
+
+    @contextmanager
+    def __call__(self, name: str):
+        self.seen.add(name)
+        try:
+            yield
+        except (AssertionError, pytest.fail.Exception) as exc:
+            self.failed.setdefault(name, exc)
+
+    def skip(self, name: str, why: str) -> None:
+        self.skipped.setdefault(name, why)
+
+    def verdict(self, name: str) -> None:
+        if name in self.failed:
+            raise self.failed[name]
+        if name in self.seen:
+            return
+        if name in self.skipped:
+            pytest.skip(self.skipped[name])
+        pytest.fail(f"property {name!r} was not evaluated (the scenario stopped before it; failed: "
+                    f"{sorted(self.failed) or 'none'})", pytrace=False)
+
+
 def measured_precision(backend) -> type:
     """``np.float64`` when a value written with ``set_state`` reads back to float64 precision, else
     ``np.float32`` (always for ``np_dtype=float32``): qpos[0] + 0.1 + 2^-35 reads back within 1e-17 in
@@ -288,6 +329,27 @@ def all_getters(backend) -> dict[str, np.ndarray]:
     if C.PHYSICS_SNAPSHOT in backend.capabilities:
         out["get_physics_state"] = backend.get_physics_state()
     return out
+
+
+#: The capability a read of ``READS`` needs.
+READ_NEEDS = {"get_sensor_data": "sensors", "get_physics_state": "physics_snapshot"}
+
+
+def diff_by_read(a: dict[str, np.ndarray], b: dict[str, np.ndarray], rows=None) -> dict[str, list[str]]:
+    """``diff_report`` of two ``all_getters`` results grouped by the names of ``READS``."""
+    out: dict[str, list[str]] = {name: [] for name in READS}
+    for line in diff_report(a, b, rows):
+        out[line.split("(", 1)[0].split(" ", 1)[0]].append(line)
+    return out
+
+
+def assert_read_equal(kit, diffs: dict[str, list[str]], read: str, what: str) -> None:
+    """The check of one read of ``READS``: skipped when the backend does not declare what it
+    needs, failed with ``what`` and the differing reads when ``diffs[read]`` is not empty."""
+    need = READ_NEEDS.get(read)
+    if need is not None and need not in {c.value for c in kit.caps}:
+        pytest.skip(f"backend {kit.label!r} does not declare {need!r} ({read})")
+    assert not diffs[read], f"{what} in: {', '.join(diffs[read])}"
 
 
 def diff_report(a: dict[str, np.ndarray], b: dict[str, np.ndarray], rows=None) -> list[str]:

@@ -8,7 +8,7 @@ from kit_runs import MOTRIX_XFAIL, assert_green, run_kit
 def test_kit_passes_on_mujoco_with_no_expected_failures():
     outcomes = assert_green(run_kit("--unisim-backend=mujoco"))
     assert "xfailed" not in outcomes.values()
-    assert outcomes["capabilities::declared_works[height_scan]"] == "passed"
+    assert outcomes["capabilities::declared_works[height_scan-heights]"] == "passed"
 
 
 def test_kit_passes_on_mujoco_in_a_worker_process():
@@ -17,7 +17,7 @@ def test_kit_passes_on_mujoco_in_a_worker_process():
 
 def test_kit_passes_on_motrix_with_its_listed_expected_failure():
     outcomes = assert_green(run_kit("--unisim-backend=motrix", f"--unisim-xfail={MOTRIX_XFAIL}"))
-    assert outcomes["determinism::reset_reproduces_trajectory"] == "xfailed"
+    assert outcomes["determinism::reset_reproduces_trajectory[qpos_trajectory]"] == "xfailed"
 
 
 def test_motrix_parity_against_comparably_configured_mujoco():

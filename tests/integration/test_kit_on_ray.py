@@ -22,4 +22,4 @@ def test_kit_passes_on_ray_sharding_motrix():
     pytest.importorskip("ray", reason="the ray backend needs Ray (pip install ./plugins/unisim_ray)")
     outcomes = assert_green(run_kit("--unisim-backend=ray", "--unisim-option", "inner='motrix'",
                                      "--unisim-option", "shards=2", f"--unisim-xfail={MOTRIX_XFAIL}"))
-    assert outcomes["determinism::reset_reproduces_trajectory"] == "xfailed"
+    assert outcomes["determinism::reset_reproduces_trajectory[qpos_trajectory]"] == "xfailed"

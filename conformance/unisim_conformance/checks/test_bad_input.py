@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from unisim_conformance._support import home_ctrl, varied_quadruped_state
+from unisim_conformance._props import BAD_INPUT_CASES, bad_input_props
+from unisim_conformance._support import Props, home_ctrl, varied_quadruped_state
 from unisim_core import Capability
 
 pytestmark = [pytest.mark.bad_input, pytest.mark.contract("1.0")]
@@ -66,19 +67,14 @@ def _cases(b):
     return cases
 
 
-CASE_IDS = [
-    "step_ctrl_shape", "step_ctrl_envs", "step_ctrl_nan", "step_ctrl_inf", "step_ctrl_bool_dtype",
-    "step_ctrl_object_dtype", "step_nsteps_zero", "step_nsteps_float", "set_state_env_out_of_range",
-    "set_state_env_negative", "set_state_env_duplicate", "set_state_env_float", "set_state_qpos_shape",
-    "set_state_qpos_rows", "set_state_qvel_shape", "set_state_qpos_nan", "set_state_qvel_inf", "set_state_zero_quat",
-    "unknown_body", "unknown_joint", "unknown_site", "unknown_keyframe", "bare_string_names", "body_id_out_of_range",
-    "rows_env_out_of_range", "unknown_sensor", "force_shape", "force_nan",
-]
+REJECTED_IDS = [pytest.param(case, prop, id=f"{case}-{prop}") for case in BAD_INPUT_CASES
+                for prop in bad_input_props(case)]
 
 
-@pytest.mark.parametrize("case", CASE_IDS)
-def test_rejected(kit, case):
-    """The call raises the documented error class naming the argument; state is unchanged."""
+def _rejected_run(kit, case):
+    """One rejected call on a fresh 3-env quadruped: the documented error class (raises), its
+    message naming the argument (names_argument), qpos/qvel bitwise unchanged (state_unchanged),
+    and for forces the next step equal to a twin's that never got the call (force_not_staged)."""
     b = kit.make("quadruped", N)
     qpos, qvel = varied_quadruped_state(b)
     b.set_state(np.arange(N), qpos, qvel)
@@ -87,17 +83,33 @@ def test_rejected(kit, case):
         pytest.skip(f"case {case!r} needs a capability backend {kit.label!r} does not declare")
     call, exc, needle = cases[case]
     q0, v0 = b.get_qpos(), b.get_qvel()
-    with pytest.raises(exc) as info:
-        call()
-    assert needle in str(info.value), f"error does not name {needle!r}: {info.value!r}"
-    assert np.array_equal(b.get_qpos(), q0) and np.array_equal(b.get_qvel(), v0), \
-        f"state changed after a rejected call ({case})"
-    if Capability.BODY_FORCE in b.capabilities and case.startswith("force"):
+    p = Props()
+    error = None
+    with p("raises"):
+        with pytest.raises(exc) as info:
+            call()
+        error = info.value
+    with p("names_argument"):
+        assert error is not None, f"no {exc.__name__} raised, so no message to name {needle!r}"
+        assert needle in str(error), f"error does not name {needle!r}: {error!r}"
+    with p("state_unchanged"):
+        assert np.array_equal(b.get_qpos(), q0) and np.array_equal(b.get_qvel(), v0), \
+            f"state changed after a rejected call ({case})"
+    if case.startswith("force"):
         twin = kit.make("quadruped", N)
         twin.set_state(np.arange(N), qpos, qvel)
         b.step(home_ctrl(b), 1)
         twin.step(home_ctrl(twin), 1)
-        assert np.array_equal(b.get_qpos(), twin.get_qpos()), "a rejected force was staged anyway"
+        with p("force_not_staged"):
+            assert np.array_equal(b.get_qpos(), twin.get_qpos()), "a rejected force was staged anyway"
+    return p
+
+
+@pytest.mark.parametrize("case,prop", REJECTED_IDS)
+def test_rejected(kit, case, prop):
+    """The call raises the documented error class naming the argument; state is unchanged (one
+    property per id, one rejected call per case)."""
+    kit.shared(f"bad_input.{case}", lambda k: _rejected_run(k, case)).verdict(prop)
 
 
 def test_unknown_option_rejected(kit):

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from unisim_conformance import scene_path
-from unisim_conformance._support import all_getters, diff_report, home_ctrl, varied_quadruped_state
+from unisim_conformance._props import DECLARED_PROPS
+from unisim_conformance._support import Props, all_getters, diff_report, home_ctrl, varied_quadruped_state
 from unisim_core import (
     Capability,
     InitRandomizationPlan,
@@ -120,40 +121,57 @@ def test_reported_capabilities_consistent(kit):
 
 
 # ------------------------------------------------------------------------------------ declared
-def _sensors(kit, tmp_path):
-    """free_body sensors: framepos == base position, framequat == base quaternion (wxyz)."""
+# Each exerciser runs one scenario of a declared capability and records each property on its own
+# (``with p("name"):``); ``_props.DECLARED_PROPS`` lists them, one check id per capability and property.
+def _sensors(kit, tmp_path, p):
+    """free_body sensors: framepos == base position, framequat == base quaternion (wxyz); a bound
+    view reads what get_sensor_data_batch returns, sliced per sensor."""
     b = kit.make("free_body", 2)
     qpos = np.array([[0.1, 0.2, 1.3, np.cos(0.4), 0, 0, np.sin(0.4)], [0, 0, 1, 1, 0, 0, 0]])
     b.set_state(np.arange(2), qpos, np.zeros((2, 6)))
-    np.testing.assert_allclose(b.get_sensor_data("box_pos"), qpos[:, :3], atol=1e-5, err_msg="framepos sensor")
-    np.testing.assert_allclose(b.get_sensor_data("box_quat"), qpos[:, 3:], atol=1e-5,
-                               err_msg="framequat sensor must be wxyz")
+    with p("framepos"):
+        np.testing.assert_allclose(b.get_sensor_data("box_pos"), qpos[:, :3], atol=1e-5, err_msg="framepos sensor")
+    with p("framequat"):
+        np.testing.assert_allclose(b.get_sensor_data("box_quat"), qpos[:, 3:], atol=1e-5,
+                                   err_msg="framequat sensor must be wxyz")
     view = b.bind_sensor_data(["box_quat", "box_pos"])
-    np.testing.assert_array_equal(view.read(), b.get_sensor_data_batch(["box_quat", "box_pos"]))
-    np.testing.assert_array_equal(view.read()[:, view.slices["box_pos"]], b.get_sensor_data("box_pos"))
+    with p("bound_view"):
+        np.testing.assert_array_equal(view.read(), b.get_sensor_data_batch(["box_quat", "box_pos"]))
+    with p("bound_slices"):
+        np.testing.assert_array_equal(view.read()[:, view.slices["box_pos"]], b.get_sensor_data("box_pos"))
 
 
-def _body_force(kit, tmp_path):
+def _body_force(kit, tmp_path, p):
+    """free_body (2 kg): 2 N along +x for one step gives dv = F/m dt (1e-6)."""
     b = kit.make("free_body", 1)
     b.apply_body_force(b.get_body_ids(["box"]), np.array([[[2.0, 0, 0]]]))
     b.step(np.zeros((1, 0)), 1)
-    np.testing.assert_allclose(b.get_base_lin_vel()[0, 0], 1.0 * b.sim_dt, atol=1e-6, err_msg="F/m dt along +x")
+    with p("velocity_change"):
+        np.testing.assert_allclose(b.get_base_lin_vel()[0, 0], 1.0 * b.sim_dt, atol=1e-6, err_msg="F/m dt along +x")
 
 
-def _body_torque(kit, tmp_path):
+def _body_torque(kit, tmp_path, p):
+    """free_body (I_zz 0.25): 0.03 N m about z for one step gives dw = I^-1 tau dt (1e-6)."""
     b = kit.make("free_body", 1)
     b.apply_body_force(b.get_body_ids(["box"]), np.zeros((1, 1, 3)), np.array([[[0, 0, 0.03]]]))
     b.step(np.zeros((1, 0)), 1)
-    np.testing.assert_allclose(b.get_base_ang_vel()[0], [0, 0, 0.12 * b.sim_dt], atol=1e-6, err_msg="I^-1 tau dt")
+    with p("velocity_change"):
+        np.testing.assert_allclose(b.get_base_ang_vel()[0], [0, 0, 0.12 * b.sim_dt], atol=1e-6,
+                                   err_msg="I^-1 tau dt")
 
 
-def _push(kit, tmp_path):
+def _push(kit, tmp_path, p):
+    """push_robots([1, 2]): horizontal forces in [1, 2] N per axis, none vertical (force_range),
+    acting for the next step: dv = F/m dt (acts_next_step, 1e-6)."""
     b = kit.make("free_body", 3)
     f = b.push_robots([1.0, 2.0])
-    assert f.shape == (3, 3) and np.all((f[:, :2] >= 1.0) & (f[:, :2] <= 2.0)) and not np.any(f[:, 2])
+    with p("force_range"):
+        assert f.shape == (3, 3) and np.all((f[:, :2] >= 1.0) & (f[:, :2] <= 2.0)) and not np.any(f[:, 2]), \
+            f"push_robots([1, 2]) returned {f!r}: expected (3, 3), x and y in [1, 2], z zero"
     b.step(np.zeros((3, 0)), 1)
-    np.testing.assert_allclose(b.get_base_lin_vel()[:, :2], f[:, :2] / 2.0 * b.sim_dt, atol=1e-6,
-                               err_msg="push_robots force must act for the next step (dv = F/m dt)")
+    with p("acts_next_step"):
+        np.testing.assert_allclose(b.get_base_lin_vel()[:, :2], f[:, :2] / 2.0 * b.sim_dt, atol=1e-6,
+                                   err_msg="push_robots force must act for the next step (dv = F/m dt)")
 
 
 def _arm_fk(q):
@@ -164,35 +182,39 @@ def _arm_fk(q):
     return np.array([r * np.cos(q1), r * np.sin(q1), z])
 
 
-def _site_jacobian(kit, tmp_path):
+def _site_jacobian(kit, tmp_path, p):
     """fixed_arm: jacp equals central finite differences of the closed-form FK of site 'ee'
     (error O(h^2) = 1e-10 for h = 1e-5, tolerance 1e-4 covers float32), jacr columns are the
-    joint axes (z, then y rotated by q1)."""
+    joint axes (z, then y rotated by q1), a dof subset selects columns."""
     b = kit.make("fixed_arm", 2)
     q = np.array([[0.3, 0.4, -0.7, 0.5], [-1.0, 0.1, 0.9, -0.2]])
     b.set_state(np.arange(2), q, np.zeros((2, 4)))
     site = int(b.get_site_ids(["ee"])[0])
     jacp, jacr = b.get_site_jacobian_w(site, np.arange(4))
-    assert jacp.shape == jacr.shape == (2, 3, 4)
+    with p("shape"):
+        assert jacp.shape == jacr.shape == (2, 3, 4), f"jacp {jacp.shape}, jacr {jacr.shape}: expected (2, 3, 4)"
     h = 1e-5
     for e in range(2):
         fd = np.stack([(_arm_fk(q[e] + h * np.eye(4)[j]) - _arm_fk(q[e] - h * np.eye(4)[j])) / (2 * h)
                        for j in range(4)], axis=1)
-        np.testing.assert_allclose(jacp[e], fd, atol=1e-4, err_msg=f"jacp vs finite differences (env {e})")
+        with p("jacp"):
+            np.testing.assert_allclose(jacp[e], fd, atol=1e-4, err_msg=f"jacp vs finite differences (env {e})")
         y = np.array([-np.sin(q[e, 0]), np.cos(q[e, 0]), 0.0])
-        np.testing.assert_allclose(jacr[e], np.stack([[0, 0, 1.0], y, y, y], axis=1), atol=1e-5,
-                                   err_msg=f"jacr columns = joint axes (env {e})")
+        with p("jacr"):
+            np.testing.assert_allclose(jacr[e], np.stack([[0, 0, 1.0], y, y, y], axis=1), atol=1e-5,
+                                       err_msg=f"jacr columns = joint axes (env {e})")
     sub_p, _ = b.get_site_jacobian_w(site, np.array([2, 0]))
-    np.testing.assert_allclose(sub_p, jacp[:, :, [2, 0]], atol=1e-6, err_msg="dof_indices column selection")
+    with p("dof_selection"):
+        np.testing.assert_allclose(sub_p, jacp[:, :, [2, 0]], atol=1e-6, err_msg="dof_indices column selection")
 
 
 def _hfield_h(x):
     return np.where(x <= 0, 0.2 * (x + 2), 0.4)
 
 
-def _height_scan(kit, tmp_path):
+def _height_scan(kit, tmp_path, p):
     """hfield_terrain: h(x, y) = 0.2 (x + 2) for x <= 0, 0.4 for x >= 0 (grid points and the
-    linear region are exact; tolerance 2e-3 m)."""
+    linear region are exact; tolerance 2e-3 m), heights and distances below the ball."""
     b = kit.make("hfield_terrain", 1)
     geom = b.get_geom_id("terrain")
     ball = int(b.get_body_ids(["ball"])[0])
@@ -201,55 +223,74 @@ def _height_scan(kit, tmp_path):
     offsets = np.array([[0.0, 0.0], [-2.0, 0.0], [-1.5, 0.3], [-2.6, -1.0], [0.5, 0.5]])
     sc = b.create_hfield_scanner(hfield_geom_id=geom, offsets=offsets, frame_body_id=ball, alignment="world")
     h = sc.scan()
-    assert h.shape == (1, len(offsets))
-    np.testing.assert_allclose(h[0], _hfield_h(1.0 + offsets[:, 0]), atol=2e-3, err_msg="scanned heights")
+    with p("shape"):
+        assert h.shape == (1, len(offsets)), f"scan() shape {h.shape}, expected (1, {len(offsets)})"
+    with p("heights"):
+        np.testing.assert_allclose(h[0], _hfield_h(1.0 + offsets[:, 0]), atol=2e-3, err_msg="scanned heights")
     d = b.create_hfield_scanner(hfield_geom_id=geom, offsets=offsets, frame_body_id=ball, alignment="world",
                                 output="distance").scan()
-    np.testing.assert_allclose(d[0], 1.0 - _hfield_h(1.0 + offsets[:, 0]), atol=2e-3, err_msg="distance output")
+    with p("distance"):
+        np.testing.assert_allclose(d[0], 1.0 - _hfield_h(1.0 + offsets[:, 0]), atol=2e-3, err_msg="distance output")
 
 
-def _terrain(kit, tmp_path):
+def _terrain(kit, tmp_path, p):
     """Spawn origins: a 2 x 2 grid, 1 m apart, centred on the terrain geom, on its surface."""
     cfg = SceneCfg(str(scene_path("hfield_terrain")),
                    terrain=TerrainCfg(hfield_geom="terrain", rows=2, cols=2, spacing=1.0))
     b = kit.make(cfg, 1, sim_dt=0.002)
     data = b.get_terrain_spawn_data()
-    assert data is not None, "TERRAIN declared but get_terrain_spawn_data() returned None"
+    with p("spawn_data"):
+        assert data is not None, "TERRAIN declared but get_terrain_spawn_data() returned None"
+    if data is None:
+        return
     o = np.asarray(data.origins, dtype=np.float64)
-    assert o.shape == (4, 3)
-    assert sorted(map(tuple, np.round(o[:, :2], 6))) == [(-0.5, -0.5), (-0.5, 0.5), (0.5, -0.5), (0.5, 0.5)]
-    np.testing.assert_allclose(o[:, 2], _hfield_h(o[:, 0]), atol=2e-3, err_msg="origins on the surface")
-    np.testing.assert_allclose(np.asarray(data.sample_height(o[:, :2])).reshape(-1), _hfield_h(o[:, 0]), atol=2e-3)
-    assert data.hfield_geom_id == b.get_geom_id("terrain")
-    np.testing.assert_allclose(data.size, (2, 2, 0.4, 0.1), atol=1e-6)
+    with p("origins_grid"):
+        assert o.shape == (4, 3), f"origins shape {o.shape}, expected (4, 3)"
+        assert sorted(map(tuple, np.round(o[:, :2], 6))) == [(-0.5, -0.5), (-0.5, 0.5), (0.5, -0.5), (0.5, 0.5)], \
+            f"origins x, y {o[:, :2].tolist()}: expected the 2 x 2 grid 1 m apart around 0"
+    with p("origins_on_surface"):
+        np.testing.assert_allclose(o[:, 2], _hfield_h(o[:, 0]), atol=2e-3, err_msg="origins on the surface")
+    with p("sample_height"):
+        np.testing.assert_allclose(np.asarray(data.sample_height(o[:, :2])).reshape(-1), _hfield_h(o[:, 0]),
+                                   atol=2e-3, err_msg="sample_height at the origins")
+    with p("geom_id"):
+        assert data.hfield_geom_id == b.get_geom_id("terrain"), f"hfield_geom_id {data.hfield_geom_id}"
+    with p("size"):
+        np.testing.assert_allclose(data.size, (2, 2, 0.4, 0.1), atol=1e-6, err_msg="hfield size")
 
 
-def _mocap(kit, tmp_path):
+def _mocap(kit, tmp_path, p):
+    """A mocap body: its initial pose, a per-env write read back (position, wxyz quaternion) and
+    seen by get_body_pos_w (1e-6)."""
     path = tmp_path / "mocap_probe.xml"
     path.write_text(MOCAP_XML)
     b = kit.make(SceneCfg(str(path)), 2, sim_dt=0.002)
     bind = b.bind_mocap_pose("target")
     pos, quat = bind.get()
-    np.testing.assert_allclose(pos, [[0.5, 0, 1]] * 2, atol=1e-6, err_msg="initial mocap pose")
-    np.testing.assert_allclose(quat, [[1, 0, 0, 0]] * 2, atol=1e-6)
+    with p("initial_pose"):
+        np.testing.assert_allclose(pos, [[0.5, 0, 1]] * 2, atol=1e-6, err_msg="initial mocap position")
+        np.testing.assert_allclose(quat, [[1, 0, 0, 0]] * 2, atol=1e-6, err_msg="initial mocap quaternion")
     q = np.array([[np.cos(0.3), 0, 0, np.sin(0.3)]])
     bind.set(np.array([[1.0, 2.0, 3.0]]), q, env_ids=np.array([1]))
     pos, quat = bind.get()
-    np.testing.assert_allclose(pos, [[0.5, 0, 1], [1, 2, 3]], atol=1e-6, err_msg="mocap write is per env")
-    np.testing.assert_allclose(quat[1], q[0], atol=1e-6, err_msg="mocap quaternion (wxyz)")
+    with p("per_env_write"):
+        np.testing.assert_allclose(pos, [[0.5, 0, 1], [1, 2, 3]], atol=1e-6, err_msg="mocap write is per env")
+    with p("quat_wxyz"):
+        np.testing.assert_allclose(quat[1], q[0], atol=1e-6, err_msg="mocap quaternion (wxyz)")
     tid = b.get_body_ids(["target"])
-    np.testing.assert_allclose(b.get_body_pos_w(tid)[:, 0], [[0.5, 0, 1], [1, 2, 3]], atol=1e-6,
-                               err_msg="mocap body world position after a write")
+    with p("body_pos_w"):
+        np.testing.assert_allclose(b.get_body_pos_w(tid)[:, 0], [[0.5, 0, 1], [1, 2, 3]], atol=1e-6,
+                                   err_msg="mocap body world position after a write")
 
 
-def _pre_step(kit, tmp_path):
-    """The callback runs once per substep with (backend, ctrl), sees fresh state, and its
-    output is what the actuators get."""
+def _pre_step(kit, tmp_path, p):
+    """The callback runs once per substep with (backend, ctrl) (called_per_substep), sees fresh
+    state (fresh_state), and its output is what the actuators get (output_replaces_ctrl, 1e-5)."""
     b = kit.make("fixed_arm", 2)
-    seen = []
+    seen, args = [], []
 
     def cb(backend, ctrl):
-        assert backend is b and ctrl.shape == (2, 4)
+        args.append(backend is b and ctrl.shape == (2, 4))
         seen.append(backend.get_dof_pos()[0, 1].copy())
         out = np.zeros_like(ctrl)
         out[:, 1] = 5.0
@@ -257,8 +298,11 @@ def _pre_step(kit, tmp_path):
 
     b.set_pre_step_control(cb)
     b.step(np.full((2, 4), 40.0), 3)
-    assert len(seen) == 3, f"pre-step callback called {len(seen)} times for nsteps=3"
-    assert seen[2] != seen[0], "callback did not see the state refreshed between substeps"
+    with p("called_per_substep"):
+        assert len(seen) == 3, f"pre-step callback called {len(seen)} times for nsteps=3"
+        assert all(args), "the callback must get (the backend, ctrl of shape (num_envs, num_actuators))"
+    with p("fresh_state"):
+        assert len(seen) == 3 and seen[2] != seen[0], "callback did not see the state refreshed between substeps"
     b.set_pre_step_control(None)
     ref = kit.make("fixed_arm", 2)
     c = np.zeros((2, 4))
@@ -266,70 +310,82 @@ def _pre_step(kit, tmp_path):
     ref.step(c, 1)
     ref.step(c, 1)
     ref.step(c, 1)
-    np.testing.assert_allclose(b.get_qpos(), ref.get_qpos(), rtol=1e-5, atol=1e-7,
-                               err_msg="the callback's output must replace ctrl")
+    with p("output_replaces_ctrl"):
+        np.testing.assert_allclose(b.get_qpos(), ref.get_qpos(), rtol=1e-5, atol=1e-7,
+                                   err_msg="the callback's output must replace ctrl")
 
 
-def _snapshot(kit, tmp_path):
+def _snapshot(kit, tmp_path, p):
     """Rows are [time, qpos, qvel, ...]; a restore reproduces every state read bitwise (tier
     "state"), and for tier "exact" the continuation too. Tier "state" continuations stay within
     the contact tier of the quadruped (base 5 mm, joints 1e-2 rad after 10 steps of PD hold)."""
     b = kit.make("quadruped", 2)
     tier = b.snapshot_tier
-    assert tier in ("exact", "state"), f"snapshot_tier {tier!r}: expected 'exact' or 'state'"
+    with p("tier"):
+        assert tier in ("exact", "state"), f"snapshot_tier {tier!r}: expected 'exact' or 'state'"
     qpos, qvel = varied_quadruped_state(b)
     b.set_state(np.arange(2), qpos, qvel)
     b.step(home_ctrl(b), 4)
     snap = b.get_physics_state()
-    assert snap.shape == (2, b.physics_state_size)
-    np.testing.assert_allclose(snap[:, 0], 4 * b.sim_dt, rtol=1e-5, err_msg="snapshot time column")
-    np.testing.assert_allclose(snap[:, 1:1 + b.nq], b.get_qpos(), rtol=1e-6, atol=1e-6, err_msg="snapshot qpos")
-    np.testing.assert_allclose(snap[:, 1 + b.nq:1 + b.nq + b.nv], b.get_qvel(), rtol=1e-6, atol=1e-6,
-                               err_msg="snapshot qvel")
+    with p("shape"):
+        assert snap.shape == (2, b.physics_state_size), f"snapshot {snap.shape}, expected (2, {b.physics_state_size})"
+    with p("time_column"):
+        np.testing.assert_allclose(snap[:, 0], 4 * b.sim_dt, rtol=1e-5, err_msg="snapshot time column")
+    with p("qpos_columns"):
+        np.testing.assert_allclose(snap[:, 1:1 + b.nq], b.get_qpos(), rtol=1e-6, atol=1e-6, err_msg="snapshot qpos")
+    with p("qvel_columns"):
+        np.testing.assert_allclose(snap[:, 1 + b.nq:1 + b.nq + b.nv], b.get_qvel(), rtol=1e-6, atol=1e-6,
+                                   err_msg="snapshot qvel")
     reads = all_getters(b)
     b.step(home_ctrl(b), 10)
     a = b.get_qpos()
     b.set_physics_state(snap)
     changed = diff_report(reads, all_getters(b))
-    assert not changed, f"reads after restoring a snapshot differ from those when it was taken: {changed}"
+    with p("restore_reads"):
+        assert not changed, f"reads after restoring a snapshot differ from those when it was taken: {changed}"
     b.step(home_ctrl(b), 10)
-    if tier == "exact":
-        assert np.array_equal(b.get_qpos(), a), "tier 'exact': restore-then-step diverged from the original trajectory"
-    else:
-        np.testing.assert_allclose(b.get_qpos()[:, :3], a[:, :3], atol=5e-3,
-                                   err_msg="tier 'state': base position after restore-then-step")
-        np.testing.assert_allclose(b.get_qpos()[:, 7:], a[:, 7:], atol=1e-2,
-                                   err_msg="tier 'state': joints after restore-then-step")
+    with p("continuation"):
+        if tier == "exact":
+            assert np.array_equal(b.get_qpos(), a), \
+                "tier 'exact': restore-then-step diverged from the original trajectory"
+        else:
+            np.testing.assert_allclose(b.get_qpos()[:, :3], a[:, :3], atol=5e-3,
+                                       err_msg="tier 'state': base position after restore-then-step")
+            np.testing.assert_allclose(b.get_qpos()[:, 7:], a[:, 7:], atol=1e-2,
+                                       err_msg="tier 'state': joints after restore-then-step")
 
 
-def _render(kit, tmp_path):
+def _render(kit, tmp_path, p):
     """render() draws the current state: it returns None, can be called repeatedly, and neither
     steps nor changes the state (every read bitwise unchanged)."""
     b = kit.make("free_body", 1)
     b.step(np.zeros((1, 0)), 3)
     reads = all_getters(b)
     b.init_renderer(headless=True, width=64, height=48)
-    assert b.render() is None and b.render() is None, "render() must return None"
+    results = (b.render(), b.render())
+    with p("returns_none"):
+        assert results == (None, None), f"render() must return None, got {results!r}"
     changed = diff_report(reads, all_getters(b))
-    assert not changed, f"init_renderer()/render() changed the state: {changed}"
+    with p("state_unchanged"):
+        assert not changed, f"init_renderer()/render() changed the state: {changed}"
 
 
-def _frames(kit):
+def _video(kit, tmp_path, p):
+    """capture_video_frame(): a (48, 64, 3) uint8 frame whose pixels change when the body moves."""
     b = kit.make("free_body", 1)
     b.init_renderer(headless=True, capture=True, width=64, height=48, camera_kwargs={"lookat": (0, 0, 1)})
     f1 = b.capture_video_frame()
     b.set_state(np.array([0]), np.array([[0.4, 0, 1.2, np.cos(0.5), 0, 0, np.sin(0.5)]]), np.zeros((1, 6)))
     f2 = b.capture_video_frame()
-    return f1, f2
+    with p("frame_shape"):
+        assert f1.shape == (48, 64, 3) and f1.dtype == np.uint8, \
+            f"frame {f1.shape} {f1.dtype}, expected (48, 64, 3) uint8"
+    with p("pixels_change"):
+        assert not np.array_equal(f1, f2), "moving the body did not change the pixels"
 
 
-def _video(kit, tmp_path):
-    f1, f2 = _frames(kit)
-    assert f1.shape == (48, 64, 3) and f1.dtype == np.uint8, f"frame {f1.shape} {f1.dtype}, expected (48, 64, 3) uint8"
-    assert not np.array_equal(f1, f2), "moving the body did not change the pixels"
-
-
-def _playback(kit, tmp_path):
+def _playback(kit, tmp_path, p):
+    """run_playback writes a non-empty mp4 (skipped without imageio)."""
     if importlib.util.find_spec("imageio") is None:
         pytest.skip("PLAYBACK check needs imageio[ffmpeg] (pip install 'imageio[ffmpeg]')")
     b = kit.make("free_body", 1)
@@ -337,10 +393,11 @@ def _playback(kit, tmp_path):
     zero = np.zeros((1, 0))
     path = b.run_playback(env=None, initialize=lambda: None, step=lambda: b.step(zero, 5), num_steps=5,
                           output_video=str(out))
-    assert path is not None and out.is_file() and out.stat().st_size > 0, "no mp4 written"
+    with p("mp4_written"):
+        assert path is not None and out.is_file() and out.stat().st_size > 0, "no mp4 written"
 
 
-def _device_arrays(kit, tmp_path):
+def _device_arrays(kit, tmp_path, p):
     """The DLPack views alias the engine state: a view taken before ``step``/``set_state``
     holds the state the numpy getters return after them (a copy would be stale). Checked
     where the views live in host memory (kDLCPU), the only place numpy can read them."""
@@ -350,20 +407,28 @@ def _device_arrays(kit, tmp_path):
         pytest.skip(f"views live on {views.device!r}; aliasing is checked on CPU")
     qpos, qvel, ctrl = (np.from_dlpack(v) for v in (views.qpos, views.qvel, views.ctrl))
     pos, quat = np.from_dlpack(views.body_pos_w), np.from_dlpack(views.body_quat_w)
-    assert qpos.shape == (2, b.nq) and qvel.shape == (2, b.nv) and ctrl.shape == (2, b.num_actuators)
-    assert pos.shape == (2, b.num_bodies, 3) and quat.shape == (2, b.num_bodies, 4)
-    assert np.from_dlpack(views.sensordata).shape[0] == 2
+    with p("shapes"):
+        assert qpos.shape == (2, b.nq) and qvel.shape == (2, b.nv) and ctrl.shape == (2, b.num_actuators), \
+            f"qpos {qpos.shape}, qvel {qvel.shape}, ctrl {ctrl.shape}"
+        assert pos.shape == (2, b.num_bodies, 3) and quat.shape == (2, b.num_bodies, 4), \
+            f"body_pos_w {pos.shape}, body_quat_w {quat.shape}"
+        assert np.from_dlpack(views.sensordata).shape[0] == 2, "sensordata rows"
     b.set_state(np.array([1]), np.array([[0.3, -0.2, 1.5, np.cos(0.2), 0, 0, np.sin(0.2)]]), np.ones((1, 6)))
     b.step(np.zeros((2, 0)), 3)
-    np.testing.assert_allclose(qpos, b.get_qpos(), rtol=1e-6, atol=1e-7, err_msg="qpos view is not live")
-    np.testing.assert_allclose(qvel, b.get_qvel(), rtol=1e-6, atol=1e-7, err_msg="qvel view is not live")
+    with p("qpos_live"):
+        np.testing.assert_allclose(qpos, b.get_qpos(), rtol=1e-6, atol=1e-7, err_msg="qpos view is not live")
+    with p("qvel_live"):
+        np.testing.assert_allclose(qvel, b.get_qvel(), rtol=1e-6, atol=1e-7, err_msg="qvel view is not live")
     box = b.get_body_ids(["box"])
-    np.testing.assert_allclose(pos[:, box], b.get_body_pos_w(box), rtol=1e-6, atol=1e-7,
-                               err_msg="body_pos_w view is not live")
-    np.testing.assert_allclose(quat[:, box], b.get_body_quat_w(box), rtol=1e-6, atol=1e-7,
-                               err_msg="body_quat_w view is not live (wxyz)")
-    assert np.from_dlpack(b.get_device_arrays().qpos).__array_interface__["data"][0] == \
-        qpos.__array_interface__["data"][0], "get_device_arrays() moved the qpos buffer"
+    with p("body_pos_live"):
+        np.testing.assert_allclose(pos[:, box], b.get_body_pos_w(box), rtol=1e-6, atol=1e-7,
+                                   err_msg="body_pos_w view is not live")
+    with p("body_quat_live"):
+        np.testing.assert_allclose(quat[:, box], b.get_body_quat_w(box), rtol=1e-6, atol=1e-7,
+                                   err_msg="body_quat_w view is not live (wxyz)")
+    with p("buffer_stable"):
+        assert np.from_dlpack(b.get_device_arrays().qpos).__array_interface__["data"][0] == \
+            qpos.__array_interface__["data"][0], "get_device_arrays() moved the qpos buffer"
 
 
 def _dr_values(term, n_targets):
@@ -372,21 +437,29 @@ def _dr_values(term, n_targets):
     return np.full(shape, 0.5)
 
 
-def _dr_phase(kit, phase):
-    """Each declared model term of ``phase`` changes only the targeted env and ids (read back
-    with get_model_field); state terms change only the targeted env's root velocity."""
+def _dr_phase(kit, phase, p):
+    """Each declared model term of ``phase`` changes only the targeted env (targeted_env) and ids
+    (targeted_ids), by the value written (value_read_back, 1e-6; read back with get_model_field);
+    state terms change only the targeted env's velocity (state_terms); a step after each stays
+    finite (finite_after_step)."""
     b = kit.make("quadruped", 3)
     terms = sorted(getattr(b.get_dr_capabilities(), f"{phase}_terms"))
-    assert terms, f"{phase} randomization declared but no terms listed"
+    with p("terms_listed"):
+        assert terms, f"{phase} randomization declared but no terms listed"
     counts = b._counts()
+    for name, kinds in (("targeted_env", MODEL_TERMS), ("value_read_back", MODEL_TERMS)):
+        if not set(terms) & set(kinds):
+            p.skip(name, f"no model term among the declared {phase} terms {terms}")
+    if not any(TERM_SPECS[t].target is not None for t in terms if t in MODEL_TERMS):
+        p.skip("targeted_ids", f"no targeted model term among the declared {phase} terms {terms}")
+    if not any(TERM_SPECS[t].kind == "state" for t in terms if t not in MODEL_TERMS):
+        p.skip("state_terms", f"no state term among the declared {phase} terms {terms}")
     for term in terms:
         spec = TERM_SPECS[term]
         tid = None if spec.target is None else np.array([counts[spec.target] - 1])
+        operation = "set" if term in ("body_force", "body_torque") else "add"
         op = RandomizationOp(term=term, env_ids=np.array([1]), target_ids=tid, values=_dr_values(term, 1),
-                             operation="add")
-        if term in ("body_force", "body_torque"):
-            op = RandomizationOp(term=term, env_ids=np.array([1]), target_ids=tid, values=_dr_values(term, 1),
-                                 operation="set")
+                             operation=operation)
         before_field = b.get_model_field(term) if term in MODEL_TERMS else None
         before_v = b.get_qvel()
         if phase == "init":
@@ -398,73 +471,89 @@ def _dr_phase(kit, phase):
                         randomization=ResetRandomizationPayload([op]))
         if term in MODEL_TERMS:
             after = b.get_model_field(term)
-            changed = np.argwhere(np.any((after != before_field).reshape(after.shape[0], -1), axis=1)).ravel()
-            assert changed.tolist() == [1], f"{phase} {term}: envs changed {changed.tolist()}, expected [1]"
+            with p("targeted_env"):
+                changed = np.argwhere(np.any((after != before_field).reshape(after.shape[0], -1), axis=1)).ravel()
+                assert changed.tolist() == [1], f"{phase} {term}: envs changed {changed.tolist()}, expected [1]"
             if tid is not None:
-                rows = np.flatnonzero(np.any((after[1] != before_field[1]).reshape(after.shape[1], -1), axis=1))
-                assert rows.tolist() == tid.tolist(), f"{phase} {term}: ids changed {rows.tolist()}, expected {tid}"
-            want = before_field[1].astype(np.float64) + (0.5 if tid is None else 0.5 * (np.arange(after.shape[1])[
-                (...,) + (None,) * (after.ndim - 2)] == tid[0]))
-            np.testing.assert_allclose(after[1], want, rtol=1e-6, atol=1e-6,
-                                       err_msg=f"{phase} {term}: value read back after adding 0.5 to env 1")
+                with p("targeted_ids"):
+                    rows = np.flatnonzero(np.any((after[1] != before_field[1]).reshape(after.shape[1], -1), axis=1))
+                    assert rows.tolist() == tid.tolist(), \
+                        f"{phase} {term}: ids changed {rows.tolist()}, expected {tid}"
+            with p("value_read_back"):
+                want = before_field[1].astype(np.float64) + (0.5 if tid is None else 0.5 * (np.arange(
+                    after.shape[1])[(...,) + (None,) * (after.ndim - 2)] == tid[0]))
+                np.testing.assert_allclose(after[1], want, rtol=1e-6, atol=1e-6,
+                                           err_msg=f"{phase} {term}: value read back after adding 0.5 to env 1")
         elif spec.kind == "state":
-            dv = b.get_qvel() - before_v
-            assert np.any(dv[1]) and not np.any(dv[[0, 2]]), f"{phase} {term}: velocity change not limited to env 1"
+            with p("state_terms"):
+                dv = b.get_qvel() - before_v
+                assert np.any(dv[1]) and not np.any(dv[[0, 2]]), \
+                    f"{phase} {term}: velocity change not limited to env 1"
         b.step(home_ctrl(b), 1)
-        assert np.isfinite(b.get_qpos()).all()
+        with p("finite_after_step"):
+            assert np.isfinite(b.get_qpos()).all(), f"{phase} {term}: non-finite qpos after a step"
 
 
-def _dr_unsupported(kit, phase):
+def _dr_unsupported(kit, phase, p):
+    """A model term the phase does not declare is rejected (undeclared_rejected) with nothing
+    written (undeclared_writes_nothing)."""
     b = kit.make("quadruped", 2)
     allowed = set(getattr(b.get_dr_capabilities(), f"{phase}_terms"))
     others = sorted(t for t in MODEL_TERMS if t not in allowed)
     if not others:
+        for name in ("undeclared_rejected", "undeclared_writes_nothing"):
+            p.skip(name, f"every model term is declared for {phase} randomization")
         return
     term = others[0]
     spec = TERM_SPECS[term]
     op = RandomizationOp(term=term, env_ids=np.array([0]), target_ids=None if spec.target is None else np.array([0]),
                          values=_dr_values(term, 1), operation="scale")
     q, v = b.get_qpos(), b.get_qvel()
-    with pytest.raises((ValueError, NotImplementedError)):
-        if phase == "init":
-            b.apply_init_randomization(InitRandomizationPlan([op]))
-        elif phase == "interval":
-            b.apply_interval_randomization(IntervalRandomizationPlan([op]))
-        else:
-            b.set_state(np.array([0]), q[:1], v[:1], randomization=ResetRandomizationPayload([op]))
-    assert np.array_equal(b.get_qpos(), q) and np.array_equal(b.get_qvel(), v), f"rejected {term} wrote state"
+    with p("undeclared_rejected"):
+        with pytest.raises((ValueError, NotImplementedError)):
+            if phase == "init":
+                b.apply_init_randomization(InitRandomizationPlan([op]))
+            elif phase == "interval":
+                b.apply_interval_randomization(IntervalRandomizationPlan([op]))
+            else:
+                b.set_state(np.array([0]), q[:1], v[:1], randomization=ResetRandomizationPayload([op]))
+    with p("undeclared_writes_nothing"):
+        assert np.array_equal(b.get_qpos(), q) and np.array_equal(b.get_qvel(), v), f"rejected {term} wrote state"
 
 
 def _dr(phase):
-    def run(kit, tmp_path):
-        _dr_phase(kit, phase)
-        _dr_unsupported(kit, phase)
+    def run(kit, tmp_path, p):
+        _dr_phase(kit, phase, p)
+        _dr_unsupported(kit, phase, p)
     run.__doc__ = f"{phase} randomization: declared terms are targeted; undeclared terms fail closed."
     return run
 
 
-def _contacts(kit, tmp_path):
+def _contacts(kit, tmp_path, p):
     """box_on_plane: the box rests on the floor (z = 0.1 m, within 5 mm after 0.5 s)."""
     b = kit.make("box_on_plane", 1)
     b.step(np.zeros((1, 0)), int(0.5 / b.sim_dt))
     z = float(b.get_base_pos()[0, 2])
-    assert abs(z - 0.1) < 5e-3, f"box resting on the plane at z={z:.4f}, expected 0.1 (fell through?)"
+    with p("rests_on_plane"):
+        assert abs(z - 0.1) < 5e-3, f"box resting on the plane at z={z:.4f}, expected 0.1 (fell through?)"
 
 
-def _contact_forces(kit, tmp_path):
+def _contact_forces(kit, tmp_path, p):
     """box_on_plane at rest: the box's net contact force is (0, 0, m g), 1 % (see the contacts layer)."""
     b = kit.make("box_on_plane", 1)
     c = b.bind_contact_forces(["box"])
     b.step(np.zeros((1, 0)), int(0.3 / b.sim_dt))
-    np.testing.assert_allclose(c.read()[0, 0], [0.0, 0.0, 9.81], atol=0.0981, err_msg="resting box contact force")
+    with p("resting_force"):
+        np.testing.assert_allclose(c.read()[0, 0], [0.0, 0.0, 9.81], atol=0.0981, err_msg="resting box contact force")
 
 
-def _contact_filters(kit, tmp_path):
+def _contact_filters(kit, tmp_path, p):
     """box_on_plane at rest: the force on the box from the world is (0, 0, m g), 1 %."""
     b = kit.make("box_on_plane", 1)
     c = b.bind_contact_forces(["box"], against=["world"])
     b.step(np.zeros((1, 0)), int(0.3 / b.sim_dt))
-    np.testing.assert_allclose(c.read()[0, 0], [0.0, 0.0, 9.81], atol=0.0981, err_msg="resting box vs world")
+    with p("resting_force"):
+        np.testing.assert_allclose(c.read()[0, 0], [0.0, 0.0, 9.81], atol=0.0981, err_msg="resting box vs world")
 
 
 EXERCISERS = {
@@ -476,14 +565,23 @@ EXERCISERS = {
     C.INTERVAL_RANDOMIZATION: _dr("interval"), C.RESET_RANDOMIZATION: _dr("reset"),
     C.DEVICE_ARRAYS: _device_arrays,
 }
+DECLARED_IDS = [pytest.param(cap, prop, id=f"{cap.value}-{prop}") for cap in Capability
+                for prop in DECLARED_PROPS[cap.value]]
 
 
-@pytest.mark.parametrize("cap", list(Capability), ids=lambda c: c.value)
-def test_declared_works(kit, cap, tmp_path):
-    """A declared capability is exercised against a known answer (see each exerciser)."""
+def _exercise(kit, cap, tmp_path):
+    props = Props()
+    EXERCISERS[cap](kit, tmp_path, props)
+    return props
+
+
+@pytest.mark.parametrize("cap,prop", DECLARED_IDS)
+def test_declared_works(kit, cap, prop, tmp_path):
+    """A declared capability is exercised against a known answer (see each exerciser), one
+    property per check over one scenario per capability."""
     if cap not in kit.caps:
         pytest.skip(f"backend {kit.label!r} does not declare capability {cap.value!r}")
-    EXERCISERS[cap](kit, tmp_path)
+    kit.shared(f"capabilities.declared.{cap.value}", lambda k: _exercise(k, cap, tmp_path)).verdict(prop)
 
 
 def test_undeclared_scene_feature_fails_closed(kit):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from unisim_conformance._props import EFFECT_ENVS, EFFECT_TERMS
 from unisim_core import Capability
 from unisim_core import quat as Q
 
@@ -456,6 +457,44 @@ def test_gravity_matches_free_fall(kit):
     np.testing.assert_allclose(acc, g, atol=1e-4, err_msg="free-fall acceleration vs get_gravity()")
 
 
+# ------------------------------------------------------------------------ MJCF force sensors
+#: sensor type: (scene, sensor name, MuJoCo's value at rest, relative tolerance). touch_sensor: a
+#: 2 kg box resting on a plane, site volume on its bottom face: m g (1 %: a soft contact settles to
+#: 3e-5 of it in 0.3 s). force_sensor / torque_sensor: a 1.5 kg body hanging at rest from a hinge,
+#: COM (0.2, 0, -0.3) from the site: parent on child (0, 0, m g) and c x (0, 0, m g) = (0, -0.2 m g, 0)
+#: (1e-3 of |value|: static, float32 reads).
+FORCE_SENSORS = {
+    "touch": ("touch_sensor", "sole_touch", [2.0 * G], 1e-2),
+    "force": ("force_sensor", "mount_force", [0.0, 0.0, 1.5 * G], 1e-3),
+    "torque": ("torque_sensor", "mount_torque", [0.0, -0.2 * 1.5 * G, 0.0], 1e-3),
+}
+
+
+@pytest.mark.rules(3)
+@pytest.mark.requires(Capability.SENSORS)
+@pytest.mark.parametrize("sensor", list(FORCE_SENSORS))
+def test_mjcf_force_sensors(kit, sensor, record_property):
+    """MJCF ``<touch>``, ``<force>``, ``<torque>`` read through get_sensor_data after 0.3 s at rest
+    equal MuJoCo's definitions (see ``FORCE_SENSORS`` and each scene's header). A backend that
+    cannot honour the sensor refuses the scene by its feature name (``touch_sensor``, ...): skipped."""
+    from unisim_conformance import SCENES_DIR
+    from unisim_core import SceneCfg
+
+    scene, name, want, rtol = FORCE_SENSORS[sensor]
+    b = kit.make(SceneCfg(str(SCENES_DIR / f"{scene}.xml")), 2, sim_dt=0.002, refusable=(f"{sensor}_sensor",))
+    b.step(np.zeros((2, b.num_actuators)), int(round(0.3 / b.sim_dt)))
+    got = np.asarray(b.get_sensor_data(name), dtype=np.float64)
+    want = np.tile(want, (2, 1))
+    tol = rtol * float(np.max(np.abs(want)))
+    record_property("measured", got[0].tolist())
+    record_property("expected", want[0].tolist())
+    record_property("tolerance", tol)
+    assert got.shape == want.shape, f"get_sensor_data({name!r}) shape {got.shape}, expected {want.shape}"
+    assert np.all(np.abs(got - want) <= tol), (
+        f"<{sensor}> sensor {name!r}: measured {np.round(got, 5).tolist()}, expected {np.round(want, 5).tolist()} "
+        f"(tolerance {tol:.4g}; {'N' if sensor != 'torque' else 'N m'})")
+
+
 # ------------------------------------------------------------------------ randomization takes effect
 def _randomize(b, term, targets, values):
     """Set ``term`` of env 1 only (init randomization), returning nothing."""
@@ -467,15 +506,17 @@ def _randomize(b, term, targets, values):
         operation="set")]))
 
 
+# Each effect returns (measured, expected, rtol, what, unit, atol), rows (env 0, env 1): env 1
+# randomized, env 0 nominal; the check of each env asserts its row.
 def _effect_gravity(kit):
     """free_body, env 1 gravity (1, -2, -5): its free-fall acceleration is that vector (exact for
-    constant acceleration); env 0 keeps (0, 0, -9.81)."""
+    constant acceleration, 1e-4 m/s^2); env 0 keeps (0, 0, -9.81)."""
     b = kit.make("free_body", 2)
     _randomize(b, "gravity", None, [1.0, -2.0, -5.0])
     b.step(np.zeros((2, b.num_actuators)), 50)
     acc = b.get_base_lin_vel().astype(np.float64) / (50 * b.sim_dt)
-    np.testing.assert_allclose(acc, [[0, 0, -G], [1, -2, -5]], atol=1e-4,
-                               err_msg="free-fall acceleration per env after randomizing env 1's gravity")
+    return acc, np.array([[0, 0, -G], [1, -2, -5]]), 0.0, "free-fall acceleration after randomizing env 1's " \
+        "gravity", "m/s^2", 1e-4
 
 
 def _effect_body_mass(kit):
@@ -488,8 +529,8 @@ def _effect_body_mass(kit):
     _randomize(b, "body_mass", box, [4.0])
     b.apply_body_force(box, np.tile([[[8.0, 0.0, 0.0]]], (2, 1, 1)))
     b.step(np.zeros((2, b.num_actuators)), 1)
-    _rel_close(b.get_base_lin_vel()[:, 0] / b.sim_dt, [4.0, 2.0], 1e-4,
-               "x acceleration under 8 N with masses (2, 4) kg", "m/s^2")
+    return (b.get_base_lin_vel()[:, 0] / b.sim_dt, np.array([4.0, 2.0]), 1e-4,
+            "x acceleration under 8 N with masses (2, 4) kg", "m/s^2", 0.0)
 
 
 def _effect_dof_damping(kit):
@@ -502,8 +543,8 @@ def _effect_dof_damping(kit):
     qvel[:, int(dof[0])] = 2.0
     b.set_state(np.arange(2), b.get_qpos(), qvel)
     b.step(np.zeros((2, b.num_actuators)), int(round(1.0 / b.sim_dt)))
-    _rel_close(_qd(b, "damped_joint"), 2.0 * np.exp([-0.25, -1.0]), 5e-4,
-               "damped_joint velocity after 1 s with damping (0.01, 0.04)", "rad/s")
+    return (_qd(b, "damped_joint"), 2.0 * np.exp([-0.25, -1.0]), 5e-4,
+            "damped_joint velocity after 1 s with damping (0.01, 0.04)", "rad/s", 0.0)
 
 
 def _effect_dof_armature(kit):
@@ -512,8 +553,8 @@ def _effect_dof_armature(kit):
     dof = b.get_joint_state_qvel_indices(["armature_joint"])
     _randomize(b, "dof_armature", dof, [0.08])
     b.step(_ctrl(b, names, armature_motor=0.5), 50)
-    _rel_close(_qd(b, "armature_joint"), 0.5 / (I_HINGE + np.array([0.03, 0.08])) * 50 * b.sim_dt, 1e-4,
-               "armature_joint velocity with armature (0.03, 0.08)", "rad/s")
+    return (_qd(b, "armature_joint"), 0.5 / (I_HINGE + np.array([0.03, 0.08])) * 50 * b.sim_dt, 1e-4,
+            "armature_joint velocity with armature (0.03, 0.08)", "rad/s", 0.0)
 
 
 def _effect_actuator_kp(kit):
@@ -522,8 +563,8 @@ def _effect_actuator_kp(kit):
     b, names = _hinges(kit)
     _randomize(b, "actuator_kp", [names.index("position")], [16.0])
     b.step(_ctrl(b, names, position=0.1), 1)
-    _rel_close(_qd(b, "position_joint"), np.array([8.0, 16.0]) * 0.1 / I_HINGE * b.sim_dt, 3e-2,
-               "position_joint velocity after one substep with kp (8, 16)", "rad/s")
+    return (_qd(b, "position_joint"), np.array([8.0, 16.0]) * 0.1 / I_HINGE * b.sim_dt, 3e-2,
+            "position_joint velocity after one substep with kp (8, 16)", "rad/s", 0.0)
 
 
 def _effect_actuator_kd(kit):
@@ -536,8 +577,8 @@ def _effect_actuator_kd(kit):
     qvel[:, int(b.get_joint_state_qvel_indices(["position_joint"])[0])] = 1.0
     b.set_state(np.arange(2), b.get_qpos(), qvel)
     b.step(_ctrl(b, names, position=0.0), 1)
-    _rel_close(1.0 - _qd(b, "position_joint"), np.array([0.4, 1.6]) * b.sim_dt / I_HINGE, 0.1,
-               "velocity lost in one substep at the target with kd (0.4, 1.6)", "rad/s")
+    return (1.0 - _qd(b, "position_joint"), np.array([0.4, 1.6]) * b.sim_dt / I_HINGE, 0.1,
+            "velocity lost in one substep at the target with kd (0.4, 1.6)", "rad/s", 0.0)
 
 
 EFFECTS = {"gravity": _effect_gravity, "body_mass": _effect_body_mass, "dof_damping": _effect_dof_damping,
@@ -546,11 +587,16 @@ EFFECTS = {"gravity": _effect_gravity, "body_mass": _effect_body_mass, "dof_damp
 
 
 @pytest.mark.requires(Capability.INIT_RANDOMIZATION)
-@pytest.mark.parametrize("term", sorted(EFFECTS))
-def test_randomized_term_takes_effect(kit, term):
+@pytest.mark.parametrize("env", EFFECT_ENVS)
+@pytest.mark.parametrize("term", EFFECT_TERMS)
+def test_randomized_term_takes_effect(kit, term, env):
     """A declared init-randomization term changes the physics of the targeted env as its new value
-    dictates (a value stored but never applied to the engine fails), and leaves the other env alone."""
-    probe = kit.make("free_body", 1)
-    if term not in probe.get_dr_capabilities().init_terms:
+    dictates (randomized_env: a value stored but never applied to the engine fails), and leaves the
+    other env at the nominal closed form (nominal_env); one simulation per term."""
+    terms = kit.shared("dynamics.init_terms", lambda k: frozenset(k.make("free_body", 1).get_dr_capabilities()
+                                                                  .init_terms))
+    if term not in terms:
         pytest.skip(f"backend {kit.label!r} does not declare init randomization term {term!r}")
-    EFFECTS[term](kit)
+    measured, expected, rtol, what, unit, atol = kit.shared(f"dynamics.effect.{term}", EFFECTS[term])
+    row = 1 if env == "randomized_env" else 0
+    _rel_close(measured[row], expected[row], rtol, f"{what}, env {row} ({env})", unit, atol=atol)

@@ -34,6 +34,9 @@ from unisim_core import Capability
 from unisim_core.errors import BackendClosedError, DivergenceError, EngineError, UniSimError
 
 pytestmark = [pytest.mark.reliability, pytest.mark.contract("1.0")]
+#: The checks of #28 (threads, fork, array-likes, boundaries, pickling, memory, malformed files)
+#: came with kit rules 3; the layer's others with rules 2 (``_rules.LAYER_RULES``).
+RULES3 = pytest.mark.rules(3)
 
 N = 3
 #: The env driven to divergence.
@@ -287,6 +290,7 @@ def _step_in_thread(b, nsteps: int):
     return t, out
 
 
+@RULES3
 @pytest.mark.requires("pre_step_control")
 def test_concurrent_call_from_another_thread_is_refused(kit):
     """While a step runs on one thread (held inside its pre-step hook), calls from another thread
@@ -313,6 +317,7 @@ def test_concurrent_call_from_another_thread_is_refused(kit):
     assert np.isfinite(b.get_qpos()).all()
 
 
+@RULES3
 @pytest.mark.requires("pre_step_control")
 def test_close_from_another_thread_waits_for_the_step(kit):
     """close() from another thread during a step returns only once the step ended; the step ends
@@ -338,6 +343,7 @@ def test_close_from_another_thread_waits_for_the_step(kit):
         b.get_qpos()
 
 
+@RULES3
 @pytest.mark.requires("pre_step_control")
 def test_close_from_a_hook_is_deferred_to_the_end_of_the_step(kit):
     """close() from the pre-step hook on substep 2 of 5: the step stops after that substep and
@@ -352,6 +358,7 @@ def test_close_from_a_hook_is_deferred_to_the_end_of_the_step(kit):
 
 
 # ----------------------------------------------------------------------------- fork
+@RULES3
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSIX only")
 def test_forked_child_is_refused_and_the_parent_untouched(kit):
     """In a child forked after construction, a step raises ForkedBackendError naming the remedy
@@ -395,6 +402,7 @@ def test_forked_child_is_refused_and_the_parent_untouched(kit):
 
 
 # ----------------------------------------------------------------------------- inputs at the boundary
+@RULES3
 def test_numpy_subclasses_and_array_likes_are_seen_through(kit):
     """A masked array hides NaN behind its mask: refused naming the argument (nothing written);
     np.matrix is read as the array it holds; a ragged nested list is an InvalidInputError naming it."""
@@ -418,6 +426,7 @@ def test_numpy_subclasses_and_array_likes_are_seen_through(kit):
     np.testing.assert_array_equal(b.get_qpos(), twin.get_qpos(), err_msg="np.matrix ctrl stepped differently")
 
 
+@RULES3
 @pytest.mark.requires("body_force")
 def test_staged_force_is_copied_at_the_boundary(kit):
     """apply_body_force keeps no reference to the caller's array: changing it before the step
@@ -434,6 +443,7 @@ def test_staged_force_is_copied_at_the_boundary(kit):
     np.testing.assert_array_equal(a.get_qpos(), b.get_qpos(), err_msg="the staged force followed the caller's array")
 
 
+@RULES3
 def test_model_info_arrays_are_read_only(kit):
     """model_info's arrays (qpos0, gravity, keyframes, tables) refuse writes, also after
     setflags(write=True); get_default_qpos and get_gravity are unchanged."""
@@ -458,6 +468,7 @@ def test_model_info_arrays_are_read_only(kit):
     np.testing.assert_array_equal(b.get_gravity(), gravity)
 
 
+@RULES3
 def test_pickling_and_copying_fail_closed(kit):
     """copy.copy (a second owner of one engine) raises a UniSimError; pickling either raises a
     UniSimError or gives a backend that steps like the original."""
@@ -479,6 +490,7 @@ def test_pickling_and_copying_fail_closed(kit):
 
 
 # ----------------------------------------------------------------------------- resources and files
+@RULES3
 @pytest.mark.parametrize("num_envs", [10**12, 10**30], ids=["1e12", "1e30"])
 def test_num_envs_beyond_memory_is_refused_naming_num_envs(kit, num_envs):
     """num_envs that cannot fit in memory: a UniSimError naming num_envs, before the engine allocates."""
@@ -500,6 +512,7 @@ _MALFORMED = {
 }
 
 
+@RULES3
 @pytest.mark.parametrize("case", sorted(_MALFORMED))
 def test_malformed_model_files_are_unisim_errors_naming_the_file(kit, tmp_path, case):
     """Non-UTF-8 bytes, a one-number ctrlrange, contype="nan", a 10^6 x 10^6 hfield (4 TB): a

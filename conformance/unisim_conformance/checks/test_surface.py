@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 
 from unisim_conformance import list_scenes
+from unisim_conformance._props import COPY_PROPS
+from unisim_conformance._support import Props
 from unisim_core import Capability, SimBackend
 
 pytestmark = [pytest.mark.surface, pytest.mark.contract("1.0")]
@@ -238,8 +240,7 @@ def test_getters_return_copies(kit, getter):
     assert not kit.shared("surface.copies", _copies_run)[getter], f"{getter} returned a view into live state"
 
 
-def test_copy_body_state_w_matches(kit):
-    """``copy_body_state_w`` fills caller buffers with exactly ``get_body_state_w``."""
+def _copy_body_state_run(kit):
     b = kit.make("quadruped", 2)
     b.step(np.zeros((2, b.num_actuators)), 3)
     ids = np.arange(b.num_bodies, dtype=np.int32)
@@ -247,9 +248,21 @@ def test_copy_body_state_w_matches(kit):
     bufs = [np.empty((2, k, w), dtype=b.np_dtype) for w in (3, 4, 3, 3)]
     out = b.copy_body_state_w(ids, *bufs)
     ref = b.get_body_state_w(ids)
+    p = Props()
     for i, name in enumerate(("pos", "quat", "lin_vel", "ang_vel")):
-        np.testing.assert_array_equal(bufs[i], ref[i], err_msg=f"copy_body_state_w out_{name}")
-        assert out[i] is bufs[i] or np.shares_memory(out[i], bufs[i]), f"out_{name} not returned"
+        with p(f"out_{name}"):
+            np.testing.assert_array_equal(bufs[i], ref[i], err_msg=f"copy_body_state_w out_{name}")
+        with p("returns_buffers"):
+            assert out[i] is bufs[i] or np.shares_memory(out[i], bufs[i]), f"out_{name} not returned"
+    return p
+
+
+@pytest.mark.parametrize("prop", COPY_PROPS)
+def test_copy_body_state_w_matches(kit, prop):
+    """``copy_body_state_w`` fills each caller buffer with exactly ``get_body_state_w``'s part
+    (out_pos, out_quat, out_lin_vel, out_ang_vel: bitwise) and returns the buffers it filled
+    (returns_buffers)."""
+    kit.shared("surface.copy_body_state", _copy_body_state_run).verdict(prop)
 
 
 @pytest.mark.parametrize("scene", list_scenes())

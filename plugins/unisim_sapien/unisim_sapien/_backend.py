@@ -83,7 +83,7 @@ class SapienBackend(SimBackend):
             "PhysX's contact reports carry the normal impulse only (PxContactPairPoint.impulse has no friction "
             "part): a box held by static friction against a 4.5 N push reads a tangential force of 1.2e-6 N; "
             "normal forces, contact state and air time pass their checks"),
-        "capabilities::declared_works[physics_snapshot]": (
+        "capabilities::declared_works[physics_snapshot-restore_reads]": (
             "state tier: a restore writes the packed engine state back (qpos/qvel bit for bit), but PhysX recomputes "
             "the link poses from it by forward kinematics: body positions and velocities differ from those when the "
             "snapshot was taken by one float32 ulp (1.2e-7)"),
