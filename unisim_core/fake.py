@@ -39,9 +39,9 @@ import numpy as np
 from . import quat as Q
 from .backend import SimBackend
 from .capabilities import Capability as C
-from .errors import UnsupportedCapabilityError
-from .mjcf_lite import MjcfLiteError, load_mjcf
+from .mjcf_lite import MjcfLiteError
 from .model import ModelInfo
+from .plugin_support import load_mjcf_or_refuse
 
 __all__ = ["FakeBackend"]
 
@@ -89,12 +89,7 @@ class FakeBackend(SimBackend):
 
     def __init__(self, scene, num_envs, sim_dt, **options) -> None:
         super().__init__(scene, num_envs, sim_dt, **options)
-        try:
-            m = self._lite = load_mjcf(self.scene.model_file)
-        except MjcfLiteError as exc:
-            if exc.feature is None:
-                raise
-            raise UnsupportedCapabilityError(self.name, exc.feature, str(exc)) from None
+        m = self._lite = load_mjcf_or_refuse(self.scene.model_file, self.name)
         info = self.model_info
         n, nb = self._num_envs, len(info.body_names)
         self._check_env_memory(8 * (info.nq + 2 * info.nv + 2 * len(info.actuator_names) + 40 * nb

@@ -32,12 +32,10 @@ import numpy as np
 from unisim_core import (
     Capability,
     InvalidInputError,
-    MjcfLiteError,
     SimBackend,
-    UnsupportedCapabilityError,
-    load_mjcf,
 )
 from unisim_core import quat as Q
+from unisim_core.plugin_support import load_mjcf_or_refuse
 
 from ._options import ExampleOptions
 from ._rig import UNSUPPORTED_SCENE_FEATURES, Group, build_rig
@@ -68,12 +66,7 @@ class ExampleBackend(SimBackend):
     def __init__(self, scene, num_envs, sim_dt, **options) -> None:
         super().__init__(scene, num_envs, sim_dt, **options)
         path = self.scene.model_file
-        try:
-            self._lite = load_mjcf(path, accept={"frictionloss"})
-        except MjcfLiteError as exc:
-            if exc.feature is None:
-                raise
-            raise UnsupportedCapabilityError(self.name, exc.feature, str(exc)) from None
+        self._lite = load_mjcf_or_refuse(path, self.name, accept={"frictionloss"})
         self._rig = build_rig(self._lite, path, self.name)
         info = self.model_info
         n, lite = self.num_envs, self._lite

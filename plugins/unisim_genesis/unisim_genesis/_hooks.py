@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from unisim_core.capabilities import Capability
 from unisim_core.hooks import hookimpl
+from unisim_core.plugin_support import installed_versions
 from unisim_core.registry import BackendSpec
 
 from ._options import GenesisOptions
@@ -28,15 +29,7 @@ def unisim_backend_spec() -> BackendSpec:
 
 @hookimpl
 def unisim_diagnostics() -> dict[str, str]:
-    import importlib.metadata as md
-
-    out = {}
-    for dist in ("genesis-world", "torch", "quadrants"):
-        try:
-            out[dist] = md.version(dist)
-        except md.PackageNotFoundError:
-            out[dist] = "not installed"
-    return out
+    return installed_versions("genesis-world", "torch", "quadrants")
 
 
 @hookimpl

@@ -55,15 +55,10 @@ def check_model(scene) -> None:
     reader rejects (``UnsupportedCapabilityError`` naming the scene feature when it has one), an
     unknown ``default_keyframe``, or a root :func:`~unisim_isaacsim._layout.root_mount` refuses
     (exactly one top-level body, floating or welded)."""
-    from unisim_core.errors import UnknownNameError, UnsupportedCapabilityError
-    from unisim_core.mjcf_lite import MjcfLiteError, load_mjcf
+    from unisim_core.errors import UnknownNameError
+    from unisim_core.plugin_support import load_mjcf_or_refuse
 
-    try:
-        lite = load_mjcf(scene.model_file)
-    except MjcfLiteError as exc:
-        if exc.feature is None:
-            raise
-        raise UnsupportedCapabilityError(IsaacSimBackend.name, exc.feature, str(exc)) from exc
+    lite = load_mjcf_or_refuse(scene.model_file, IsaacSimBackend.name)
     key = scene.default_keyframe
     if key is not None and key not in lite.keyframes:
         raise UnknownNameError(f"scene.default_keyframe: unknown keyframe {key!r}; known keyframes: "

@@ -15,11 +15,8 @@ replayed as a captured graph. Engine state is float32 (MuJoCo Warp's precision).
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import re
-import sys
-import time
 
 import mujoco
 import mujoco_warp as mjw
@@ -31,6 +28,7 @@ from unisim_core.backend import DeviceArrays, SimBackend
 from unisim_core.config import SceneCfg
 from unisim_core.errors import EngineError, InvalidInputError, UnsupportedCapabilityError
 from unisim_core.model import ModelInfo
+from unisim_core.plugin_support import SnapshotMemory, WarpKernelNotice, warp_device
 from unisim_mujoco import (
     SETCONST_TERMS,
     TERM_FIELDS,
@@ -63,21 +61,6 @@ _PER_WORLD = ("body_mass", "body_inertia", "body_ipos", "body_subtreemass", "bod
               "actuator_acc0")
 _BATCHABLE = {f.name for f in dataclasses.fields(mjw_types.Model)
               if getattr(f.type, "shape", ())[:1] == ("*",)}
-#: Snapshots whose solver warm start is remembered for bit-exact restores (per env row).
-_SNAPSHOT_MEMORY = 8
-#: Devices whose kernels this process has loaded (the compile notice is printed once per device).
-_LOADED_DEVICES: set[str] = set()
-
-
-def resolve_device(name: str | None) -> str:
-    """The warp device for the ``device`` option (``None``: CUDA when warp sees one, else CPU)."""
-    if name is None:
-        name = "cuda" if wp.get_cuda_device_count() > 0 else "cpu"
-    try:
-        return str(wp.get_device(name))
-    except (RuntimeError, ValueError) as exc:
-        seen = ["cpu"] + [f"cuda:{i}" for i in range(wp.get_cuda_device_count())]
-        raise InvalidInputError(f"device: {name!r} is not available ({exc}); warp sees {seen}") from None
 
 
 class MjwarpBackend(SimBackend):
@@ -105,7 +88,7 @@ class MjwarpBackend(SimBackend):
             m.opt.solver = getattr(mujoco.mjtSolver, SOLVERS[opts.solver])
         check_model_features(self.name, scene.model_file, m)
         self._m = m
-        self._device = resolve_device(opts.device)
+        self._device = warp_device(wp, opts.device)
         on_cuda = self._device.startswith("cuda")
         if opts.graph_capture and not on_cuda:
             raise InvalidInputError(f"graph_capture: True needs a CUDA device, got device {self._device!r}")
@@ -141,25 +124,12 @@ class MjwarpBackend(SimBackend):
         self._staged = np.zeros(m.nbody, dtype=bool)
         self._staged_any = False
         self._nonfinite = np.zeros(n, dtype=bool)
-        self._snap_memory: collections.OrderedDict[bytes, tuple[np.ndarray, np.ndarray]] = collections.OrderedDict()
-        self._announce_and_refresh()
+        #: each snapshot row's solver warm start and activations (bit-exact restores)
+        self._snap_memory = SnapshotMemory(n)
+        with WarpKernelNotice(wp, "unisim-mjwarp", self._device, "MuJoCo Warp kernels"):
+            self._refresh()
 
     # ------------------------------------------------------------------ engine calls
-    def _announce_and_refresh(self) -> None:
-        """First kernel launch on a device in this process: say that warp may compile (cached)."""
-        if self._device in _LOADED_DEVICES:
-            self._refresh()
-            return
-        print(f"unisim-mjwarp: loading MuJoCo Warp kernels on {self._device!r}; on first use on this machine warp "
-              f"compiles them (up to a few minutes on a CPU), then caches them in {wp.config.kernel_cache_dir} "
-              "(progress from warp follows)", file=sys.stderr, flush=True)
-        start = time.perf_counter()
-        self._refresh()
-        wp.synchronize_device(self._device)
-        _LOADED_DEVICES.add(self._device)
-        print(f"unisim-mjwarp: kernels ready on {self._device!r} after {time.perf_counter() - start:.1f} s",
-              file=sys.stderr, flush=True)
-
     def _refresh(self) -> None:
         """Position and velocity stages (and their sensors) at the current state, all worlds."""
         with wp.ScopedDevice(self._device):
@@ -349,13 +319,7 @@ class MjwarpBackend(SimBackend):
         # Remember each row's solver warm start and activations, so that restoring this
         # snapshot continues bit for bit; the contract's row does not carry them.
         warm, act = d.qacc_warmstart.numpy(), d.act.numpy()
-        mem = self._snap_memory
-        for i in range(self._num_envs):
-            key = rows[i].tobytes()
-            mem[key] = (warm[i].copy(), act[i].copy())
-            mem.move_to_end(key)
-        while len(mem) > _SNAPSHOT_MEMORY * self._num_envs:
-            mem.popitem(last=False)
+        self._snap_memory.remember(rows, ((w.copy(), a.copy()) for w, a in zip(warm, act)))
         return rows  # float64 holds the float32 state exactly: a restore is exact
 
     def _set_physics_state(self, state: np.ndarray) -> None:
@@ -369,7 +333,7 @@ class MjwarpBackend(SimBackend):
         scatter_rows(d.mocap_quat, ids, state[:, 1 + nq + nv + 3 * nmocap:])
         warm, act = d.qacc_warmstart.numpy().copy(), d.act.numpy().copy()
         for i in ids:
-            extras = self._snap_memory.get(state[i].tobytes())
+            extras = self._snap_memory.recall(state[i])
             if extras is None:  # an unknown row: start the solver cold (activations are kept)
                 warm[i] = 0.0
             else:

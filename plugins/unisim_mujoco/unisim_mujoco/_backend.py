@@ -19,8 +19,6 @@ kinematics at the new state, and a loop that reads poses pays for it once.
 
 from __future__ import annotations
 
-import collections
-
 import mujoco
 import numpy as np
 from mujoco.batch import Batch, SimulationError
@@ -29,6 +27,7 @@ from unisim_core.backend import SimBackend
 from unisim_core.config import BackendTerrainSpawnData, CameraCfg, SceneCfg
 from unisim_core.errors import EngineError
 from unisim_core.model import ModelInfo
+from unisim_core.plugin_support import SnapshotMemory
 
 from . import _hooks as spec
 from ._contacts import MujocoContactFill
@@ -65,9 +64,6 @@ def needs_persistent(m: mujoco.MjModel) -> bool:
 #: State components restore rows leave out: applied forces, zero between calls (the contract
 #: stages wrenches and clears them after each step).
 _NOT_RESTORED = (_S.mjSTATE_QFRC_APPLIED, _S.mjSTATE_XFRC_APPLIED)
-#: Snapshots whose extra state is remembered for bit-exact restores (per env row).
-_SNAPSHOT_MEMORY = 8
-
 
 
 class MujocoBackend(SimBackend):
@@ -133,7 +129,7 @@ class MujocoBackend(SimBackend):
         self._warm_cols = self._component_cols(_S.mjSTATE_WARMSTART)
         self._restore_cols = np.setdiff1d(np.arange(b.nstate),
                                           np.concatenate([self._component_cols(c) for c in _NOT_RESTORED]))
-        self._snap_memory: collections.OrderedDict[bytes, np.ndarray] = collections.OrderedDict()
+        self._snap_memory = SnapshotMemory(self._num_envs)  # each snapshot row's extra state (bit-exact restores)
         self._renderer = None
         key = -1  # an unknown default_keyframe is refused by the base class once this returns
         if scene.default_keyframe is not None:
@@ -329,21 +325,14 @@ class MujocoBackend(SimBackend):
         rows = self._state[:, self._snap_cols]
         # Remember the solver warm start (and activations) of each row so that restoring
         # this snapshot continues bit for bit; the contract's row does not carry them.
-        extras = self._state[:, self._extra_cols]
-        mem = self._snap_memory
-        for i in range(self._num_envs):
-            key = rows[i].tobytes()
-            mem[key] = extras[i]
-            mem.move_to_end(key)
-        while len(mem) > _SNAPSHOT_MEMORY * self._num_envs:
-            mem.popitem(last=False)
+        self._snap_memory.remember(rows, self._state[:, self._extra_cols])
         return rows  # float64 whatever np_dtype is: a restore must be exact
 
     def _set_physics_state(self, state: np.ndarray) -> None:
         self._check_open()
         self._state[:, self._snap_cols] = state
         for i in range(self._num_envs):
-            extras = self._snap_memory.get(state[i].tobytes())
+            extras = self._snap_memory.recall(state[i])
             if extras is not None:
                 self._state[i, self._extra_cols] = extras
             else:  # an unknown row: start the solver cold (activations are kept)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from unisim_core.capabilities import Capability
 from unisim_core.hooks import hookimpl
+from unisim_core.plugin_support import installed_versions
 from unisim_core.randomization import MODEL_TERMS
 from unisim_core.registry import BackendSpec
 
@@ -50,11 +51,6 @@ def unisim_step_cost_probe():
 
 @hookimpl
 def unisim_diagnostics() -> dict[str, str]:
-    import importlib.metadata as md
     import os
 
-    try:
-        engine = md.version("mujoco")
-    except md.PackageNotFoundError:
-        engine = "not installed"
-    return {"mujoco": engine, "MUJOCO_GL": os.environ.get("MUJOCO_GL", "(unset)")}
+    return {**installed_versions("mujoco"), "MUJOCO_GL": os.environ.get("MUJOCO_GL", "(unset)")}
