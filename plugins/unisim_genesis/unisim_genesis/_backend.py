@@ -17,23 +17,21 @@ states with MuJoCo's definitions. Arrays leave as ``np_dtype`` numpy arrays.
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
-
-import genesis as gs
 import numpy as np
-import torch
 
 from unisim_core import quat as Q
 from unisim_core.backend import SimBackend
 from unisim_core.config import SceneCfg
 from unisim_core.errors import EngineError, UnsupportedCapabilityError
-from unisim_core.mjcf_lite import LiteModel
+from unisim_core.mjcf_lite import LiteModel, read_tree
 from unisim_core.model import ModelInfo
 from unisim_core.plugin_support import load_mjcf_or_refuse
 
 from . import _hooks
 from ._contacts import GenesisContactFill
 from ._engine import announce_build, ensure_initialized
+from ._lazy import genesis as gs
+from ._lazy import torch
 from ._options import CONSTRAINT_SOLVERS, GenesisOptions
 
 __all__ = ["GenesisBackend"]
@@ -45,12 +43,22 @@ _AUDIT_RTOL = 1e-6
 
 
 def _integrator(path: str, name: str) -> str:
+    """The file's integrator, ``<include>``d files included (Menagerie sets it in the robot's file); refuses
+    ``<compiler assetdir>``: Genesis' importer sets ``meshdir``/``texturedir`` itself, which take precedence
+    over ``assetdir`` in MuJoCo, so the file's meshes would not be found."""
     value = "euler"
-    for option in ET.parse(path).getroot().iter("option"):
+    root = read_tree(path)
+    for option in root.iter("option"):
         value = option.get("integrator", value).lower()
     if value not in _INTEGRATORS:
         raise UnsupportedCapabilityError(name, "integrator", f"{path}: <option integrator={value!r}>; Genesis "
                                          f"implements {sorted(_INTEGRATORS)}")
+    for compiler in root.iter("compiler"):
+        if compiler.get("assetdir") is not None and None in (compiler.get("meshdir"), compiler.get("texturedir")):
+            raise UnsupportedCapabilityError(name, "compiler_assetdir", f"{path}: <compiler assetdir="
+                                             f"{compiler.get('assetdir')!r}>; Genesis' MJCF importer sets meshdir "
+                                             "and texturedir itself, which override assetdir, so its files are "
+                                             "not found")
     return value
 
 
@@ -77,6 +85,21 @@ def _check_actuators(lite: LiteModel, path: str, name: str) -> None:
     if lite.contact_pairs:
         raise UnsupportedCapabilityError(name, "contact_pair", f"{path}: <contact><pair> {lite.contact_pairs}; "
                                          "Genesis' importer does not read explicit contact pairs")
+
+
+def _with_joint_force_limits(path: str, lite: LiteModel, force: np.ndarray) -> np.ndarray:
+    """Each actuator's ``(lo, hi)`` force bound intersected with its joint's ``actuatorfrcrange`` (MuJoCo's
+    clamp on the joint's total actuator force; one actuator per dof here, so the two compose to the tighter),
+    read from MuJoCo's compilation of the file, as Genesis' importer reads it."""
+    import mujoco
+
+    m = mujoco.MjModel.from_xml_path(path)
+    out = force.copy()
+    for k, a in enumerate(lite.actuators):
+        j = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, lite.joints[a["joint"]]["name"])
+        if j >= 0 and m.jnt_actfrclimited[j]:
+            out[k] = np.maximum(out[k, 0], m.jnt_actfrcrange[j, 0]), np.minimum(out[k, 1], m.jnt_actfrcrange[j, 1])
+    return out
 
 
 class GenesisBackend(SimBackend):
@@ -199,8 +222,9 @@ class GenesisBackend(SimBackend):
                     force = np.clip(force, *np.sort(gear * np.asarray(a["ctrlrange"])))
                 want_force.append(force)
             lo, hi = (read(x)[self._act_dofs] for x in ent.get_dofs_force_range())
+            want_force = _with_joint_force_limits(path, lite, np.array(want_force))
             checks += [("actuator_gain", np.array(want_gain), gain), ("actuator_bias", np.array(want_bias), bias),
-                       ("forcerange", np.array(want_force), np.stack([lo, hi], axis=1))]
+                       ("forcerange", want_force, np.stack([lo, hi], axis=1))]
         for feature, want, got in checks:
             want, got = np.asarray(want, dtype=np.float64), np.asarray(got, dtype=np.float64)
             same = (want == got) | np.isclose(want, got, rtol=_AUDIT_RTOL, atol=1e-9)
