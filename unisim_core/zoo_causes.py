@@ -26,7 +26,7 @@ CAUSES: dict[tuple[str, str], str] = {
     ("motrix", "gymnasium/ant"): (
         "joint limits: qpos0 puts the four ankles 0.52 rad outside their 30-70° range; MuJoCo's soft limit throws "
         "them to 1.24 rad (they settle at 1.02), MotrixSim stops them at the limit (0.534); contacts off, Euler and "
-        "inertia explicit together: still dof_pos 0.53 (docs/motrix.md)"),
+        "inertia explicit together: still dof_pos 0.52 (docs/motrix.md)"),
     ("motrix", "gymnasium/half_cheetah"): "contact: contacts off: base_pos 2.9e-06 (docs/motrix.md)",
     ("motrix", "gymnasium/hopper"): "contact: contacts off: base_pos 2.0e-03, within the tier (docs/motrix.md)",
     ("motrix", "gymnasium/walker2d_v5"): "contact: contacts off: base_pos 2.0e-03, within the tier (docs/motrix.md)",
