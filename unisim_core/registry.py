@@ -51,6 +51,8 @@ __all__ = [
     "plugin_hook",
     "reset_registry",
     "SCENES_ENTRY_POINT_GROUP",
+    "SPEC_CLASS_FIELDS",
+    "spec_class_mismatch",
 ]
 
 ENTRY_POINT_GROUP = "unisim.backends"
@@ -182,6 +184,26 @@ def spec_from_object(name: str, obj: Any, pm: pluggy.PluginManager) -> BackendSp
     return spec
 
 
+#: ``BackendSpec`` field -> the backend class attribute stating the same fact.
+SPEC_CLASS_FIELDS = {"name": "name", "version": "version", "contract_range": "contract_range",
+                     "options_cls": "options_cls", "capabilities": "CAPABILITIES",
+                     "required_runtime": "required_runtime"}
+
+
+def spec_class_mismatch(spec: BackendSpec, cls: type[SimBackend]) -> str | None:
+    """``None`` when every fact ``spec`` states agrees with ``cls``'s attribute of the same meaning
+    (:data:`SPEC_CLASS_FIELDS`), else a message naming the backend, the field and both values."""
+    for field, attr in SPEC_CLASS_FIELDS.items():
+        want, got = getattr(spec, field), getattr(cls, attr)
+        if field == "capabilities":
+            want, got = sorted(c.value for c in want), sorted(Capability(c).value for c in got)
+        if want != got:
+            return (f"backend {spec.name!r}: its BackendSpec and its class {cls.__module__}.{cls.__qualname__} "
+                    f"disagree on {field}: spec {want!r}, class {attr} {got!r}; state the fact once (the class "
+                    f"reading it from the plugin's hook module) so they cannot drift")
+    return None
+
+
 # ----------------------------------------------------------------------------- the registry
 class _Registry:
     def __init__(self) -> None:
@@ -303,6 +325,9 @@ def get_backend_class(backend: str | type[SimBackend]) -> type[SimBackend]:
             raise OptionalDependencyError(f"backend {backend!r} could not import {spec.backend}: {exc}") from exc
     if not (isinstance(cls, type) and issubclass(cls, SimBackend)):
         return _not_a_backend(backend, cls)
+    mismatch = spec_class_mismatch(spec, cls)
+    if mismatch:
+        raise BackendLoadError(mismatch)
     return cls
 
 

@@ -8,6 +8,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import attrs
 import numpy as np
 import pytest
 
@@ -130,6 +131,49 @@ def test_hook_plugin_spec_and_diagnostics_without_importing_engine(plugins):
     assert "hooked_engine_backend" not in sys.modules
 
 
+DRIFTED = """
+from unisim_core.capabilities import Capability
+from unisim_core.fake import FakeBackend
+from unisim_core.hooks import hookimpl
+from unisim_core.registry import BackendSpec
+
+class DriftedBackend(FakeBackend):
+    name = "drifted"
+
+@hookimpl
+def unisim_backend_spec():
+    return BackendSpec(name="drifted", backend="drifted_backend:DriftedBackend", version=DriftedBackend.version,
+                       capabilities=DriftedBackend.CAPABILITIES | {Capability.CONTACTS})
+"""
+
+
+def test_a_spec_that_disagrees_with_its_class_is_refused_at_load(tmp_path, monkeypatch, scene):
+    """The facts a hook plugin's BackendSpec states are checked against its class once the class is
+    imported: a drift names the backend, the field and both values, and builds nothing."""
+    _dist(tmp_path, "drifted-plugin", "drifted_backend", DRIFTED, {"drifted": "drifted_backend"})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("drifted_backend", None)
+    registry.reset_registry()
+    try:
+        assert _records()["drifted"].status == "ok"  # listing imports no class, so it cannot tell yet
+        with pytest.raises(BackendLoadError) as info:
+            registry.create_backend("drifted", scene, 1, 0.01)
+        msg = str(info.value)
+        assert "backend 'drifted'" in msg and "drifted_backend.DriftedBackend" in msg
+        assert "disagree on capabilities" in msg and "'contacts'" in msg.split("class CAPABILITIES")[0]
+        assert "'contacts'" not in msg.split("class CAPABILITIES")[1]
+    finally:
+        registry.reset_registry()
+    from unisim_core.fake import FakeBackend
+
+    spec = registry.BackendSpec.from_class("fake", FakeBackend)
+    assert registry.spec_class_mismatch(spec, FakeBackend) is None
+    assert registry.spec_class_mismatch(attrs.evolve(spec, version="9.9"), FakeBackend) == (
+        f"backend 'fake': its BackendSpec and its class unisim_core.fake.FakeBackend disagree on version: spec "
+        f"'9.9', class version {FakeBackend.version!r}; state the fact once (the class reading it from the "
+        f"plugin's hook module) so they cannot drift")
+
+
 def test_three_forms_of_backend(plugins, scene):
     from unisim_core.fake import FakeBackend
 
@@ -196,8 +240,8 @@ def test_core_imports_no_plugin_and_no_engine():
     import unisim_core
 
     banned = {"unisim_mujoco", "unisim_motrix", "unisim_isaacsim", "unisim_ray", "unisim_mjwarp", "unisim_newton",
-              "unisim_genesis", "unisim_conformance", "unisim_gym", "mujoco", "motrixsim", "warp", "mujoco_warp",
-              "newton", "genesis", "ray", "torch"}
+              "unisim_genesis", "unisim_sapien", "unisim_conformance", "unisim_gym", "unisim_example_backend", "mujoco",
+              "motrixsim", "warp", "mujoco_warp", "newton", "genesis", "sapien", "ray", "torch"}
     found = []
     for path in Path(unisim_core.__file__).parent.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
