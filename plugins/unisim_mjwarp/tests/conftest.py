@@ -5,35 +5,15 @@ Kernels compile once per machine (warp's cache); backends are small so a warm ru
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 from mjwarp_testutil import QUADRUPED
 
-from unisim_conformance import scene_path
+from unisim_conformance.factory import backend_fixture
 from unisim_core import SceneCfg
 from unisim_mjwarp import MjwarpBackend
 
-
-@pytest.fixture
-def make():
-    """``make(scene, num_envs=2, sim_dt=0.002, **options)``: a CPU backend, closed after the test.
-
-    ``scene`` is a kit scene name or a path."""
-    made = []
-
-    def factory(scene, num_envs=2, sim_dt=0.002, **options):
-        path = scene if Path(str(scene)).suffix == ".xml" else scene_path(scene)
-        options.setdefault("device", "cpu")
-        options.setdefault("np_dtype", np.float64)
-        sim = MjwarpBackend(SceneCfg(str(path)), num_envs, sim_dt, **options)
-        made.append(sim)
-        return sim
-
-    yield factory
-    for sim in made:
-        sim.close()
+make = backend_fixture(MjwarpBackend, device="cpu", np_dtype=np.float64)
 
 
 @pytest.fixture(scope="session")
