@@ -15,7 +15,8 @@ REQUIRED_RUNTIME = "Isaac Sim 5.1 / Isaac Lab 2.3"
 #: What the worker implements: PhysX contacts, per-substep control (one round trip per substep),
 #: frame capture through a replicator camera (needs ``enable_cameras=True``). No sensors, forces,
 #: snapshots or randomization.
-CAPABILITIES = frozenset({Capability.CONTACTS, Capability.PRE_STEP_CONTROL, Capability.VIDEO_CAPTURE})
+CAPABILITIES = frozenset({Capability.CONTACTS, Capability.CONTACT_FORCES, Capability.PRE_STEP_CONTROL,
+                          Capability.VIDEO_CAPTURE})
 
 
 def runtime_reason() -> str | None:

@@ -119,6 +119,17 @@ def apply_max_depenetration_velocity(stage: Any, max_depenetration_velocity: flo
     return len(prims)
 
 
+def apply_contact_report(stage: Any) -> list[str]:
+    """Apply ``PhysxSchema.PhysxContactReportAPI`` (threshold 0 N: every contact reported, as Isaac
+    Lab's ``activate_contact_sensors`` does) to every rigid body; return their paths. PhysX reports
+    contact forces only for bodies carrying it: Isaac Lab's ``ContactSensor`` senses exactly those."""
+    physx_schema = _physx_schema()
+    prims = _authorable_prims(stage, "RigidBodyAPI")
+    for prim in prims:
+        physx_schema.PhysxContactReportAPI.Apply(prim).CreateThresholdAttr(0.0)
+    return [str(p.GetPath()) for p in prims]
+
+
 def _read_uniform(stage: Any, api_name: str, attr_name: str) -> dict[str, Any]:
     """One authored value shared by every ``api_name`` prim, else fail closed."""
     prims = _prims_with(stage, api_name)

@@ -1,4 +1,5 @@
-"""Worker-side edits of the stage that Isaac Sim's MJCF importer produced, and the camera pose.
+"""Worker-side edits of the stage that Isaac Sim's MJCF importer produced, its staged input
+(:func:`stage_model`), and the camera pose.
 
 The importer (``isaacsim.asset.importer.mjcf``, Isaac Sim 5.x) writes, under the asset's default
 prim ``R`` (referenced at ``/World/envs/env_0/Robot``):
@@ -17,16 +18,38 @@ before cloning. ``pxr`` is imported lazily; everything here runs on a stock ``us
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-__all__ = ["WORLD_BODY", "isolate_articulation_root", "make_physics_prims_authorable", "define_camera",
+from ._layout import mjcf_usd_name
+
+__all__ = ["WORLD_BODY", "stage_model", "isolate_articulation_root", "make_physics_prims_authorable", "define_camera",
            "set_camera_look_at"]
 
 #: The importer's holder of the MJCF world geoms.
 WORLD_BODY = "worldBody"
+
+
+def stage_model(model_file: str, workdir: str) -> str:
+    """A copy of ``model_file`` in ``workdir`` named ``<usd-safe stem>.xml``, for the converter.
+
+    Isaac Lab 2.3's ``MjcfConverter`` splits the file name on ``.`` into exactly two parts and
+    makes the first the prim path ``/<stem>``, so ``a.v2.xml``, ``go2-v1.xml`` and ``2dof.xml``
+    fail there. Every other entry of the model's directory is symlinked beside the copy, so the
+    model's relative asset paths (meshes, includes) still resolve.
+    """
+    src = os.path.abspath(model_file)
+    folder, name = os.path.split(src)
+    staged = f"{mjcf_usd_name(name.split('.')[0])}.xml"
+    for entry in os.listdir(folder):
+        if entry != staged:
+            os.symlink(os.path.join(folder, entry), os.path.join(workdir, entry))
+    shutil.copyfile(src, os.path.join(workdir, staged))
+    return os.path.join(workdir, staged)
 
 
 def _articulation_roots(stage: Any, path: str) -> list[Any]:

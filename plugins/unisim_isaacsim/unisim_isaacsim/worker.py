@@ -8,8 +8,9 @@ order). It has never run on a GPU in this project's CI; it runs there against th
 
 Started by :class:`~unisim_isaacsim._backend.IsaacSimBackend`; it serves the hosted op protocol of
 ``unisim_core.worker`` (``describe``, ``attach``, ``step``, ``set_state``, ``bodies``,
-``init_renderer``, ``capture_frame``, ``close``). Module scope is stdlib only; unisim_core, numpy
-and the SDK are imported inside functions (the SDK only after the app is launched).
+``bind_contacts``, ``contacts``, ``init_renderer``, ``capture_frame``, ``close``). Module scope is
+stdlib only; unisim_core, numpy and the SDK are imported inside functions (the SDK only after the
+app is launched).
 
 INIT, in order: launch the app headless (``AppLauncher``); read the MuJoCo-layout model tables
 from the MJCF (``unisim_core.mjcf_lite``); create the ``SimulationContext`` with the PhysX config
@@ -100,28 +101,6 @@ def _enable_extension(app, name: str) -> None:
     if not manager.is_extension_enabled(name):
         raise RuntimeError(f"the Isaac Sim extension {name!r} did not enable (is it installed in this Isaac Sim? "
                            f"see the Kit log); the worker needs it to import the MJCF")
-
-
-def _stage_model(model_file: str, workdir: str) -> str:
-    """A copy of ``model_file`` in ``workdir`` named ``<usd-safe stem>.xml``, for the converter.
-
-    Isaac Lab 2.3's ``MjcfConverter`` splits the file name on ``.`` into exactly two parts and
-    makes the first the prim path ``/<stem>``, so ``a.v2.xml``, ``go2-v1.xml`` and ``2dof.xml``
-    fail there. Every other entry of the model's directory is symlinked beside the copy, so the
-    model's relative asset paths (meshes, includes) still resolve.
-    """
-    from ._layout import mjcf_usd_name
-
-    src = os.path.abspath(model_file)
-    folder, name = os.path.split(src)
-    staged = f"{mjcf_usd_name(name.split('.')[0])}.xml"
-    for entry in os.listdir(folder):
-        if entry != staged:
-            os.symlink(os.path.join(folder, entry), os.path.join(workdir, entry))
-    import shutil
-
-    shutil.copyfile(src, os.path.join(workdir, staged))
-    return os.path.join(workdir, staged)
 
 
 class _Lab2:
@@ -276,8 +255,9 @@ class _IsaacSession:
         from pxr import UsdGeom
 
         from . import _layout as L
-        from ._usd_helpers import apply_collision_offsets, apply_max_depenetration_velocity
-        from ._usd_scene import isolate_articulation_root, make_physics_prims_authorable
+        from ._contacts import ContactMapping
+        from ._usd_helpers import apply_collision_offsets, apply_contact_report, apply_max_depenetration_velocity
+        from ._usd_scene import isolate_articulation_root, make_physics_prims_authorable, stage_model
 
         np, info, cfg = self.np, self.info, self.physx
         self.torch = torch
@@ -302,7 +282,7 @@ class _IsaacSession:
         # fix_base=False keeps MuJoCo's meaning: a free root floats, a jointless root is welded (the
         # importer adds that fixed joint itself; a hinge/slide root was refused by root_mount).
         usd_path = MjcfConverter(MjcfConverterCfg(
-            asset_path=_stage_model(self.scene.model_file, model), usd_dir=os.path.join(self.workdir, "usd"),
+            asset_path=stage_model(self.scene.model_file, model), usd_dir=os.path.join(self.workdir, "usd"),
             fix_base=False, make_instanceable=False, force_usd_conversion=True, self_collision=False,
         )).usd_path
 
@@ -323,6 +303,7 @@ class _IsaacSession:
             apply_collision_offsets(stage, contact_offset=cfg.contact_offset, rest_offset=cfg.rest_offset)
         if cfg.max_depenetration_velocity is not None:
             apply_max_depenetration_velocity(stage, cfg.max_depenetration_velocity)
+        body_paths = apply_contact_report(stage)  # the bodies the ContactSensor can sense (see _contacts)
 
         self.progress(f"cloning {self.n} environments (replicated physics, filtered collisions)")
         from isaacsim.core.cloner import GridCloner
@@ -338,6 +319,7 @@ class _IsaacSession:
         self.env_origins = np.asarray(origins, dtype=np.float64).reshape(self.n, 3)
 
         self.robot = self._articulation()
+        self.contacts = ContactMapping.create(body_paths, self.ENV_NS)  # None: contact_forces not declared
         self.progress("sim.reset()")
         self.sim.reset()
         robot = self.robot
@@ -347,6 +329,8 @@ class _IsaacSession:
         self.layout = L.build_layout(info.joint_names, info.joint_types, info.joint_qposadr, info.joint_dofadr,
                                      info.nq, info.nv, list(robot.joint_names))
         self.body_ids = L.body_order(info.body_names, list(robot.body_names))
+        if self.contacts is not None:
+            self.contacts.resolve(info.body_names)
         self.env_rows = L.env_rows_from_prim_paths(list(self.lab.view(robot).prim_paths), self.n)
         self.row_origins = self.env_origins[self.env_rows]  # origin of the env each engine row holds
         self._actuator_maps()
@@ -491,7 +475,8 @@ class _IsaacSession:
         from unisim_core.worker.shm import SlotSet
 
         np, torch = self.np, self.torch
-        caps = ["contacts", "pre_step_control"] + (["video_capture"] if self.cameras else [])
+        caps = ["contacts", "pre_step_control"] + (["video_capture"] if self.cameras else []) + (
+            ["contact_forces"] if self.contacts is not None else [])
 
         def describe() -> dict[str, Any]:
             return {"info": info_to_plain(self.info), "capabilities": caps, "init_terms": [], "interval_terms": [],
@@ -515,6 +500,8 @@ class _IsaacSession:
                 robot.write_data_to_sim()
                 self.sim.step(render=False)
                 robot.update(self.dt)
+                if self.contacts is not None:
+                    self.contacts.update(self.dt)
             self._publish()
 
         def set_state(env_ids: list[int]) -> None:
@@ -532,6 +519,12 @@ class _IsaacSession:
                 self._np(d.body_link_lin_vel_w), self._np(d.body_link_ang_vel_w), self.row_origins)
             s = self.slots
             s["xpos"][...], s["xquat"][...], s["linvel"][...], s["angvel"][...] = pos, quat, lin, ang
+
+        def bind_contacts(body_ids: list[int], against_ids: list[int] | None) -> int:
+            return self.contacts.bind(body_ids, against_ids, self.info.body_names)
+
+        def contacts(key: int) -> dict:
+            return pack_array(self.contacts.read(key, self._np))
 
         def init_renderer(spacing, offset_mode, headless, capture, width, height, camera) -> None:
             from unisim_core.errors import UnsupportedCapabilityError
@@ -593,7 +586,7 @@ class _IsaacSession:
                 self.slots = None
             shutil.rmtree(self.workdir, ignore_errors=True)
 
-        ops = (describe, attach, step, set_state, bodies, init_renderer, capture_frame, close)
+        ops = (describe, attach, step, set_state, bodies, bind_contacts, contacts, init_renderer, capture_frame, close)
         return {f.__name__: f for f in ops}
 
 

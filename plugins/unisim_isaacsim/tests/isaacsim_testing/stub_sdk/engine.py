@@ -101,6 +101,8 @@ def write_importer_usd(mjcf_path: str, usd_path: str, root_name: str) -> None:
         proto = f"/colliders/{names[b]}"
         for k, g in enumerate(geoms):
             shape = UsdGeom.Cube.Define(stage, f"{proto}/{g['name'] or f'geom{k}'}")
+            if g["type"] == "box":  # its height (the stub contact sensor's rule reads it)
+                shape.CreateSizeAttr(2.0 * float(g["size"][2]))
             UsdPhysics.CollisionAPI.Apply(shape.GetPrim())
         holder = stage.DefinePrim(f"{link_path(b)}/collisions")
         holder.GetReferences().AddInternalReference(proto)

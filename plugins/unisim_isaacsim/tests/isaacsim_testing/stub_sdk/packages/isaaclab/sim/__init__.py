@@ -106,6 +106,7 @@ class SimulationContext:
         api.CreateGpuMaxRigidPatchCountAttr(physx.gpu_max_rigid_patch_count)
         api.CreateSolverTypeAttr(("PGS", "TGS")[physx.solver_type])
         self.assets: list[Any] = []
+        self.sensors: list[Any] = []  # initialized by reset after the assets (isaaclab.sensors)
         self.time = 0.0
         self.renders = 0
         SimulationContext.instance_ = self
@@ -115,7 +116,7 @@ class SimulationContext:
             return SimpleNamespace(prim_path=self.scene_path)
 
     def reset(self) -> None:
-        for asset in self.assets:
+        for asset in self.assets + self.sensors:
             asset._initialize_impl()
 
     def forward(self) -> None:
