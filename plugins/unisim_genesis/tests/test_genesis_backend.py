@@ -87,6 +87,20 @@ def test_scene_features_refused_by_name(tmp_path, quadruped, xml, feature):
     assert info.value.capability == feature
 
 
+def test_included_integrator_is_read_and_assetdir_refused(tmp_path):
+    """Menagerie sets <option integrator> in the robot's file that scene.xml includes: it is read there (an
+    included RK4 is refused like a direct one); <compiler assetdir> is refused (Genesis sets meshdir itself)."""
+    body = ('<worldbody><body name="b"><joint name="j" type="hinge"/>'
+            '<inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/></body></worldbody>')
+    (tmp_path / "robot.xml").write_text(f'<mujoco><option integrator="RK4"/>{body}</mujoco>')
+    (tmp_path / "scene.xml").write_text('<mujoco><include file="robot.xml"/></mujoco>')
+    (tmp_path / "assets.xml").write_text(f'<mujoco><compiler assetdir="assets"/>{body}</mujoco>')
+    for file, feature in (("scene.xml", "integrator"), ("assets.xml", "compiler_assetdir")):
+        with pytest.raises(UnsupportedCapabilityError) as info:
+            GenesisBackend(SceneCfg(str(tmp_path / file)), 1, 0.002, device="cpu")
+        assert info.value.capability == feature, file
+
+
 def test_loaded_model_matches_the_file(quadruped):
     """The audit compared Genesis' tables with the file; spot-check what it read (armature 0.01, not
     Genesis' default 0.1; kp 60 / kv 2 as act gain/bias; force range +-33.5 N m)."""
