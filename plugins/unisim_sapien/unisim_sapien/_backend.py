@@ -234,20 +234,10 @@ class SapienBackend(SimBackend):
 
     # ------------------------------------------------------------------ primitives
     def _step(self, ctrl: np.ndarray, nsteps: int) -> None:
-        if self._engine_order is not None:
-            return self._step_engine_order(ctrl, nsteps)
-        drives, J = self._drives, len(self._layout.dof_src)
-        servo = drives.servo(ctrl)  # the ctrl terms once per step
-        written = False
+        write_efforts = self._efforts_writer(ctrl)
         for k in range(nsteps):
-            if drives.state_dependent or not written:  # motors alone: the efforts depend on ctrl only
-                q, qd = self._joint_state() if drives.state_dependent else (np.zeros((len(ctrl), J)),) * 2
-                efforts = servo(q, qd).astype(np.float32)
-                for a, rows, _, _ in self._dofs:
-                    qf = efforts[:, rows]
-                    for i, arts in enumerate(self._arts):
-                        arts[a].set_qf(qf[i])
-                written = True
+            if self._drives.state_dependent or k == 0:  # motors alone: the efforts depend on ctrl only
+                write_efforts()
             if self._wrench:
                 self._apply_wrenches()
             if self._accel and k == nsteps - 1:  # the accelerometer reads the velocity change over the last substep
@@ -258,31 +248,36 @@ class SapienBackend(SimBackend):
         self._time += nsteps * self.sim_dt
         self._fresh[:] = False
 
-    def _step_engine_order(self, ctrl: np.ndarray, nsteps: int) -> None:
-        """:meth:`_step` for one articulation holding every joint: the same efforts, computed on the
-        dof vectors as PhysX returns them (no reordering between the engine and the drive law)."""
-        drives, ref = self._engine_order
-        arts = [env[self._dofs[0][0]] for env in self._arts]
-        n, J = self._num_envs, len(drives.joints)
-        servo = drives.servo(ctrl)  # the ctrl terms once per step
-        q, qd = np.zeros((n, J)), np.zeros((n, J))
-        for k in range(nsteps):
-            if drives.state_dependent or k == 0:  # motors alone: the efforts depend on ctrl only
+    def _efforts_writer(self, ctrl: np.ndarray):
+        """``fn()`` writing the explicit joint efforts for ``ctrl`` at the current state into every env
+        (``PhysxDrives.servo``: the ctrl terms are computed once, here)."""
+        if self._engine_order is not None:  # one articulation holds every joint: the law on PhysX's dof vectors
+            drives, ref = self._engine_order
+            arts = [env[self._dofs[0][0]] for env in self._arts]
+            servo = drives.servo(ctrl)
+            q, qd = np.zeros((self._num_envs, len(drives.joints))), np.zeros((self._num_envs, len(drives.joints)))
+
+            def write() -> None:
                 if drives.state_dependent:
                     for i, art in enumerate(arts):
                         q[i], qd[i] = art.get_qpos(), art.get_qvel()
                 efforts = servo(q + ref if self._has_ref else q, qd).astype(np.float32)
                 for i, art in enumerate(arts):
                     art.set_qf(efforts[i])
-            if self._wrench:
-                self._apply_wrenches()
-            if self._accel and k == nsteps - 1:  # the accelerometer reads the velocity change over the last substep
-                self._prev_kin = self._cache or self._kinematics(self._accel_bodies)
-            for system in self._systems:
-                system.step()
-            self._stale()
-        self._time += nsteps * self.sim_dt
-        self._fresh[:] = False
+
+            return write
+        drives, servo = self._drives, self._drives.servo(ctrl)
+        zeros = np.zeros((self._num_envs, len(self._layout.dof_src)))
+
+        def write_mjcf_order() -> None:
+            q, qd = self._joint_state() if drives.state_dependent else (zeros, zeros)
+            efforts = servo(q, qd).astype(np.float32)
+            for a, rows, _, _ in self._dofs:
+                qf = efforts[:, rows]
+                for i, arts in enumerate(self._arts):
+                    arts[a].set_qf(qf[i])
+
+        return write_mjcf_order
 
     def _set_state(self, env_ids: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> None:
         self._check_open()
