@@ -14,7 +14,7 @@ PROJECT = "unisim"
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
-__all__ = ["hookspec", "hookimpl", "PROJECT", "UniSimHookSpecs"]
+__all__ = ["hookspec", "hookimpl", "PROJECT", "UniSimHookSpecs", "bench_hooks"]
 
 
 class UniSimHookSpecs:
@@ -46,3 +46,20 @@ class UniSimHookSpecs:
         work on one thread with the engine's plain API (write ``ctrl``, which is ``(1, nu)``, step
         ``nsteps`` substeps, read qpos and qvel). Its cost per call is the unit of the physical
         limit, ``cost x N / threads``, that ``unisim bench`` reports each backend's fraction of."""
+
+
+def bench_hooks(package: str) -> tuple:
+    """``(unisim_raw_stepper, unisim_step_cost_probe)`` implementations for a plugin whose
+    ``<package>._bench`` module defines ``raw_stepper`` and ``step_cost_probe``: that module (and
+    its engine) is imported only when ``unisim bench`` asks. The plugin module binds both names."""
+    import importlib
+
+    @hookimpl
+    def unisim_raw_stepper():
+        return importlib.import_module(f"{package}._bench").raw_stepper
+
+    @hookimpl
+    def unisim_step_cost_probe():
+        return importlib.import_module(f"{package}._bench").step_cost_probe
+
+    return unisim_raw_stepper, unisim_step_cost_probe

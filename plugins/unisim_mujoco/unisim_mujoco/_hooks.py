@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from unisim_core.capabilities import Capability
-from unisim_core.hooks import hookimpl
+from unisim_core.hooks import bench_hooks, hookimpl
 from unisim_core.plugin_support import installed_versions
 from unisim_core.randomization import MODEL_TERMS
 from unisim_core.registry import BackendSpec
@@ -36,21 +36,10 @@ def unisim_backend_spec() -> BackendSpec:
 
 
 @hookimpl
-def unisim_raw_stepper():
-    from ._bench import raw_stepper
-
-    return raw_stepper
-
-
-@hookimpl
-def unisim_step_cost_probe():
-    from ._bench import step_cost_probe
-
-    return step_cost_probe
-
-
-@hookimpl
 def unisim_diagnostics() -> dict[str, str]:
     import os
 
     return {**installed_versions("mujoco"), "MUJOCO_GL": os.environ.get("MUJOCO_GL", "(unset)")}
+
+
+unisim_raw_stepper, unisim_step_cost_probe = bench_hooks(__package__)
