@@ -17,6 +17,9 @@ states with MuJoCo's definitions. Arrays leave as ``np_dtype`` numpy arrays.
 
 from __future__ import annotations
 
+import os
+import xml.etree.ElementTree as ET
+
 import numpy as np
 
 from unisim_core import quat as Q
@@ -60,6 +63,19 @@ def _integrator(path: str, name: str) -> str:
                                              "and texturedir itself, which override assetdir, so its files are "
                                              "not found")
     return value
+
+
+def _check_includes(path: str, name: str) -> None:
+    """Refuses an ``<include>`` inside an included file: Genesis' importer resolves it against the including
+    file's path as if that were a folder (pal_tiago: ``tiago_motor.xml/tiago.xml``), MuJoCo against the main
+    file's folder."""
+    folder = os.path.dirname(os.path.abspath(path))
+    for inc in ET.parse(path).getroot().iter("include"):
+        sub = os.path.join(folder, inc.get("file", ""))
+        if os.path.isfile(sub) and next(ET.parse(sub).getroot().iter("include"), None) is not None:
+            raise UnsupportedCapabilityError(name, "nested_include", f"{path}: the included {inc.get('file')!r} "
+                                             "includes further files; Genesis' importer looks those up under the "
+                                             "including file's path as if it were a folder")
 
 
 def _check_actuators(lite: LiteModel, path: str, name: str) -> None:
@@ -142,6 +158,7 @@ class GenesisBackend(SimBackend):
             reason = self.UNSUPPORTED_SCENE_FEATURES["hfield"]
             raise UnsupportedCapabilityError(self.name, "hfield", f"{path}: {reason}")
         integrator = _integrator(path, self.name)
+        _check_includes(path, self.name)
         _check_actuators(lite, path, self.name)
         self._lite = lite
         self._device, precision = ensure_initialized(self.options)
