@@ -454,6 +454,8 @@ def _span(cells: Sequence[Cell], backend: str) -> str:
     times = sorted(c.ran_at for c in mine if c.ran_at)
     commits = list(dict.fromkeys(c.commit for c in mine if c.commit))
     when = f"{times[0][:16]} – {times[-1][:16]}".replace("T", " ") if times else "-"
+    if len(times) < len(mine):  # cells of runs made before cells were stamped
+        when += f" ({len(mine) - len(times)} of {len(mine)} cells unstamped)"
     return when + " | " + (", ".join(f"`{x}`" for x in commits) or "-")
 
 
