@@ -102,7 +102,8 @@ def test_from_json_merges_runs_later_cells_win(tmp_path, monkeypatch, capsys):
     assert "| a | ok base_pos 0.0e+00 | refused mesh_inertia |" in text
     assert "| b | deviates dof_pos 2.0e-02 | - |" in text
     assert "**Cause:** contact: 1e-6 with contacts off." in text and "`unisim zoo r1` (2 cells, complete" in text
-    assert "| newton | 1 | 0 | 1 | 0 | 0 min (max 1 s) | 2026-12-02 02:05 – 2026-12-02 02:05 | `abc1234` |" in text
+    assert ("| newton | 1 | 0 | 1 | 0 | 0 min (max 1 s) | 2026-12-02 02:05 – 2026-12-02 02:05 (1 of 2 cells unstamped) "
+            "| `abc1234` |") in text
     merged = json.loads((tmp_path / "m.json").read_text())
     assert merged["summary"]["newton"] == {"ok": 1, "refused": 0, "deviates": 1, "error": 0}
     assert main(["zoo", "--from-json", first, _run_json(tmp_path / "r3.json", new, steps=5)]) == 2
