@@ -17,20 +17,19 @@ of ``mjcf_lite``'s sensor subset; the accelerometer uses the velocity change ove
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import io
 import os
 import sys
-import time
 
 import newton
 import numpy as np
 import warp as wp
 
-from unisim_core import InvalidInputError, MjcfLiteError, SimBackend, UnsupportedCapabilityError, load_mjcf
+from unisim_core import SimBackend
 from unisim_core import quat as Q
 from unisim_core.model import ModelInfo
+from unisim_core.plugin_support import SnapshotMemory, WarpKernelNotice, load_mjcf_or_refuse, warp_device
 
 from . import _hooks
 from ._contacts import NewtonContactFill
@@ -58,27 +57,11 @@ def _quiet_fds():
 
 
 # warp's banner and its no-CUDA-driver notice at initialization (its per-module compile lines stay);
-# a device the user asks for and warp lacks is reported by resolve_device
+# a device the user asks for and warp lacks is reported by warp_device
 with _quiet_fds():
     wp.init()
 
-__all__ = ["NewtonBackend", "resolve_device"]
-
-#: Devices whose kernels this process has loaded (the compile notice is printed once per device).
-_LOADED_DEVICES: set[str] = set()
-#: Snapshots whose float32 engine rows are remembered for exact restores (per env row).
-_SNAPSHOT_MEMORY = 8
-
-
-def resolve_device(name: str | None) -> str:
-    """The warp device for the ``device`` option (``None``: CUDA when warp sees one, else CPU)."""
-    if name is None:
-        return "cuda:0" if wp.get_cuda_device_count() > 0 else "cpu"
-    try:
-        return str(wp.get_device(name))
-    except (RuntimeError, ValueError) as exc:
-        seen = ["cpu"] + [f"cuda:{i}" for i in range(wp.get_cuda_device_count())]
-        raise InvalidInputError(f"device: {name!r} is not available ({exc}); warp sees {seen}") from None
+__all__ = ["NewtonBackend"]
 
 
 class NewtonBackend(SimBackend):
@@ -97,17 +80,13 @@ class NewtonBackend(SimBackend):
     def __init__(self, scene, num_envs, sim_dt, **options) -> None:
         super().__init__(scene, num_envs, sim_dt, **options)
         path = str(self.scene.model_file)
-        try:
-            self._lite = load_mjcf(path, accept={"frictionloss", "multi_joint_body", "joint_stiffness"})
-        except MjcfLiteError as exc:
-            if exc.feature is None:
-                raise
-            raise UnsupportedCapabilityError(self.name, exc.feature, str(exc)) from None
+        self._lite = load_mjcf_or_refuse(path, self.name,
+                                         accept={"frictionloss", "multi_joint_body", "joint_stiffness"})
         _ = self.model_info  # names given by the options (base_name, ...) are checked before the engine loads
-        self._device = resolve_device(self.options.device)
+        self._device = warp_device(wp, self.options.device)
         n = self._num_envs
         self._cache: tuple[np.ndarray, ...] | None = None
-        with _CompileNotice(self._device):
+        with WarpKernelNotice(wp, "unisim-newton", self._device, "Newton and MuJoCo Warp kernels") as notice:
             self._model, self._layout = build_model(path, self._lite, n, self._device)
             self._solver = build_solver(self._model, path)
             self._state, self._prev, self._probe = self._model.state(), self._model.state(), self._model.state()
@@ -118,10 +97,9 @@ class NewtonBackend(SimBackend):
             self._fresh = np.ones(n, dtype=bool)  # envs whose last substep is unknown (accelerometer)
             self._wrench = np.zeros((n, len(lay.body_src), 6))  # staged [force, torque] at body origins
             self._staged = False
-            self._snapshots: collections.OrderedDict[bytes, tuple[list[np.ndarray], bool]] = (
-                collections.OrderedDict())
+            self._snapshots = SnapshotMemory(n)  # each snapshot row's float32 engine rows (exact restores)
             self._reset_to_default(np.arange(n))
-            if self._device not in _LOADED_DEVICES:  # one substep loads (or compiles) every kernel under the notice
+            if notice.first:  # one substep loads (or compiles) every kernel under the notice
                 self._solver.step(self._state, self._prev, self._control, None, self.sim_dt)
                 wp.synchronize_device(self._device)
                 self._reset_to_default(np.arange(n))
@@ -324,12 +302,7 @@ class NewtonBackend(SimBackend):
         # Remember each row's float32 engine state: a restore writes it back bit for bit (the
         # contract's row converts the free-root velocities, which float32 cannot round-trip exactly).
         engine = self._engine_rows()
-        for i in range(self._num_envs):
-            key = rows[i].tobytes()
-            self._snapshots[key] = ([a[i] for a in engine], bool(self._fresh[i]))
-            self._snapshots.move_to_end(key)
-        while len(self._snapshots) > _SNAPSHOT_MEMORY * self._num_envs:
-            self._snapshots.popitem(last=False)
+        self._snapshots.remember(rows, (([a[i] for a in engine], bool(self._fresh[i])) for i in range(self._num_envs)))
         return rows
 
     def _set_physics_state(self, state: np.ndarray) -> None:
@@ -337,7 +310,7 @@ class NewtonBackend(SimBackend):
         self._set_state(np.arange(self._num_envs), state[:, 1:1 + nq], state[:, 1 + nq:])
         engine = self._engine_rows()
         for i in range(self._num_envs):
-            known = self._snapshots.get(state[i].tobytes())
+            known = self._snapshots.recall(state[i])
             if known is not None:
                 for table, row in zip(engine, known[0]):
                     table[i] = row
@@ -350,24 +323,3 @@ class NewtonBackend(SimBackend):
     # ------------------------------------------------------------------ lifecycle
     def _close(self) -> None:
         self._solver = self._model = self._state = self._prev = self._probe = self._control = None  # type: ignore[assignment]
-
-
-class _CompileNotice:
-    """First model on a device in this process: say that warp may compile Newton's kernels (cached)."""
-
-    def __init__(self, device: str) -> None:
-        self._device = device
-        self._first = device not in _LOADED_DEVICES
-
-    def __enter__(self) -> None:
-        if self._first:
-            print(f"unisim-newton: loading Newton and MuJoCo Warp kernels on {self._device!r}; on first use on this "
-                  f"machine warp compiles them (minutes on a CPU), then caches them in {wp.config.kernel_cache_dir}",
-                  file=sys.stderr, flush=True)
-            self._start = time.perf_counter()
-
-    def __exit__(self, exc_type, *exc) -> None:
-        if self._first and exc_type is None:
-            _LOADED_DEVICES.add(self._device)
-            print(f"unisim-newton: kernels ready on {self._device!r} after {time.perf_counter() - self._start:.1f} s",
-                  file=sys.stderr, flush=True)
