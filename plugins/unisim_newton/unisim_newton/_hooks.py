@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from unisim_core.capabilities import Capability
 from unisim_core.hooks import bench_hooks, hookimpl
+from unisim_core.plugin_support import installed_versions
 from unisim_core.registry import BackendSpec
 
 from ._options import NewtonOptions
@@ -28,15 +29,7 @@ def unisim_backend_spec() -> BackendSpec:
 
 @hookimpl
 def unisim_diagnostics() -> dict[str, str]:
-    import importlib.metadata as md
-
-    out = {}
-    for dist in ("newton", "warp-lang", "mujoco-warp", "mujoco"):
-        try:
-            out[dist] = md.version(dist)
-        except md.PackageNotFoundError:
-            out[dist] = "not installed"
-    return out
+    return installed_versions("newton", "warp-lang", "mujoco-warp", "mujoco")
 
 
 unisim_raw_stepper, unisim_step_cost_probe = bench_hooks(__package__)

@@ -16,17 +16,17 @@ is undone with ``PhysxCpuSystem.pack``/``unpack``).
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 
 import numpy as np
 import sapien
 
-from unisim_core import MjcfLiteError, SimBackend, UnsupportedCapabilityError, load_mjcf
+from unisim_core import SimBackend, UnsupportedCapabilityError
 from unisim_core import quat as Q
 from unisim_core.contacts import ContactSums
 from unisim_core.model import ModelInfo
 from unisim_core.physx import IMPLICIT_KV, explicit_damping_ratio, mujoco_integrator, physx_drives
+from unisim_core.plugin_support import SnapshotMemory, load_mjcf_or_refuse
 
 from . import _hooks
 from ._build import build_env, check_scene, configure_engine, layout_of
@@ -35,9 +35,6 @@ from ._options import SapienOptions
 from ._readback import read_solver_values
 
 __all__ = ["SapienBackend"]
-
-#: Snapshots whose engine state is remembered for exact restores (per env row).
-_SNAPSHOT_MEMORY = 8
 
 
 def _xyz(v) -> np.ndarray:
@@ -98,12 +95,7 @@ class SapienBackend(SimBackend):
     def __init__(self, scene, num_envs, sim_dt, **options) -> None:
         super().__init__(scene, num_envs, sim_dt, **options)
         path = str(self.scene.model_file)
-        try:
-            self._lite = lite = load_mjcf(path, accept={"frictionloss"})
-        except MjcfLiteError as exc:
-            if exc.feature is None:
-                raise
-            raise UnsupportedCapabilityError(self.name, exc.feature, str(exc)) from None
+        self._lite = lite = load_mjcf_or_refuse(path, self.name, accept={"frictionloss"})
         assets, integrator = geom_assets(path, lite), mujoco_integrator(path)
         if integrator not in IMPLICIT_KV:
             raise UnsupportedCapabilityError(self.name, "integrator", f"{path}: <option integrator={integrator!r}>; "
@@ -164,7 +156,7 @@ class SapienBackend(SimBackend):
         self._prev_kin: tuple[np.ndarray, ...] | None = None
         self._fresh = np.ones(self._num_envs, dtype=bool)
         self._time = np.zeros(self._num_envs)
-        self._snapshots: collections.OrderedDict[bytes, tuple] = collections.OrderedDict()
+        self._snapshots = SnapshotMemory(self._num_envs)  # each snapshot row's engine state (exact restores)
         self._wrench: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._reset_to_default(np.arange(self._num_envs))
 
@@ -456,13 +448,9 @@ class SapienBackend(SimBackend):
         rows = np.concatenate((self._time[:, None], self.get_qpos().astype(np.float64),
                                self.get_qvel().astype(np.float64)), axis=1)
         prev = self._prev_kin
-        for i, system in enumerate(self._systems):
-            key = rows[i].tobytes()
-            self._snapshots[key] = (system.pack(), bool(self._fresh[i]),
-                                    None if prev is None else tuple(k[i].copy() for k in prev))
-            self._snapshots.move_to_end(key)
-        while len(self._snapshots) > _SNAPSHOT_MEMORY * self._num_envs:
-            self._snapshots.popitem(last=False)
+        self._snapshots.remember(rows, ((system.pack(), bool(self._fresh[i]),
+                                         None if prev is None else tuple(k[i].copy() for k in prev))
+                                        for i, system in enumerate(self._systems)))
         return rows
 
     def _set_physics_state(self, state: np.ndarray) -> None:
@@ -471,7 +459,7 @@ class SapienBackend(SimBackend):
         if self._prev_kin is None:
             self._prev_kin = tuple(np.zeros_like(k) for k in self._now())
         for i, system in enumerate(self._systems):
-            known = self._snapshots.get(state[i].tobytes())
+            known = self._snapshots.recall(state[i])
             if known is not None:
                 system.unpack(known[0])
                 self._fresh[i] = known[1]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from unisim_core.capabilities import Capability
 from unisim_core.hooks import bench_hooks, hookimpl
+from unisim_core.plugin_support import installed_versions
 from unisim_core.registry import BackendSpec
 
 from ._options import SapienOptions
@@ -28,12 +29,7 @@ def unisim_backend_spec() -> BackendSpec:
 
 @hookimpl
 def unisim_diagnostics() -> dict[str, str]:
-    import importlib.metadata as md
-
-    try:
-        return {"sapien": md.version("sapien")}
-    except md.PackageNotFoundError:
-        return {"sapien": "not installed"}
+    return installed_versions("sapien")
 
 
 unisim_raw_stepper, unisim_step_cost_probe = bench_hooks(__package__)
