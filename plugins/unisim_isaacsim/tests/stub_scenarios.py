@@ -110,6 +110,26 @@ def scenario(name: str, model: str) -> dict:
             read = lab.tensor(robot.data.joint_pos).detach().cpu().numpy()[0]
             out[label] = float(np.max(np.abs(read - target[0])))
         return out
+    if name == "contact_report":  # pre-fix: a ContactSensor over bodies without PhysxContactReportAPI
+        from isaaclab.sensors import ContactSensor, ContactSensorCfg
+
+        from unisim_isaacsim._usd_helpers import apply_contact_report
+
+        out = {}
+        for apply in (False, True):
+            omni.usd.get_context().__init__()
+            sim, robot, info = _robot(model, {".*_calf_joint": -1.8}, move_fixed_root=True)
+            stage = omni.usd.get_context().get_stage()
+            if apply:
+                apply_contact_report(stage)
+            top = root_body_name(info.body_names, info.body_parent)
+            sensor = ContactSensor(ContactSensorCfg(prim_path=f"{ROBOT.replace('env_0', 'env_.*')}/{top}/.*"))
+            try:
+                sim.reset()
+                out[str(apply)] = {"bodies": sensor.body_names}
+            except RuntimeError as exc:
+                out[str(apply)] = {"error": str(exc)}
+        return out
     raise ValueError(f"unknown scenario {name!r}")
 
 

@@ -6,7 +6,11 @@ on a GPU: scripts/gpu_acceptance.py."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -87,3 +91,21 @@ def test_worker_maps_contact_forces_onto_the_contact_sensor(lab, monkeypatch):
     finally:
         b.close()
     assert os.environ.get(LAB_ENV) == str(lab)
+
+
+@pytest.mark.parametrize("lab", [2, 3])
+def test_pre_fix_sensor_without_the_contact_report_api_fails_at_reset(lab):
+    """The stub's Isaac Lab rule: a ContactSensor finds no bodies without PhysxContactReportAPI
+    (RuntimeError naming activate_contact_sensors at sim.reset()); with apply_contact_report it
+    senses the quadruped's 13 bodies."""
+    from isaacsim_testing.stub_sdk import LAB_ENV
+
+    from unisim_core.scenes import scene_path as core_scene
+
+    proc = subprocess.run([sys.executable, str(Path(__file__).with_name("stub_scenarios.py")), "contact_report",
+                           str(core_scene("quadruped"))], capture_output=True, text=True,
+                          env={**os.environ, LAB_ENV: str(lab), "STUB_DEVICE": "cpu"}, timeout=120, check=True)
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert "activate_contact_sensors" in out["False"]["error"], out
+    bodies = out["True"]["bodies"]
+    assert len(bodies) == 13 and "base" in bodies and "FL_calf" in bodies, out
