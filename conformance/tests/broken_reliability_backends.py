@@ -93,6 +93,13 @@ class WritableModelInfo(FakeBackend):
         return info
 
 
+class WritableModelInfoRules2(WritableModelInfo):
+    """The same bug in a backend written against kit rules 2 (before the read-only rule)."""
+
+    name = "broken_writable_model_info_rules2"
+    KIT_RULES = 2
+
+
 class ShallowCopyable(FakeBackend):
     """copy.copy gives a second object owning the same engine state."""
 
