@@ -24,7 +24,11 @@ __all__ = ["LiteModel", "load_mjcf", "collision_candidates", "OPTIONAL_FEATURES"
 
 #: Features the reader parses only when the caller models them (``load_mjcf(path, accept=...)``);
 #: otherwise they raise :class:`MjcfLiteError` with that ``feature``.
-OPTIONAL_FEATURES = frozenset({"frictionloss", "multi_joint_body", "joint_stiffness"})
+OPTIONAL_FEATURES = frozenset({"frictionloss", "multi_joint_body", "joint_stiffness", "joint_equality",
+                               "connect_equality", "weld_equality", "fixed_tendon"})
+#: Sections whose elements a caller that accepts them all simulates itself; the reader only counts them
+#: (:attr:`LiteModel.constraints`): they change no layout (nq, nv, nu, sensors).
+_COUNTED_SECTIONS = ("equality", "tendon")
 
 SENSOR_DIMS = {"jointpos": 1, "jointvel": 1, "framepos": 3, "framequat": 4, "framelinvel": 3, "frameangvel": 3,
                "gyro": 3, "velocimeter": 3, "accelerometer": 3}
@@ -138,6 +142,10 @@ class LiteModel:
     nv: int = 0
     #: the factor ``<compiler settotalmass>`` put on every body mass and inertia (1 without it)
     mass_scale: float = 1.0
+    #: how many equality constraints and tendons of each accepted feature the file holds
+    #: (``{"joint_equality": 2, "fixed_tendon": 1}``; ``"<feature>_inactive"`` for ``active="false"``
+    #: equalities); the reader does not read them further
+    constraints: dict = field(default_factory=dict)
 
     def collision_pairs(self) -> list[tuple[int, int]]:
         """Geom id pairs MuJoCo's collision filter would test (:func:`collision_candidates`, then
@@ -275,11 +283,20 @@ class _Parser:
     # top level ------------------------------------------------------------------------
     def parse(self) -> LiteModel:
         root = self.root
+        counted: dict[str, int] = {}
         for elem in root:
             empty = not any(isinstance(c.tag, str) for c in elem)
+            kids = [c for c in elem if isinstance(c.tag, str)]
+            if elem.tag in _COUNTED_SECTIONS and kids and {feature_name(elem.tag, c.tag) for c in kids} <= self.accept:
+                for c in kids:  # an equality with active="false" starts off: counted apart
+                    key = feature_name(elem.tag, c.tag) + ("_inactive" if c.get("active") == "false" else "")
+                    counted[key] = counted.get(key, 0) + 1
+                continue
             if elem.tag not in _TOP and not (empty and elem.tag in _EMPTY_OK):
-                raise self.fail(elem, f"is not supported (top-level elements: {', '.join(sorted(_TOP))})",
-                                _section_feature(elem))
+                feature = _section_feature(elem)
+                if elem.tag in _COUNTED_SECTIONS:  # the first element the caller did not accept
+                    feature = next(f for f in (feature_name(elem.tag, c.tag) for c in kids) if f not in self.accept)
+                raise self.fail(elem, f"is not supported (top-level elements: {', '.join(sorted(_TOP))})", feature)
         for c in root.iter("compiler"):
             if c.get("angle", "degree") not in ("degree", "radian"):
                 raise self.fail(c, f"has angle={c.get('angle')!r}, expected 'degree' or 'radian'", None)
@@ -321,7 +338,7 @@ class _Parser:
                     ma = self.attrs(a, "main")
                     name = ma.get("name") or os.path.splitext(os.path.basename(ma.get("file", "")))[0]
                     self.meshes[name] = ma
-        m = LiteModel(gravity=gravity, timestep=timestep, contact=contact)
+        m = LiteModel(gravity=gravity, timestep=timestep, contact=contact, constraints=counted)
         for wb in root.findall("worldbody"):
             self._body_children(m, wb, 0, "main")
         if self.totalmass > 0:  # MuJoCo's compiler: one factor on every mass and inertia, after inertiafromgeom

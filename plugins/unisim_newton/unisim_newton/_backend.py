@@ -34,7 +34,7 @@ from unisim_core.plugin_support import SnapshotMemory, WarpKernelNotice, load_mj
 from . import _hooks
 from ._contacts import NewtonContactFill
 from ._options import NewtonOptions
-from ._scene import build_model, build_solver
+from ._scene import ACCEPTED, build_model, build_solver
 
 
 @contextlib.contextmanager
@@ -80,15 +80,14 @@ class NewtonBackend(SimBackend):
     def __init__(self, scene, num_envs, sim_dt, **options) -> None:
         super().__init__(scene, num_envs, sim_dt, **options)
         path = str(self.scene.model_file)
-        self._lite = load_mjcf_or_refuse(path, self.name,
-                                         accept={"frictionloss", "multi_joint_body", "joint_stiffness"})
+        self._lite = load_mjcf_or_refuse(path, self.name, accept=ACCEPTED)
         _ = self.model_info  # names given by the options (base_name, ...) are checked before the engine loads
         self._device = warp_device(wp, self.options.device)
         n = self._num_envs
         self._cache: tuple[np.ndarray, ...] | None = None
         with WarpKernelNotice(wp, "unisim-newton", self._device, "Newton and MuJoCo Warp kernels") as notice:
             self._model, self._layout = build_model(path, self._lite, n, self._device)
-            self._solver = build_solver(self._model, path)
+            self._solver = build_solver(self._model, path, self._lite)
             self._state, self._prev, self._probe = self._model.state(), self._model.state(), self._model.state()
             self._control = self._model.control()
             lay = self._layout

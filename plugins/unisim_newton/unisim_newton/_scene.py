@@ -17,8 +17,14 @@ import numpy as np
 from newton.solvers import SolverMuJoCo
 
 from unisim_core import LiteModel, UnsupportedCapabilityError
+from unisim_core.mjcf_lite import read_tree
 
-__all__ = ["Layout", "build_model", "build_solver"]
+__all__ = ["ACCEPTED", "Layout", "build_model", "build_solver"]
+
+#: ``mjcf_lite`` optional features the importer and SolverMuJoCo simulate (each checked after the build)
+#: (not ``fixed_tendon``: a tendon spring moves the joints otherwise than MuJoCo does, docs/newton.md)
+ACCEPTED = frozenset({"frictionloss", "multi_joint_body", "joint_stiffness", "joint_equality", "connect_equality",
+                      "weld_equality"})
 
 
 _JOINT_TYPES = {"free": newton.JointType.FREE, "hinge": newton.JointType.REVOLUTE,
@@ -46,8 +52,9 @@ class Layout:
     actuators: int
 
 
-def _leaf(label: str) -> str:
-    return label.rsplit("/", 1)[-1]
+def _named(label: str, name: str) -> bool:
+    """Whether the importer's path label (``model/.../name``) ends in ``name`` (which may hold ``/``)."""
+    return label == name or label.endswith("/" + name)
 
 
 def _refuse(feature: str, path: str, detail: str) -> UnsupportedCapabilityError:
@@ -95,13 +102,20 @@ def _template(path: str, lite: LiteModel) -> tuple[newton.ModelBuilder, Layout]:
     b = newton.ModelBuilder()
     SolverMuJoCo.register_custom_attributes(b)
     # ctrl_direct: every actuator keeps MuJoCo's own law (gain, bias, gear, clamps) in SolverMuJoCo
-    b.add_mjcf(path, ctrl_direct=True, parse_visuals=False)
+    try:
+        b.add_mjcf(path, ctrl_direct=True, parse_visuals=False)
+    except ValueError as exc:
+        solver = next((o.get("solver") for o in read_tree(path).iter("option") if o.get("solver")), "")
+        if solver.upper() not in ("", "CG", "NEWTON", "1", "2"):  # MuJoCo Warp has CG and Newton, no PGS
+            raise _refuse("option_solver", path, f"reads <option solver={solver!r}> as a number ({exc}); "
+                          "SolverMuJoCo runs CG or Newton only") from None
+        raise
     b.gravity = lite.gravity  # <option gravity> (the importer reads only <flag gravity>): per world on replicate
     if lite.mass_scale != 1.0:  # <compiler settotalmass>, which the importer does not apply: MuJoCo's rule here
         _scale_masses(b, lite.mass_scale)
     # bodies and joints in file order (the importer names unnamed ones itself): a named one must keep its name
-    names, labels = lite.body_names, [_leaf(lbl) for lbl in b.body_label]
-    if b.body_count != len(names) - 1 or any(n and n != lbl for n, lbl in zip(names[1:], labels)):
+    names, labels = lite.body_names, list(b.body_label)
+    if b.body_count != len(names) - 1 or any(n and not _named(lbl, n) for n, lbl in zip(names[1:], labels)):
         raise _refuse("body", path, f"gives bodies {labels}, the file has {names[1:]}")
     body_src = np.arange(-1, len(names) - 1, dtype=np.int64)
     _check_close("body_mass", path, "body masses", [b.body_mass[i] for i in body_src[1:]], lite.body_mass[1:])
@@ -112,7 +126,7 @@ def _template(path: str, lite: LiteModel) -> tuple[newton.ModelBuilder, Layout]:
         nj = joint_of.get(int(body_src[j["body"]]))
         slot = _d6_slot(path, lite, j, names)
         want = _JOINT_TYPES[kind] if slot is None else newton.JointType.D6
-        if nj is None or b.joint_type[nj] != want or (name and slot is None and _leaf(b.joint_label[nj]) != name):
+        if nj is None or b.joint_type[nj] != want or (name and slot is None and not _named(b.joint_label[nj], name)):
             raise _refuse(f"{kind}_joint", path, f"does not give joint {name!r} of body "
                           f"{names[j['body']]!r} as a {kind} joint")
         qs, ds, qa, da = b.joint_q_start[nj] + (slot or 0), b.joint_qd_start[nj] + (slot or 0), j["qposadr"], \
@@ -132,11 +146,12 @@ def _template(path: str, lite: LiteModel) -> tuple[newton.ModelBuilder, Layout]:
         lo, hi = (np.clip(j["range"], -1e10, 1e10))
         _check_close("joint_range", path, f"joint {name!r} range", [b.joint_limit_lower[ds], b.joint_limit_upper[ds]],
                      [lo, hi])
-        for feature, key, table in (("damping", "damping", b.joint_damping), ("armature", "armature", b.joint_armature),
-                                    ("frictionloss", "frictionloss", b.joint_friction),
-                                    ("joint_stiffness", "stiffness", b.joint_stiffness),
-                                    ("joint_stiffness", "springref", b.joint_rest_q)):
-            _check_close(feature, path, f"joint {name!r} {key}", table[ds], j[key])
+        for feature, key, value in (("damping", "damping", b.joint_damping[ds]),
+                                    ("armature", "armature", b.joint_armature[ds]),
+                                    ("frictionloss", "frictionloss", b.joint_friction[ds]),
+                                    ("joint_stiffness", "stiffness", b.joint_stiffness[ds]),
+                                    ("joint_stiffness", "springref", b.joint_rest_q[qs])):  # per coordinate
+            _check_close(feature, path, f"joint {name!r} {key}", value, j[key])
     layout = Layout(q_src=q_src, qd_src=qd_src, body_src=body_src, free=tuple(free), coords=b.joint_coord_count,
                     dofs=b.joint_dof_count, bodies=b.body_count, actuators=len(lite.actuators))
     return b, layout
@@ -180,8 +195,29 @@ def build_model(path: str, lite: LiteModel, num_envs: int, device: str) -> tuple
     return model, layout
 
 
-def build_solver(model: newton.Model, path: str) -> SolverMuJoCo:
-    """``SolverMuJoCo`` over all worlds; a model MuJoCo's compiler rejects is refused by feature."""
+def _check_constraints(solver: SolverMuJoCo, lite: LiteModel, path: str) -> None:
+    """The active equality constraints and the tendons ``SolverMuJoCo`` compiled (its ``mj_model``,
+    world 0) against the file's count (``lite.constraints``): one missing refuses the scene by name."""
+    mj = solver.mj_model  # SolverMuJoCo adds inactive welds of its own (e.g. for bodies fixed to the world)
+    kinds = {"equality": (int(np.sum(mj.eq_active0)), [k for k in lite.constraints if k.endswith("_equality")]),
+             "tendon": (int(mj.ntendon), [k for k in lite.constraints if k.endswith("_tendon")])}
+    for kind, (got, features) in kinds.items():
+        want = sum(lite.constraints[k] for k in features)
+        if got != want:
+            raise _refuse(features[0] if features else f"{kind}", path,
+                          f"gives {got} {kind} rows to SolverMuJoCo, the file has {want}")
+
+
+def build_solver(model: newton.Model, path: str, lite: LiteModel | None = None) -> SolverMuJoCo:
+    """``SolverMuJoCo`` over all worlds; a model MuJoCo's compiler rejects is refused by feature, and
+    so is one whose equality constraints or tendons (``lite.constraints``) did not all reach it."""
+    solver = _solver(model, path)
+    if lite is not None:
+        _check_constraints(solver, lite, path)
+    return solver
+
+
+def _solver(model: newton.Model, path: str) -> SolverMuJoCo:
     try:
         with warnings.catch_warnings():  # newton[sim] pins mujoco(-warp) 3.17; UniSim runs 4.x (docs/newton.md)
             warnings.filterwarnings("ignore", message="MuJoCo dependency version mismatch")
