@@ -33,8 +33,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["WORKLOAD", "raw_stepper", "step_cost_probe", "backend_threads", "contract_stepper", "measure",
-           "bench_cell", "run_bench", "format_rows", "default_backends", "cpu_count"]
+__all__ = ["WORKLOAD", "raw_stepper", "step_cost_probe", "backend_threads", "contract_stepper", "median_call_s",
+           "measure", "bench_cell", "run_bench", "format_rows", "default_backends", "cpu_count"]
 
 Call = Callable[[], object]
 
@@ -95,6 +95,20 @@ def contract_stepper(name: str, scene: str, n: int, sim_dt: float, nsteps: int,
         return backend.get_qpos(), backend.get_qvel()
 
     return backend, call, start, ctrl
+
+
+def median_call_s(fn: Call, seconds: float, min_calls: int = 3) -> float:
+    """Median seconds per call of ``fn`` over ~``seconds`` (at least ``min_calls`` calls, each timed
+    alone, after one warm-up call); the GPU acceptance tables (``benchmarks/mjwarp_overhead.py``,
+    ``benchmarks/newton_overhead.py``) time with it."""
+    fn()
+    samples = []
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end or len(samples) < min_calls:
+        t0 = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - t0)
+    return float(np.median(samples))
 
 
 def measure(calls: Mapping[str, Call], budget_s: float, rounds: int = 3, steps: int | None = None,
