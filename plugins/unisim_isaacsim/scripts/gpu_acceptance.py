@@ -11,7 +11,8 @@ another one. Checks, under a 5-minute budget:
   (each field's provenance is reported), one step, a partial reset, a turned root quaternion
   surviving ``set_state`` (the worker's quaternion-order conversion), 1 s of the PD-held quadruped
   next to in-process MuJoCo (it must keep standing like MuJoCo: base within 5 cm, joints within
-  0.1 rad; the deviations and the ``contact`` tier verdict of ``unisim compare`` are reported), a
+  0.1 rad; the deviations and the ``contact`` tier verdict of ``unisim compare`` are reported), its
+  feet's contact forces summing to its weight M g (5 %; the worker's ContactSensor mapping), a
   captured frame;
 - the welded arm (``tests/models/welded_arm.xml``): a fixed-base articulation,
   default joint positions clipped into range (its elbow excludes 0), 0.5 s held at "home" next to
@@ -109,6 +110,13 @@ def run(num_envs: int, device: str, backend_cls=None, expect_isaaclab: int | Non
         report["parity_vs_mujoco"] = parity = parity_with_mujoco(b, scene)
         timings["parity"] = time.perf_counter() - t
         checks["stands_like_mujoco"] = all(parity["max_dev"][k] <= bound for k, bound in STANDING.items())
+        checks["contact_forces_declared"] = "contact_forces" in {c.value for c in b.capabilities}
+        if checks["contact_forces_declared"]:  # the ContactSensor mapping: the standing feet carry M g
+            feet = b.bind_contact_forces([f"{leg}_calf" for leg in ("FL", "FR", "RL", "RR")])
+            b.step(ctrl, 4)
+            report["feet_contact_fz_n"] = fz = feet.read()[..., 2].sum(axis=1).tolist()
+            weight = float(np.sum(b.model_info.body_mass)) * 9.81
+            checks["feet_carry_the_weight"] = bool(np.allclose(fz, weight, rtol=0.05))
 
         t = time.perf_counter()
         b.init_renderer(capture=True, headless=True, width=320, height=240)

@@ -64,7 +64,7 @@ def test_script_checks_run_end_to_end_on_the_test_double_worker(monkeypatch, tmp
     spec.loader.exec_module(script)
     report = script.run(4, "cpu", backend_cls=FakeIsaac)
     checks = report["checks"]
-    dynamics = {"stands_like_mujoco", "arm_holds_like_mujoco"}  # FakeBackend is not PhysX
+    dynamics = {"stands_like_mujoco", "arm_holds_like_mujoco", "contact_forces_declared"}  # FakeBackend is not PhysX
     machinery = {k: v for k, v in checks.items() if isinstance(v, bool) and k not in dynamics}
     assert machinery and all(machinery.values()), checks
     assert checks["frame_shape"] == [240, 320, 3]
@@ -104,6 +104,8 @@ def test_script_runs_on_the_real_worker_over_the_sdk_stubs(monkeypatch, tmp_path
     report = script.run(2, "cuda:0", backend_cls=StubSdkIsaacSim, expect_isaaclab=lab)
     checks = report["checks"]
     judged = {k: v for k, v in checks.items() if isinstance(v, bool)
-              and k not in {"stands_like_mujoco", "arm_holds_like_mujoco", "frame_nonblank", "step_finite_and_moves"}}
+              and k not in {"stands_like_mujoco", "arm_holds_like_mujoco", "frame_nonblank", "step_finite_and_moves",
+                            "feet_carry_the_weight"}}  # the stub's contact model rests box colliders only
+    assert checks["contact_forces_declared"] and len(report["feet_contact_fz_n"]) == 2
     assert judged and all(judged.values()), checks
     assert checks["isaaclab_generation"] and checks["arm_fixed_base"]
