@@ -248,7 +248,9 @@ def format_rows(rows: Sequence[dict]) -> str:
                     num(r, "cpu_ratio", ".2f"), num(r, "overhead_us_per_call", ",.1f"),
                     num(r, "limit_us_per_call", ",.0f"),
                     num(r, "of_limit", ".2f"), f"{r['warm_start_s']:.2f}", num(r, "cold_start_s", ".1f"),
-                    r.get("note", "") or ("" if r.get("device", "cpu") == "cpu" else f"device {r['device']}")])
+                    "; ".join(x for x in (r.get("note", ""), "" if r.get("device", "cpu") == "cpu" else
+                                          f"device {r['device']}",
+                                          ", ".join(f"{k}={v}" for k, v in r.get("options", {}).items())) if x)])
     return _table(out, ("backend", "N", "raw env-steps/s", "contract env-steps/s", "ratio", "cpu ratio",
                         "overhead µs/call",
                         "limit µs/call", "of limit", "warm start s", "cold start s", "note"))
