@@ -1,8 +1,8 @@
-"""Deliberately broken MJCF force sensors (subclasses of the MuJoCo backend), one sign bug each.
+"""Deliberately broken MJCF force sensors (a subclass of the MuJoCo backend): the classic sign bug.
 
-Referenced by ``test_kit_sensors.py`` as ``broken_sensor_backends:Name``; each must fail its
-``dynamics::mjcf_force_sensors`` check (``EXPECTED``). MuJoCo is the base: the fake backend refuses
-these sensors by name.
+Referenced by ``test_kit_sensors.py`` as ``broken_sensor_backends:SensorReaction``; it must fail
+each ``dynamics::mjcf_force_sensors`` check. MuJoCo is the base: the fake backend refuses these
+sensors by name.
 """
 
 from __future__ import annotations
@@ -12,38 +12,23 @@ import numpy as np
 
 from unisim_mujoco import MujocoBackend
 
+_KINDS = {int(mujoco.mjtSensor.mjSENS_TOUCH), int(mujoco.mjtSensor.mjSENS_FORCE), int(mujoco.mjtSensor.mjSENS_TORQUE)}
 
-class _Reaction(MujocoBackend):
-    """Reports the reaction for sensors of type ``KIND``: the force the sensed body exerts (on its
-    parent, on the floor) instead of the one it receives."""
 
-    KIND: int
+class SensorReaction(MujocoBackend):
+    """Reports the reaction for <touch>, <force> and <torque>: the force the sensed body exerts (on the
+    floor, on its parent) instead of the one it receives. Every other sensor is MuJoCo's."""
+
+    name = "broken_sensor_reaction"
 
     def _read_sensor(self, index: int) -> np.ndarray:
         value = super()._read_sensor(index)
-        return -value if int(self._m.sensor_type[index]) == self.KIND else value
+        return -value if int(self._m.sensor_type[index]) in _KINDS else value
 
     def _read_sensors(self, indices: np.ndarray) -> np.ndarray:
         return np.concatenate([self._read_sensor(int(i)) for i in indices], axis=1)
 
 
-class TouchReaction(_Reaction):
-    name = "broken_touch_reaction"
-    KIND = int(mujoco.mjtSensor.mjSENS_TOUCH)
-
-
-class ForceReaction(_Reaction):
-    name = "broken_force_reaction"
-    KIND = int(mujoco.mjtSensor.mjSENS_FORCE)
-
-
-class TorqueReaction(_Reaction):
-    name = "broken_torque_reaction"
-    KIND = int(mujoco.mjtSensor.mjSENS_TORQUE)
-
-
-EXPECTED = {
-    "TouchReaction": ("dynamics", "dynamics::mjcf_force_sensors[touch]"),
-    "ForceReaction": ("dynamics", "dynamics::mjcf_force_sensors[force]"),
-    "TorqueReaction": ("dynamics", "dynamics::mjcf_force_sensors[torque]"),
-}
+#: The checks the broken backend must fail.
+EXPECTED = ("dynamics::mjcf_force_sensors[touch]", "dynamics::mjcf_force_sensors[force]",
+            "dynamics::mjcf_force_sensors[torque]")
