@@ -1,18 +1,19 @@
 """``WorkerBackend``: a backend whose primitives run in a worker process.
 
 ``create_backend(name, ..., isolation="subprocess")`` returns one that hosts any registered
-backend (``unisim_core.worker.hosted``). A subclass hosts something else by overriding
-:meth:`WorkerBackend._worker_launch` (interpreter, argv, environment, INIT arguments, deadlines)
-and, optionally, :meth:`WorkerBackend._check_description` (e.g. verify an engine report). The
-``unisim-isaacsim`` host is such a subclass: Isaac Sim's interpreter runs its worker module.
+backend (``unisim_core.worker.hosted``: the core's :class:`~unisim_core.servant.Servant` behind the
+worker's pipes and shared memory; Ray's shard actors serve the same op table). A subclass hosts
+something else by overriding :meth:`WorkerBackend._worker_launch` (interpreter, argv, environment,
+INIT arguments, deadlines) and, optionally, :meth:`WorkerBackend._check_description` (e.g. verify
+an engine report). The ``unisim-isaacsim`` host is such a subclass: Isaac Sim's interpreter runs its worker module.
 
 The host validates every input (the base class), forwards primitives over the worker channel, and
 reads hot-path state from shared memory refreshed by the worker after each ``step`` and
 ``set_state``. Capabilities are the worker's (its ``describe`` reply), limited to the class's
 ``CAPABILITIES`` and less those whose objects cannot cross a process boundary (interactive
 ``render``, height scanners, terrain samplers, mocap bindings). Errors the inner backend raises
-for bad input come back as the same UniSim error class; any other failure poisons the backend
-(see ``WorkerClient``).
+for bad input come back as the same UniSim error class (rebuilt from the worker's
+:class:`~unisim_core.servant.ErrorRecord`); any other failure poisons the backend (see ``WorkerClient``).
 
 Worker wire layout (declared in ``describe``, converted here at the boundary):
 
