@@ -174,3 +174,14 @@ def test_defaults_classes_reach_the_engine(make, tmp_path):
     b.step(np.array([[2.0]]), 1)  # clamped to 1
     inertia = 0.01 + 1.0 * 0.5**2 + 0.02
     np.testing.assert_allclose(b.get_qvel()[0, 0], 0.001 * 3.0 / (inertia + 0.001 * 0.5), rtol=2e-3)
+
+
+def test_option_solver_pgs_is_refused_by_name(make, tmp_path):
+    """gymnasium humanoid's ``<option solver="PGS">``: Newton's importer fails parsing it as a number
+    and MuJoCo Warp has no PGS; the scene is refused as ``option_solver``, not an importer traceback."""
+    path = tmp_path / "pgs.xml"
+    path.write_text('<mujoco><option solver="PGS"/><worldbody><body name="a"><joint name="j" axis="0 1 0"/>'
+                    '<geom size="0.1" mass="1"/></body></worldbody></mujoco>')
+    with pytest.raises(UnsupportedCapabilityError) as info:
+        make(path)
+    assert info.value.capability == "option_solver" and "'PGS'" in str(info.value)
