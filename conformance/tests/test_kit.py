@@ -52,25 +52,54 @@ def test_markers_registered_only_when_active(run_kit):
     assert "conventions: UniSim conformance layer" in r.out
 
 
-def test_xfail_file_strict_and_unknown_ids(tmp_path, run_kit):
-    f = tmp_path / "xfail.txt"
-    f.write_text(textwrap.dedent("""\
-        # expected failures of broken_force_sign
-        physics::body_force_acceleration[staged_step]: forces applied with the wrong sign (known bug #1)
-        physics::no_such_check: typo
-    """))
-    r = run_kit("--unisim-backend=broken_backends:ForceWrongSign", "-m", "physics", f"--unisim-xfail={f}")
+DECLARED = """\
+from broken_backends import ForceWrongSign
+from unisim_core.fake import FakeBackend
+
+
+class DeclaredForceWrongSign(ForceWrongSign):
+    KNOWN_KIT_DEVIATIONS = {**ForceWrongSign.KNOWN_KIT_DEVIATIONS,
+                            "physics::body_force_acceleration[staged_step]": "wrong sign (known bug #1)",
+                            "physics::no_such_check": "typo"}
+
+
+class ClaimsFreeFallBroken(FakeBackend):
+    KNOWN_KIT_DEVIATIONS = {**FakeBackend.KNOWN_KIT_DEVIATIONS, "physics::free_fall": "claimed broken"}
+"""
+
+
+def test_declared_deviations_are_strict_xfails_and_unknown_ids_are_reported(tmp_path, run_kit):
+    (tmp_path / "declared.py").write_text(DECLARED)
+    r = run_kit("--unisim-backend=declared:DeclaredForceWrongSign", "-m", "physics", env_path=tmp_path)
     assert r.rc == 0, r.out[-3000:]
     assert r.outcomes()["physics::body_force_acceleration[staged_step]"] == "xfailed"
     assert "known bug #1" in r.reason("physics::body_force_acceleration[staged_step]")
-    assert "physics::no_such_check" in r.out and r.report["unknown_expected_failures"] == ["physics::no_such_check"]
+    assert "physics::no_such_check: matches no collected check" in r.out
+    assert r.report["unknown_expected_failures"] == ["physics::no_such_check"]  # the fake's others match
     # strict: an expected failure that passes fails the run
-    t = tmp_path / "xfail.toml"
-    t.write_text('[expected_failures]\n"physics::free_fall" = "claimed broken"\n')
-    r = run_kit("--unisim-backend=fake", "-m", "physics", f"--unisim-xfail={t}")
+    r = run_kit("--unisim-backend=declared:ClaimsFreeFallBroken", "-m", "physics", env_path=tmp_path)
     assert r.rc == 1, r.out[-3000:]
     assert r.outcomes()["physics::free_fall[z]"] == "failed"
     assert "XPASS(strict)" in r.out
+
+
+def test_removed_ways_to_declare_expected_failures_stop_the_run_naming_the_class_attribute(tmp_path, run_kit):
+    r = run_kit("--unisim-backend=fake", "--unisim-xfail=xfail.txt", report=False)
+    assert r.rc == 4 and "--unisim-xfail was removed" in r.out and "KNOWN_KIT_DEVIATIONS" in r.out, r.out[-3000:]
+    (tmp_path / "conftest.py").write_text(textwrap.dedent("""\
+        import pytest
+
+        @pytest.fixture
+        def unisim_expected_failures():
+            return {}
+
+        def pytest_unisim_expected_failures(config):
+            return {}
+    """))
+    r = run_kit("--unisim-backend=fake", cwd=tmp_path, report=False)
+    assert r.rc == 4, r.out[-3000:]
+    assert "fixture 'unisim_expected_failures' in" in r.out and "hook pytest_unisim_expected_failures in" in r.out
+    assert "declared on the backend class only: KNOWN_KIT_DEVIATIONS" in r.out
 
 
 def test_option_passthrough(run_kit):
@@ -89,11 +118,10 @@ def test_factory_fixture_mode(tmp_path, run_kit):
 
         @pytest.fixture
         def unisim_backend_factory():
-            return lambda scene, num_envs, sim_dt: FakeBackend(scene, num_envs, sim_dt, np_dtype="float64")
+            return lambda scene, num_envs, sim_dt: Declared(scene, num_envs, sim_dt, np_dtype="float64")
 
-        @pytest.fixture
-        def unisim_expected_failures():
-            return {"conventions::hinge_body_orientation": "declared through the fixture"}
+        class Declared(FakeBackend):
+            KNOWN_KIT_DEVIATIONS = {"conventions::hinge_body_orientation": "declared on the class"}
     """))
     r = run_kit("-m", "conventions", cwd=tmp_path)
     assert r.rc == 1, r.out[-3000:]  # strict xfail of a passing check fails the run

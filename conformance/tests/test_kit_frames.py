@@ -49,10 +49,11 @@ def test_link_com_velocity_fails_only_linear_link_velocities_as_a_new_rule(run_k
 def test_old_failures_are_regressions_and_split_ids_are_named(run_kit, tmp_path):
     """A rules-1 check failing on a backend that declares rules 3 (the fake's) is a regression; an
     expected failure naming a split id is reported with the ids it was split into."""
-    xfail = tmp_path / "xfail.txt"
-    xfail.write_text("conventions::yaw_quat_wxyz: declared before the split\n")
-    r = run_kit("--unisim-backend=broken_backends:QuatXyzw", "-m", "conventions", "-k", "test_yaw_quat_wxyz",
-                f"--unisim-xfail={xfail}")
+    (tmp_path / "declared.py").write_text(
+        "from broken_backends import QuatXyzw\n\n\nclass Declared(QuatXyzw):\n"
+        "    KNOWN_KIT_DEVIATIONS = {'conventions::yaw_quat_wxyz': 'declared before the split'}\n")
+    r = run_kit("--unisim-backend=declared:Declared", "-m", "conventions", "-k", "test_yaw_quat_wxyz",
+                env_path=tmp_path)
     assert r.rc == 1, r.out[-3000:]
     assert "kit rules 1, within the backend's (KIT_RULES = 3): a regression, not a new rule" in r.out
     assert "NEW RULE (kit rules" not in r.out

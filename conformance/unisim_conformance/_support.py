@@ -16,8 +16,6 @@ from ._props import READS
 from ._rules import declared_rules
 
 PROBE_SCENES = ("free_body", "pendulum", "quadruped")
-#: Expected-failure keys ``unsupported::<feature>`` declare a refused scene feature, not a check.
-UNSUPPORTED_PREFIX = "unsupported::"
 
 
 def refused_feature(exc: UnsupportedCapabilityError) -> str:
@@ -120,19 +118,12 @@ class Kit:
                 if cap not in self.caps:
                     pytest.skip(f"backend {self.label!r} does not declare capability {cap.value!r} "
                                 f"(required by this check)")
-        # expected failures declared by the backend class (KNOWN_KIT_DEVIATIONS) or through a
-        # ``unisim_expected_failures`` fixture
-        entries = dict(self._state.cache["known_deviations"])
-        try:
-            entries.update(self._request.getfixturevalue("unisim_expected_failures") or {})
-        except pytest.FixtureLookupError:
-            pass
-        entries = {k: v for k, v in entries.items() if not str(k).startswith(UNSUPPORTED_PREFIX)}
+        # expected failures: the backend class's KNOWN_KIT_DEVIATIONS (read from the probed instance)
+        entries = self._state.cache["known_deviations"]
         if entries:
-            self._state.cache.setdefault("fixture_expected", {}).update(entries)
+            self._state.declared.update(entries)
             key = _xfail.match(item, entries)
             if key is not None:
-                self._state.fixture_expected_seen.add(key)
                 item.add_marker(pytest.mark.xfail(reason=f"expected failure ({self.label}): {entries[key]}",
                                                   strict=True))
 
@@ -188,26 +179,15 @@ class Kit:
             declared = self.unsupported_features()
             if feature not in declared:
                 pytest.fail(f"backend {self.label!r} refused scene {label!r} for feature {feature!r}, which it does "
-                            f"not declare unsupported (UNSUPPORTED_SCENE_FEATURES or an 'unsupported::{feature}' "
-                            f"expected-failure entry): {exc}", pytrace=False)
+                            f"not declare unsupported (UNSUPPORTED_SCENE_FEATURES): {exc}", pytrace=False)
             pytest.skip(f"backend {self.label!r} declares scene feature {feature!r} unsupported "
                         f"({declared[feature]}); scene {label!r} needs it")
         self._open.append(backend)
         return backend
 
     def unsupported_features(self) -> dict[str, str]:
-        """``{feature: reason}`` the backend declares it refuses: its class's
-        ``UNSUPPORTED_SCENE_FEATURES`` plus ``unsupported::<feature>`` expected-failure entries."""
-        out = {str(k): str(v) for k, v in self._state.cache["unsupported"].items()}
-        entries = dict(self._state.expected)
-        try:
-            entries.update(self._request.getfixturevalue("unisim_expected_failures") or {})
-        except pytest.FixtureLookupError:
-            pass
-        for key, reason in entries.items():
-            if str(key).startswith(UNSUPPORTED_PREFIX):
-                out[str(key)[len(UNSUPPORTED_PREFIX):]] = str(reason)
-        return out
+        """``{feature: reason}`` the backend declares it refuses: its class's ``UNSUPPORTED_SCENE_FEATURES``."""
+        return {str(k): str(v) for k, v in self._state.cache["unsupported"].items()}
 
     def record_coverage(self, outcome: dict) -> None:
         """Keep ``{scene: refused feature or None}`` for the summary and the JSON report."""

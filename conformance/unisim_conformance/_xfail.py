@@ -1,9 +1,4 @@
-"""Expected failures: ``{check id: reason}`` from a file, a hook or a fixture.
-
-File formats (chosen by suffix):
-
-- ``*.toml``: a table ``[expected_failures]`` of ``"check id" = "reason"`` (or top-level keys).
-- anything else: one ``check id: reason`` per line; ``#`` starts a comment.
+"""Check ids and matching for the expected failures a backend declares (``KNOWN_KIT_DEVIATIONS``).
 
 A check id is ``layer::name`` (e.g. ``conventions::yaw_quat_wxyz``) optionally followed by a
 parameter ``[...]``; an id without parameter matches every parametrization. The bare test
@@ -14,40 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["load_expected_failures", "check_id", "match"]
-
-
-def load_expected_failures(path: str | Path) -> dict[str, str]:
-    p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"--unisim-xfail: file not found: {p}")
-    text = p.read_text(encoding="utf-8")
-    if p.suffix == ".toml":
-        try:
-            import tomllib
-        except ImportError:  # Python 3.10
-            import tomli as tomllib  # type: ignore[no-redef]
-        data = tomllib.loads(text)
-        table = data.get("expected_failures", data)
-        out = {}
-        for k, v in table.items():
-            if not isinstance(v, str):
-                raise ValueError(f"--unisim-xfail {p}: reason for {k!r} must be a string, got {v!r}")
-            out[str(k)] = v
-        return out
-    out = {}
-    for lineno, line in enumerate(text.splitlines(), 1):
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        key, sep, reason = line.partition(": ")  # check ids contain "::", never ": "
-        if not sep:
-            key, reason = line.rstrip(":"), "expected failure"
-        key = key.strip()
-        if not key:
-            raise ValueError(f"--unisim-xfail {p}:{lineno}: expected 'check_id: reason', got {line!r}")
-        out[key] = reason.strip() or "expected failure"
-    return out
+__all__ = ["check_id", "match"]
 
 
 def check_id(item) -> str:

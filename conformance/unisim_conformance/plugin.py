@@ -13,16 +13,20 @@ Activation:
   ``factory(scene: SceneCfg, num_envs: int, sim_dt: float) -> SimBackend``.
   (``--unisim-backend`` wins when both are present.)
 
-Options: ``--unisim-reference=NAME`` enables the parity layer; ``--unisim-xfail=PATH``
-lists expected failures (strict xfail; see ``_xfail``); ``--unisim-report=PATH`` writes a
+Options: ``--unisim-reference=NAME`` enables the parity layer; ``--unisim-report=PATH`` writes a
 JSON report (outcome, skip reason and measured values per check).
+
+Expected failures are declared on the backend class only (``KNOWN_KIT_DEVIATIONS = {check id:
+reason}``, strict xfail; a worker or Ray host forwards its inner backend's). The removed ways
+(``--unisim-xfail``, a ``unisim_expected_failures`` fixture, a ``pytest_unisim_expected_failures``
+hook) stop the run with a usage error saying so.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import types
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +34,13 @@ import pytest
 
 from . import _rules, _xfail
 from ._resolve import make_factory, parse_options
-from ._support import UNSUPPORTED_PREFIX
 
 CHECKS_DIR = (Path(__file__).parent / "checks").resolve()
 FACTORY_FIXTURE = "unisim_backend_factory"
-XFAIL_FIXTURE = "unisim_expected_failures"
+REMOVED_FIXTURE = "unisim_expected_failures"
+REMOVED_HOOK = "pytest_unisim_expected_failures"
+REMOVED = ("expected failures are declared on the backend class only: KNOWN_KIT_DEVIATIONS = {check id: reason} "
+           "(docs/conformance.md, 'Expected failures')")
 
 LAYERS = {
     "surface": "methods, signatures, shapes, dtypes of the contract surface",
@@ -69,11 +75,8 @@ class KitState:
         self.factory = None
         self.reference_spec: str | None = None
         self.reference_factory = None
-        self.expected: dict[str, str] = {}
-        self.expected_source: dict[str, str] = {}
-        self.matched: set[str] = set()
-        self.fixture_expected_seen: set[str] = set()
-        self.unmatched: list[str] = []
+        self.declared: dict[str, str] = {}  # the backend's KNOWN_KIT_DEVIATIONS, read at the probe
+        self.check_items: list[Any] = []  # every collected kit check, deselected ones too
         self.report_path: str | None = None
         self.results: list[dict[str, Any]] = []
         self.collected = 0
@@ -83,16 +86,16 @@ class KitState:
 KIT = pytest.StashKey[KitState]()
 
 
-class UnisimConformanceHooks:
-    """Hook specifications the kit adds (for a backend's conftest)."""
+class RemovedHooks:
+    """A hook the kit no longer calls, kept only so that a conftest implementing it gets a clear error."""
 
     @pytest.hookspec(firstresult=False)
     def pytest_unisim_expected_failures(self, config):  # pragma: no cover - spec
-        """Return ``{check id: reason}`` of expected failures for the backend under test."""
+        """Removed: declare ``KNOWN_KIT_DEVIATIONS`` on the backend class."""
 
 
 def pytest_addhooks(pluginmanager) -> None:
-    pluginmanager.add_hookspecs(UnisimConformanceHooks)
+    pluginmanager.add_hookspecs(RemovedHooks)
 
 
 def pytest_addoption(parser) -> None:
@@ -107,8 +110,7 @@ def pytest_addoption(parser) -> None:
     group.addoption("--unisim-reference-option", dest="unisim_reference_option", action="append", default=[],
                     metavar="KEY=VALUE", help="option for the reference backend only (repeatable), e.g. to "
                                               "configure it comparably")
-    group.addoption("--unisim-xfail", dest="unisim_xfail", default=None, metavar="PATH",
-                    help="expected-failures file (TOML or 'check_id: reason' lines); strict xfail")
+    group.addoption("--unisim-xfail", dest="unisim_xfail", default=None, help=argparse.SUPPRESS)  # removed
     group.addoption("--unisim-report", dest="unisim_report", default=None, metavar="PATH",
                     help="write a JSON report of every kit check to PATH")
 
@@ -142,17 +144,13 @@ def _activate(config, mode: str) -> None:
         state.reference_factory = make_factory(state.reference_spec,
                                                parse_options(config.getoption("unisim_reference_option")))
     state.report_path = config.getoption("unisim_report")
-    path = config.getoption("unisim_xfail")
-    if path:
-        for key, reason in _xfail.load_expected_failures(path).items():
-            state.expected[key] = reason
-            state.expected_source[key] = str(path)
 
 
 def pytest_configure(config) -> None:
+    if config.getoption("unisim_xfail"):
+        raise pytest.UsageError(f"--unisim-xfail was removed: {REMOVED}")
     state = _state(config)
-    if any(config.getoption(o) for o in ("unisim_backend", "unisim_reference", "unisim_xfail", "unisim_option",
-                                         "unisim_report")):
+    if any(config.getoption(o) for o in ("unisim_backend", "unisim_reference", "unisim_option", "unisim_report")):
         _activate(config, "option")
         if not state.spec:
             # Options without a backend: the backend must then come from the factory fixture.
@@ -197,15 +195,15 @@ def pytest_collection(session) -> None:
         _activate(config, "fixture")
     if not state.active:
         return
+    removed = [f"fixture {REMOVED_FIXTURE!r} in {m.__file__}" for m in _conftests_with(config, REMOVED_FIXTURE)]
+    removed += [f"hook {REMOVED_HOOK} in {getattr(impl.plugin, '__file__', impl.plugin_name)}"
+                for impl in config.hook.pytest_unisim_expected_failures.get_hookimpls()]
+    if removed:
+        raise pytest.UsageError(f"{'; '.join(removed)}: removed, {REMOVED}")
     try:
-        _globalize_conftest_fixtures(config, factories + [m for m in _conftests_with(config, XFAIL_FIXTURE)
-                                                          if m not in factories])
+        _globalize_conftest_fixtures(config, factories)
     except ImportError:  # very old pytest: the conftest must sit at the rootdir instead
         pass
-    for result in config.hook.pytest_unisim_expected_failures(config=config):
-        for key, reason in (result or {}).items():
-            state.expected.setdefault(str(key), str(reason))
-            state.expected_source.setdefault(str(key), "pytest_unisim_expected_failures")
 
 
 def _in_checks(path: Path) -> bool:
@@ -226,28 +224,23 @@ def is_kit_item(item) -> bool:
     return _in_checks(Path(str(item.path)))
 
 
-def pytest_collection_modifyitems(session, config, items) -> None:
-    if not is_active(config):
-        return
-    state = _state(config)
+def pytest_deselected(items) -> None:
     for item in items:
-        if not is_kit_item(item):
-            continue
-        key = _xfail.match(item, state.expected)
-        if key is not None:
-            state.matched.add(key)
-            item.add_marker(pytest.mark.xfail(reason=f"expected failure ({state.expected_source[key]}): "
-                                                     f"{state.expected[key]}", strict=True))
-    state.unmatched = sorted(k for k in set(state.expected) - state.matched if not k.startswith(UNSUPPORTED_PREFIX))
-    if state.unmatched:
-        warnings.warn(pytest.PytestWarning(
-            "unisim-conformance: expected-failure ids that match no collected check: "
-            + ", ".join(state.unmatched)), stacklevel=1)
+        if is_kit_item(item) and is_active(item.config):
+            _state(item.config).check_items.append(item)
 
 
 def pytest_collection_finish(session) -> None:
     if is_active(session.config):
-        _state(session.config).collected = sum(1 for item in session.items if is_kit_item(item))
+        state = _state(session.config)
+        kit_items = [item for item in session.items if is_kit_item(item)]
+        state.collected = len(kit_items)
+        state.check_items += kit_items
+
+
+def unknown_declared(state: KitState) -> list[str]:
+    """Declared ids (``KNOWN_KIT_DEVIATIONS``) that match no collected check, deselected ones included."""
+    return sorted(k for k in state.declared if not any(_xfail.match(item, {k: ""}) for item in state.check_items))
 
 
 def pytest_report_header(config) -> list[str] | None:
@@ -258,8 +251,6 @@ def pytest_report_header(config) -> list[str] | None:
     lines = [f"unisim-conformance: backend {backend}" + (f" options {state.options}" if state.options else "")]
     if state.reference_spec:
         lines.append(f"unisim-conformance: parity reference {state.reference_spec}")
-    if state.expected:
-        lines.append(f"unisim-conformance: {len(state.expected)} expected failure(s) declared")
     return lines
 
 
@@ -291,9 +282,8 @@ def pytest_runtest_makereport(item, call):
 
 
 def _split_declared(state: KitState) -> dict[str, list[str]]:
-    """Declared expected-failure ids (file, hook, fixture, class) that kit rules 3 split, with their new ids."""
-    keys = set(state.expected) | set(state.cache.get("fixture_expected", {}))
-    return {k: list(_rules.split_into(k)) for k in sorted(keys) if _rules.split_into(k)}
+    """Declared expected-failure ids (``KNOWN_KIT_DEVIATIONS``) that kit rules 3 split, with their new ids."""
+    return {k: list(_rules.split_into(k)) for k in sorted(state.declared) if _rules.split_into(k)}
 
 
 def _rules_note(state: KitState, item, layer: str) -> str:
@@ -320,11 +310,10 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
         return
     state = _state(config)
     tr = terminalreporter
-    fixture_unseen = sorted(k for k in state.cache.get("fixture_expected", {})
-                            if k not in state.fixture_expected_seen)
-    if state.unmatched or fixture_unseen:
+    unknown = unknown_declared(state)
+    if unknown:
         tr.section("unisim-conformance: unknown expected-failure ids")
-        for key in state.unmatched + fixture_unseen:
+        for key in unknown:
             tr.write_line(f"{key}: matches no collected check")
     split = _split_declared(state)
     if split:
@@ -376,7 +365,7 @@ def pytest_sessionfinish(session, exitstatus) -> None:
             "options": {k: repr(v) for k, v in state.options.items()},
             "reference": state.reference_spec,
             "capabilities": sorted(str(c) for c in caps) if caps is not None else None,
-            "unknown_expected_failures": state.unmatched,
+            "unknown_expected_failures": unknown_declared(state),
             "split_expected_failures": _split_declared(state),
             "kit_rules": _rules.KIT_RULES,
             "backend_kit_rules": state.cache.get("kit_rules", (1, False))[0],

@@ -18,11 +18,3 @@ def unisim_backend_factory():
         return ExampleBackend(scene, num_envs, sim_dt)
 
     return factory
-
-
-@pytest.fixture
-def unisim_expected_failures():
-    """Checks this backend is known to fail, with reasons (strict xfail). None: it passes every check it
-    runs. (A user checking someone else's backend would declare its refused scene features here too,
-    as ``{"unsupported::contacts": "reason"}``.)"""
-    return {}

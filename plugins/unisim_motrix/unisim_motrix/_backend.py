@@ -79,6 +79,14 @@ class MotrixBackend(SimBackend):
     RESET_TERMS = _SUPPORTED_MODEL_TERMS | _STATE_AND_FORCE_TERMS
     MAX_ABS_VALUE = float(np.finfo(np.float32).max)  # the engine's state and inputs are float32
     KIT_RULES = 3  # conformance kit rules this backend passes (unisim_conformance CHANGELOG)
+    KNOWN_KIT_DEVIATIONS = {  # measured, README "Solver warm start" and "Sensors"
+        "determinism::reset_reproduces_trajectory[qpos_trajectory]": "MotrixSim keeps its contact-solver warm start "
+        "across state writes (not exposed), so a replay with contacts differs at float32 rounding level",
+        "determinism::reset_reproduces_trajectory[final_reads]": "the same warm start: every read at the end of the "
+        "replay differs at float32 rounding level",
+        "reference::trajectory[sensor_probe-sensors]": "accelerometers read 0 after set_state until the next step "
+        "(MotrixSim computes them inside step only)",
+    }
 
     options: MotrixOptions
 

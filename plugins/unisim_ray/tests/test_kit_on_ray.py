@@ -3,16 +3,11 @@ spread placement and shard recovery on) and of MotrixSim (on a local Ray instanc
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from unisim_conformance.runner import run_kit
 
 pytest.importorskip("ray", reason="the ray backend needs Ray (pip install ./plugins/unisim_ray)")
-
-MOTRIX_XFAIL = Path(__file__).resolve().parents[2] / "unisim_motrix" / "conformance_xfail.txt"
-
 
 def test_kit_passes_on_ray_sharding_mujoco_over_a_two_node_cluster():
     from unisim_ray.testing import local_cluster
@@ -26,5 +21,5 @@ def test_kit_passes_on_ray_sharding_mujoco_over_a_two_node_cluster():
 
 def test_kit_passes_on_ray_sharding_motrix():
     outcomes = run_kit("--unisim-backend=ray", "--unisim-option", "inner='motrix'",
-                       "--unisim-option", "shards=2", f"--unisim-xfail={MOTRIX_XFAIL}").assert_green()
+                       "--unisim-option", "shards=2").assert_green()
     assert outcomes["determinism::reset_reproduces_trajectory[qpos_trajectory]"] == "xfailed"
