@@ -44,6 +44,9 @@ CAUSES: dict[tuple[str, str], str] = {
         "RK4 through contact: contacts off: base_pos 8.1e-06; Euler instead of the file's RK4: dof_pos 5.8e-03, both "
         "within the tier: only MuJoCo Warp's RK4 and contact together (the ant lands with its ankles thrown in from "
         "0.52 rad outside their range) depart from MuJoCo (docs/mjwarp.md)"),
+    ("newton", "gymnasium/ant"): (
+        "RK4 through contact, as on mjwarp (Newton's SolverMuJoCo is MuJoCo Warp): contacts off: base_pos 8.1e-06; "
+        "Euler instead of RK4: dof_pos 5.8e-03, both within the tier"),
     ("genesis", "unitree_a1"): (
         "contact: the quadruped settles from its keyframe on Genesis' contact model; contacts off: dof_pos 2.7e-10 "
         "(docs/genesis.md)"),
