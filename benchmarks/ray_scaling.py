@@ -84,6 +84,13 @@ def _loop(backend, nsteps: int):
     return once
 
 
+class _Ping:
+    """The floor of any remote step: an actor whose method does nothing."""
+
+    def ping(self) -> int:
+        return 0
+
+
 def _parse_options(items: list[str]) -> dict:
     out = {}
     for item in items:
@@ -174,9 +181,7 @@ def main(argv: list[str] | None = None) -> int:
                              "added_ms": (t - t_in) * 1e3, "restart_s": restart.get(i)})
                 print(f"  N={n:5d} {mode:<10} shards={k} {t * 1e3:8.3f} ms/step", file=sys.stderr, flush=True)
         # the floor of any remote step: one empty actor call round trip
-        from unisim_ray._shard import ShardActor
-
-        probe = ray.remote(ShardActor).options(num_cpus=0).remote(0, 0, 1)
+        probe = ray.remote(_Ping).options(num_cpus=0).remote()
         ray.get(probe.ping.remote())
         t_rt = _time(lambda: ray.get(probe.ping.remote()), min(args.seconds, 1.0))
         ray.kill(probe)
