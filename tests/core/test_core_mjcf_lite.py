@@ -510,3 +510,24 @@ def test_accepted_equalities_and_tendons_are_counted(tmp_path):
     with pytest.raises(MjcfLiteError) as info:
         load_mjcf(path, accept={"joint_equality", "fixed_tendon"})
     assert info.value.feature == "weld_equality"  # the first element not accepted names it
+
+
+def test_joint_actuatorfrcrange_folds_into_its_actuators_forcerange_as_mujoco_clamps(tmp_path):
+    """MuJoCo clamps the force a joint receives from its actuators to ``actuatorfrcrange``; with one
+    actuator of gear g the reader's forcerange is the file's intersected with that range / g, so an
+    engine clamping the actuator alone applies MuJoCo's joint force. Several actuators are refused."""
+    mujoco = pytest.importorskip("mujoco")
+    body = ('<worldbody><body name="b"><joint name="j" actuatorfrcrange="-3 5"/>' f'{INERTIAL}</body>'
+            '</worldbody><actuator><motor name="m" joint="j" gear="-2" forcerange="-2 4"/>{extra}</actuator>')
+    path = write_scene(tmp_path, body.format(extra=""))
+    act = load_mjcf(path).actuators[0]
+    model = mujoco.MjModel.from_xml_path(str(path))
+    data = mujoco.MjData(model)
+    for ctrl in (-100.0, 100.0):  # both saturated ends: qfrc = gear * clamp(ctrl, forcerange) in the reader's terms
+        data.ctrl[:] = ctrl
+        mujoco.mj_forward(model, data)
+        assert act["gear"] * np.clip(ctrl, *act["forcerange"]) == pytest.approx(data.qfrc_actuator[0])
+    assert act["forcerange"].tolist() == [-2.0, 1.5]
+    with pytest.raises(MjcfLiteError) as info:
+        load_mjcf(write_scene(tmp_path, body.format(extra='<motor joint="j"/>'), "two.xml"))
+    assert info.value.feature == "joint_actuatorfrcrange"

@@ -16,7 +16,8 @@ inertia from geoms (``<compiler inertiafromgeom inertiagrouprange>``, geom ``mas
 refpos refquat>``, ``meshdir``; the mesh geom's inertial frame is the mesh's principal frame, while
 the geom table keeps the file's pose), ``<compiler settotalmass>`` and ``fullinertia``; keyframe
 quaternions normalised (a zero one becomes the identity); a hinge's ``ref`` as its ``qpos0``;
-``inheritrange``; geoms and sites numbered body by body; unnamed bodies, joints and ``<freejoint/>`` (name ``""``).
+``inheritrange``; a joint's ``actuatorfrcrange`` folded into its one actuator's ``forcerange``;
+geoms and sites numbered body by body; unnamed bodies, joints and ``<freejoint/>`` (name ``""``).
 
 The subset it reads (everything else raises :class:`MjcfLiteError`):
 
@@ -52,7 +53,8 @@ from __future__ import annotations
 
 from ._errors import MjcfLiteError
 from ._includes import read_tree
-from ._reader import OPTIONAL_FEATURES, SENSOR_DIMS, LiteModel, collision_candidates, load_mjcf
+from ._model import SENSOR_DIMS, LiteModel, collision_candidates
+from ._reader import OPTIONAL_FEATURES, load_mjcf
 
 __all__ = ["MjcfLiteError", "LiteModel", "load_mjcf", "read_tree", "collision_candidates", "OPTIONAL_FEATURES",
            "SENSOR_DIMS"]
