@@ -5,6 +5,7 @@ Importing this package never imports an engine.
 
 from __future__ import annotations
 
+from ._version import __version__ as __version__
 from .backend import SimBackend
 from .bindings import BackendHeightScanner, BackendMocapPoseBinding, SensorDataView
 from .capabilities import CONTRACT_VERSION, Capability
@@ -46,8 +47,6 @@ from .randomization import (
     ResetRandomizationPayload,
 )
 from .registry import BackendRecord, BackendSpec, create_backend, get_backend_class, list_backends
-
-__version__ = "0.1.0"
 
 __all__ = [
     "BackendRecord",

@@ -26,6 +26,7 @@ from typing import Any
 import attrs
 import pluggy
 
+from ._version import __version__
 from .backend import SimBackend
 from .capabilities import CONTRACT_VERSION, Capability, version_in_range
 from .errors import (
@@ -232,7 +233,7 @@ class _Registry:
     def _load(self, name: str) -> BackendRecord:
         claimants: list[tuple[str, str, Callable[[], Any]]] = []
         if name in BUILTINS:
-            claimants.append(("unisim-core", _core_version(), lambda: load_object(BUILTINS[name])))
+            claimants.append(("unisim-core", __version__, lambda: load_object(BUILTINS[name])))
         for ep in self.entry_points().get(name, []):
             dist, ver = distribution_of(ep)
             claimants.append((dist, ver, ep.load))
@@ -265,12 +266,6 @@ class _Registry:
         status = "missing_dependency" if reason else "ok"
         return BackendRecord(name=name, distribution=dist, version=spec.version, status=status,
                              reason=reason or "", spec=spec)
-
-
-def _core_version() -> str:
-    from . import __version__
-
-    return __version__
 
 
 _REGISTRY = _Registry()
