@@ -76,10 +76,7 @@ class Stepping:
             finally:
                 if self._clears_forces:
                     self._clear_body_forces()
-            if self._contact_watch:
-                self._contacts_stepped(nsteps)
-            if self._last_diverged is not None:
-                self._settle_divergence(nsteps)
+            self._step_done(nsteps)
             return None
         with DeferredInterrupt() as interrupt:
             try:
@@ -88,11 +85,15 @@ class Stepping:
                 self._final_call = True  # outside a chunked step, every _step call ends its step
                 if self._clears_forces:
                     self._clear_body_forces()
-            if self._contact_watch:
-                self._contacts_stepped(nsteps)
-            if self._last_diverged is not None:
-                self._settle_divergence(nsteps)
+            self._step_done(nsteps)
         return None
+
+    def _step_done(self, nsteps: int) -> None:
+        """After the engine calls of a step: contact timers, then the envs that diverged in it."""
+        if self._contact_watch:
+            self._contacts_stepped(nsteps)
+        if self._last_diverged is not None:
+            self._settle_divergence(nsteps)
 
     def _step_chunked(self, ctrl: np.ndarray, nsteps: int, interrupt: DeferredInterrupt) -> None:
         done = 0
