@@ -4,9 +4,8 @@ Each cause was measured with the zoo's own protocol (100 steps, 2 envs) on a cop
 with one change: ``<flag contact="disable"/>`` ("contacts off"), ``integrator="Euler"`` for RK4,
 or MuJoCo's compiled inertia written as explicit ``<inertial>`` ("inertia explicit"); the
 deviation vanishing (or shrinking to what is named) is the evidence. Each is written up with its
-figures in the engine's page under ``docs/`` (motrix.md, sapien.md, genesis.md, mjwarp.md) or,
-for Newton, in the report to its page's owner. A deviating cell without an entry is shown as
-``not documented``.
+figures in the engine's page under ``docs/`` (motrix.md, sapien.md, genesis.md, mjwarp.md,
+newton.md). A deviating cell without an entry is shown as ``not documented``.
 """
 
 from __future__ import annotations
