@@ -82,6 +82,7 @@ CAPABILITY_REQUIRES: dict[Capability, tuple[Capability, ...]] = {
     Capability.PLAYBACK: (Capability.VIDEO_CAPTURE,),
     Capability.CONTACT_FORCES: (Capability.CONTACTS,),
     Capability.CONTACT_FILTERS: (Capability.CONTACT_FORCES,),
+    Capability.CONTACT_TORQUES: (Capability.CONTACT_FORCES,),
 }
 
 

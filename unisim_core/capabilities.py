@@ -20,6 +20,7 @@ class Capability(str, enum.Enum):
     CONTACTS = "contacts"  #: geometry collides (floors, feet, boxes on planes)
     CONTACT_FORCES = "contact_forces"  #: ``bind_contact_forces``: net contact force per body, contact state, air time
     CONTACT_FILTERS = "contact_filters"  #: ``bind_contact_forces(..., against=...)``: forces from chosen bodies only
+    CONTACT_TORQUES = "contact_torques"  #: ``bind_contact_forces(..., torques=True)``: contact torques about COMs
     SENSORS = "sensors"  #: named model sensors through ``get_sensor_data``
     BODY_FORCE = "body_force"  #: world-frame external forces via ``apply_body_force``
     BODY_TORQUE = "body_torque"  #: world-frame external torques via ``apply_body_force``

@@ -1,14 +1,21 @@
-"""Contact sensing (capability ``contact_forces``): net contact force per body, contact state, air time.
+"""Contact sensing (capability ``contact_forces``): net contact force per body, contact state, air time;
+the torque of those forces about each body's centre of mass (capability ``contact_torques``).
 
-``SimBackend.bind_contact_forces(bodies, against=None, threshold=1.0, track_air_time=False)``
-resolves names once (cold path) and returns a :class:`ContactForceBinding`; its ``read()`` fills a
-preallocated ``(num_envs, len(bodies), 3)`` array (hot path, nothing allocated per call):
+``SimBackend.bind_contact_forces(bodies, against=None, threshold=1.0, track_air_time=False,
+torques=False)`` resolves the bodies once (cold path: names, or integer body ids for unnamed
+bodies) and returns a :class:`ContactForceBinding`; its ``read()`` fills a preallocated
+``(num_envs, len(bodies), 3)`` array (hot path, nothing allocated per call):
 
 - **what**: the net force, N, in the **world frame**, that contacts exert **on** each body, summed
   over all its contacts (a box of mass m resting on a plane reads ``(0, 0, +m g)``). With
   ``against`` (capability ``contact_filters``), only contacts with those bodies count
-  (``against=["world"]``: the ground and every other static geom). Forces, not impulses; torques
-  are not reported.
+  (``against=["world"]``: the ground and every other static geom). Forces, not impulses.
+- **torques** (``torques=True``, capability ``contact_torques``): ``read_torque()`` ->
+  ``(num_envs, n, 3)`` N m, world frame: the torque of the same contact forces (same filter) about
+  each body's **centre of mass**, ``sum_i (p_i - x_com) x f_i`` over the contact points ``p_i``
+  (a box resting on a plane reads 0; pushed sideways at its bottom face it reads the torque that
+  keeps it from tipping). Torsional and rolling friction torques (MuJoCo's condim 4 and 6) are not
+  included: only the torques of the contact forces at their points.
 - **when**: the state reached by the last ``step``. After ``set_state(env_ids)`` (and a divergence
   reset) those envs read zero, not in contact, and their timers restart at 0 until the next step;
   after ``set_physics_state`` every env does. A reset env has not been stepped: no contact force
@@ -23,8 +30,11 @@ preallocated ``(num_envs, len(bodies), 3)`` array (hot path, nothing allocated p
 
 A backend declaring ``contact_forces`` implements one primitive,
 ``_bind_contact_forces(body_ids, against_ids) -> fill``, where ``fill(out)`` writes the forces of
-the current state into ``out (num_envs, n, 3) float64`` (zeros first). Engines that list contacts
-(pairs of bodies and a force) sum them with :class:`ContactSums`.
+the current state into ``out (num_envs, n, 3) float64`` (zeros first). A backend that also
+declares ``contact_torques`` honours ``out (num_envs, n, 6)`` (a binding with torques): columns
+0:3 the net force, 3:6 the net moment of the contact forces about the **world origin**,
+``sum_i p_i x f_i`` (N m); the core converts it to each body's COM. Engines that list contacts
+(pairs of bodies, a force and its point) sum them with :class:`ContactSums`.
 """
 
 from __future__ import annotations
@@ -35,6 +45,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from . import quat as Q
 from .capabilities import Capability
 from .errors import InvalidInputError, InvalidTypeError
 from .validation import check_env_ids
@@ -45,17 +56,22 @@ if TYPE_CHECKING:
 __all__ = ["ContactForceBinding", "ContactSensing", "ContactSums", "ContactFill", "mujoco_contact_forces",
            "mjwarp_contact_list"]
 
-#: ``fill(out)``: write the net contact forces of the current state into ``out (num_envs, n, 3)`` float64.
+#: ``fill(out)``: write the net contact forces of the current state into ``out (num_envs, n, 3)`` float64
+#: (``(num_envs, n, 6)`` for a binding with torques: force, then the moment about the world origin).
 ContactFill = Callable[[np.ndarray], None]
 
 
 class ContactSums:
-    """Per-body sums of per-contact forces, with the binding's filter, for engines that list contacts.
+    """Per-body sums of per-contact forces (and their moments), with the binding's filter, for
+    engines that list contacts.
 
     ``body_ids (n,)`` are the bound bodies (slot i of the output), ``against_ids`` the filter
     (``None``: every body counts), ``nbody`` the model's body count. ``add(out, env, body1, body2,
-    force)`` adds contact k's force on ``body2[k]`` (exerted by ``body1[k]``, world frame, N) to
-    ``out[env[k], slot(body2[k])]`` and its reaction to ``out[env[k], slot(body1[k])]``.
+    force, pos)`` adds contact k's force on ``body2[k]`` (exerted by ``body1[k]``, world frame, N)
+    to ``out[env[k], slot(body2[k])]`` and its reaction to ``out[env[k], slot(body1[k])]``. When
+    ``out`` has 6 columns (a binding with torques) ``pos (k, 3)``, the contact points (world frame,
+    m), is required and columns 3:6 accumulate the moments about the world origin, ``p x f`` (and
+    ``-p x f`` for the reaction: both act at the same point).
     """
 
     def __init__(self, body_ids: np.ndarray, against_ids: np.ndarray | None, nbody: int) -> None:
@@ -64,11 +80,19 @@ class ContactSums:
         self.counts = np.ones(nbody, dtype=bool) if against_ids is None else np.isin(np.arange(nbody), against_ids)
         self.n = len(body_ids)
 
-    def add(self, out: np.ndarray, env: np.ndarray, body1: np.ndarray, body2: np.ndarray, force: np.ndarray) -> None:
-        """Accumulate into ``out (num_envs, n, 3)``; ``env, body1, body2 (k,)`` ints, ``force (k, 3)``."""
+    def add(self, out: np.ndarray, env: np.ndarray, body1: np.ndarray, body2: np.ndarray, force: np.ndarray,
+            pos: np.ndarray | None = None) -> None:
+        """Accumulate into ``out (num_envs, n, 3 or 6)``; ``env, body1, body2 (k,)`` ints, ``force (k, 3)``,
+        ``pos (k, 3)`` (required with 6 columns)."""
+        width = out.shape[-1]
+        if width == 6 and pos is None:
+            raise InvalidInputError("pos: the contact points (k, 3) are required to sum moments into a 6-column out "
+                                    "(a binding with torques)")
         if not len(env):
             return
-        flat = out.reshape(-1, 3)
+        if width == 6:
+            force = np.concatenate((force, np.cross(np.asarray(pos, dtype=np.float64), force)), axis=1)
+        flat = out.reshape(-1, width)
         size = flat.shape[0]
         for mine, other, sign in ((body2, body1, 1.0), (body1, body2, -1.0)):
             slot = self.slot[mine]
@@ -77,7 +101,7 @@ class ContactSums:
                 continue
             idx = env[keep] * self.n + slot[keep]
             f = force[keep]
-            for c in range(3):
+            for c in range(width):
                 flat[:, c] += sign * np.bincount(idx, weights=f[:, c], minlength=size)
 
 
@@ -109,49 +133,56 @@ def mujoco_contact_forces(frame: np.ndarray, rows: np.ndarray, dim: np.ndarray, 
     return np.einsum("ki,kij->kj", local, frame.reshape(k, 3, 3))
 
 
-def mjwarp_contact_list(data, pyramidal: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(world (k,), geom (k, 2), force (k, 3))`` of the contacts in a MuJoCo Warp ``Data``
-    (read through its arrays' ``.numpy()``, nothing imported): the force geom1 exerts on geom2,
-    world frame, N, decoded from ``efc.force`` (whose rows are per world) as MuJoCo does."""
+def mjwarp_contact_list(data, pyramidal: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(world (k,), geom (k, 2), force (k, 3), pos (k, 3))`` of the contacts in a MuJoCo Warp
+    ``Data`` (read through its arrays' ``.numpy()``, nothing imported): the force geom1 exerts on
+    geom2, world frame, N, decoded from ``efc.force`` (whose rows are per world) as MuJoCo does, and
+    the contact point (``contact.pos``, world frame, m)."""
     n = int(data.nacon.numpy()[0])
     c = data.contact
     geom = c.geom.numpy()[:n]
     world = c.worldid.numpy()[:n].astype(np.int64)
     if not n:
-        return world, geom.reshape(0, 2), np.zeros((0, 3))
+        return world, geom.reshape(0, 2), np.zeros((0, 3)), np.zeros((0, 3))
     force = data.efc.force.numpy()
     adr = c.efc_address.numpy()[:n].astype(np.int64)
     rows = np.where(adr >= 0, adr + world[:, None] * force.shape[1], -1)
     f = mujoco_contact_forces(c.frame.numpy()[:n], rows, c.dim.numpy()[:n], c.friction.numpy()[:n],
                               force.reshape(-1).astype(np.float64), pyramidal)
+    pos = c.pos.numpy()[:n].astype(np.float64)
     keep = (geom >= 0).all(axis=1)  # flex contacts carry geom -1: not a body's
-    return world[keep], geom[keep], f[keep]
+    return world[keep], geom[keep], f[keep], pos[keep]
 
 
 class ContactForceBinding:
     """Net contact forces on ``body_names`` (see the module docstring for frames, units, timing).
 
     ``read()`` -> ``(num_envs, n, 3)`` N, world frame, in ``np_dtype``: the binding's own array,
-    overwritten by the next read after a step (copy it to keep it). ``in_contact()`` ->
-    ``(num_envs, n)`` bool. Timers (``track_air_time``): ``air_time``, ``contact_time``,
+    overwritten by the next read after a step (copy it to keep it). ``read_torque()`` (bound with
+    ``torques=True``) -> ``(num_envs, n, 3)`` N m about each body's COM, likewise. ``in_contact()``
+    -> ``(num_envs, n)`` bool. Timers (``track_air_time``): ``air_time``, ``contact_time``,
     ``last_air_time``, ``last_contact_time`` ``(num_envs, n)`` float64 s (read-only views), and
     ``first_contact()``.
     """
 
     def __init__(self, backend: SimBackend, body_names: tuple[str, ...], body_ids: np.ndarray,
                  against_names: tuple[str, ...] | None, against_ids: np.ndarray | None, threshold: float,
-                 track_air_time: bool, fill: ContactFill) -> None:
+                 track_air_time: bool, fill: ContactFill, torques: bool = False) -> None:
         self._backend = backend
         self.body_names, self.body_ids = body_names, body_ids
         self.against_names, self.against_ids = against_names, against_ids
         self.threshold = threshold
         self.track_air_time = track_air_time
+        self.torques = torques
         n, k = backend.num_envs, len(body_ids)
         self._fill = fill
-        self._raw = np.zeros((n, k, 3))
+        self._raw = np.zeros((n, k, 6 if torques else 3))
         self._out = np.zeros((n, k, 3), dtype=backend.np_dtype)
+        self._torque = np.zeros((n, k, 3), dtype=backend.np_dtype) if torques else None
+        self._com_offsets: tuple[int, np.ndarray] | None = None  # (backend's COM generation, offsets)
         self._contact = np.zeros((n, k), dtype=bool)
         self._fresh = False  # _out holds the current state's forces
+        self._torque_fresh = False  # _torque holds the current state's torques
         self._timers = np.zeros((4, n, k))  # air, contact, last air, last contact
         self._first = np.zeros((n, k), dtype=bool)
 
@@ -168,10 +199,39 @@ class ContactForceBinding:
                 raw.fill(0.0)
             elif unstepped.any():
                 raw[unstepped] = 0.0
-            self._out[...] = raw
-            np.greater(np.einsum("ekc,ekc->ek", raw, raw), self.threshold * self.threshold, out=self._contact)
+            force = raw[..., :3]
+            self._out[...] = force
+            np.greater(np.einsum("ekc,ekc->ek", force, force), self.threshold * self.threshold, out=self._contact)
             self._fresh = True
+            self._torque_fresh = False
         return self._out
+
+    def read_torque(self) -> np.ndarray:
+        """``(num_envs, n, 3)`` torque of the contact forces about each body's centre of mass, N m,
+        world frame (bound with ``torques=True``; the same contacts as ``read()``): the engine's
+        moment about the world origin ``M = sum p x f`` less ``x_com x F``, with ``x_com`` the
+        body's COM at the state read (its pose and its COM offset, randomized ones included)."""
+        self._backend._check_open()
+        if not self.torques:
+            raise InvalidInputError("read_torque: this binding was made without torques; bind with "
+                                    "bind_contact_forces(..., torques=True) (capability contact_torques)")
+        self.read()
+        if not self._torque_fresh:
+            raw = self._raw
+            com = self._com_w()
+            self._torque[...] = raw[..., 3:] - np.cross(com, raw[..., :3])
+            self._torque_fresh = True
+        return self._torque
+
+    def _com_w(self) -> np.ndarray:
+        """``(num_envs, n, 3)`` float64 world position of each bound body's centre of mass."""
+        b, ids = self._backend, self.body_ids
+        generation = b._com_generation
+        if self._com_offsets is None or self._com_offsets[0] != generation:
+            self._com_offsets = (generation, b._body_com_offsets(ids))
+        pos = np.asarray(b._body_pos_w(ids), dtype=np.float64)
+        quat = np.asarray(b._body_quat_w(ids), dtype=np.float64)
+        return pos + Q.quat_apply(quat, np.broadcast_to(self._com_offsets[1], pos.shape))
 
     def in_contact(self) -> np.ndarray:
         """``(num_envs, n)`` bool: ``|F| > threshold``."""
@@ -235,7 +295,7 @@ class ContactForceBinding:
 
     def _reset(self, env_ids: np.ndarray | None) -> None:
         rows = slice(None) if env_ids is None else env_ids
-        self._fresh = False
+        self._fresh = self._torque_fresh = False
         self._timers[:, rows] = 0.0
         self._first[rows] = False
 
@@ -249,40 +309,96 @@ class ContactSensing:
     _contact_unstepped: np.ndarray | None = None
     #: Whether the next ``step`` must call ``_contacts_stepped`` (bindings exist or envs were reset).
     _contact_watch: bool = True
+    #: Width of ``out`` the fill being bound will receive (3, or 6 for a binding with torques), set
+    #: while ``_bind_contact_forces`` runs: a transport that binds in another process (worker, Ray)
+    #: passes it on; an engine's fill reads ``out.shape[-1]`` instead.
+    _contact_fill_width: int = 3
+    #: Bumped whenever ``body_com_offset`` is written (randomization): torque bindings re-read COMs.
+    _com_generation: int = 0
 
     def _bind_contact_forces(self, body_ids: np.ndarray, against_ids: np.ndarray | None) -> ContactFill:
         """Primitive (CONTACT_FORCES): ``fill(out)`` for the validated bodies and filter (``None``: all)."""
         raise self._unsupported(Capability.CONTACT_FORCES)
 
-    def bind_contact_forces(self, bodies: Sequence[str], *, against: Sequence[str] | None = None,
-                            threshold: float = 1.0, track_air_time: bool = False) -> ContactForceBinding:
-        """Resolve ``bodies`` (names, not the world) and ``against`` (names; ``"world"`` is the
-        ground) once; the binding reads their net contact forces (see :mod:`unisim_core.contacts`)."""
+    def _bind_contact_fill(self, body_ids: np.ndarray, against_ids: np.ndarray | None, width: int) -> ContactFill:
+        """The primitive, with ``_contact_fill_width`` set to ``width`` while it binds."""
+        self._contact_fill_width = width
+        try:
+            return self._bind_contact_forces(body_ids, against_ids)
+        finally:
+            self.__dict__.pop("_contact_fill_width", None)
+
+    def _body_com_offsets(self, body_ids: np.ndarray) -> np.ndarray:
+        """COM of ``body_ids`` in their body frames, m: ``(num_envs, n, 3)`` once ``body_com_offset``
+        was randomized, else the nominal ``(n, 3)``."""
+        if self._com_generation:
+            return np.asarray(self._read_model_field("body_com_offset"), dtype=np.float64)[:, body_ids]
+        return np.asarray(self.model_info.body_ipos, dtype=np.float64)[body_ids]
+
+    def bind_contact_forces(self, bodies: Sequence[str] | Sequence[int] | np.ndarray, *,
+                            against: Sequence[str] | Sequence[int] | np.ndarray | None = None,
+                            threshold: float = 1.0, track_air_time: bool = False,
+                            torques: bool = False) -> ContactForceBinding:
+        """Resolve ``bodies`` (names, or integer body ids, not the world) and ``against`` (names or
+        ids; ``"world"`` / 0 is the ground) once; the binding reads their net contact forces, and with
+        ``torques=True`` their torques about each body's COM (see :mod:`unisim_core.contacts`)."""
+        if not isinstance(torques, bool):
+            raise InvalidTypeError(f"torques: expected a bool, got {type(torques).__name__}")
+        if torques:
+            self._require(Capability.CONTACT_TORQUES)
         self._require(Capability.CONTACT_FORCES if against is None else Capability.CONTACT_FILTERS)
-        names = _names("bodies", bodies)
-        ids = np.array([self._lookup(self._body_index, n, "body", "bodies") for n in names], dtype=np.int64)
-        if len(set(names)) != len(names):
-            raise InvalidInputError(f"bodies: expected distinct body names, got {list(names)}")
+        names, ids = self._contact_bodies("bodies", bodies)
+        if len(set(ids.tolist())) != len(ids):
+            raise InvalidInputError(f"bodies: expected distinct bodies, got {list(bodies)}")
         if (ids == 0).any():
-            raise InvalidInputError(f"bodies: the world body {self.model_info.body_names[0]!r} has no contact force "
-                                    "of its own; name it in against= to filter contacts with the ground")
+            raise InvalidInputError(f"bodies: the world body {self.model_info.body_names[0]!r} (id 0) has no contact "
+                                    "force of its own; name it in against= to filter contacts with the ground")
         against_names = against_ids = None
         if against is not None:
-            against_names = _names("against", against)
-            against_ids = np.unique([self._lookup(self._body_index, n, "body", "against") for n in against_names])
+            against_names, against_ids = self._contact_bodies("against", against)
+            against_ids = np.unique(against_ids)
         if isinstance(threshold, bool) or not isinstance(threshold, int | float) or not np.isfinite(threshold) \
                 or threshold < 0:
             raise InvalidInputError(f"threshold: expected a finite force >= 0 in N, got {threshold!r}")
         if not isinstance(track_air_time, bool):
             raise InvalidTypeError(f"track_air_time: expected a bool, got {type(track_air_time).__name__}")
-        fill = self._bind_contact_forces(ids, against_ids)
+        fill = self._bind_contact_fill(ids, against_ids, 6 if torques else 3)
         binding = ContactForceBinding(self, names, ids, against_names, against_ids, float(threshold),
-                                      track_air_time, fill)
+                                      track_air_time, fill, torques)
         if not self._contact_bindings:
             self._contact_bindings = weakref.WeakSet()
         self._contact_bindings.add(binding)
         self._contact_watch = True
         return binding
+
+    def _contact_bodies(self, arg: str, value: object) -> tuple[tuple[str, ...], np.ndarray]:
+        """``(names, int64 ids)`` of ``value``: all body names or all integer body ids in
+        ``[0, num_bodies)`` (the world, 0, is refused for ``bodies`` by the caller)."""
+        if isinstance(value, str) or not isinstance(value, Sequence | np.ndarray):
+            raise InvalidTypeError(f"{arg}: expected a sequence of body names or integer body ids, "
+                                   f"got {type(value).__name__}")
+        if isinstance(value, np.ndarray):
+            if value.ndim != 1 or value.dtype.kind not in "iuU":
+                raise InvalidInputError(f"{arg}: expected a 1-D array of integer body ids or of body names, "
+                                        f"got a {value.dtype} array of shape {value.shape}")
+            items = tuple(value.tolist())
+        else:
+            items = tuple(value)
+        if not items:
+            raise InvalidInputError(f"{arg}: expected a non-empty sequence of body names or ids, got an empty one")
+        if all(isinstance(v, str) for v in items):
+            ids = np.array([self._lookup(self._body_index, v, "body", arg) for v in items], dtype=np.int64)
+            return items, ids
+        if all(isinstance(v, int | np.integer) and not isinstance(v, bool | np.bool_) for v in items):
+            ids = np.array(items, dtype=np.int64)
+            nbody = len(self.model_info.body_names)
+            bad = [int(i) for i in ids if not 0 <= i < nbody]
+            if bad:
+                lo = 1 if arg == "bodies" else 0
+                raise InvalidInputError(f"{arg}: expected body ids in [{lo}, {nbody}), got {bad}")
+            return tuple(self.model_info.body_names[i] for i in ids), ids
+        kinds = sorted({type(v).__name__ for v in items})
+        raise InvalidTypeError(f"{arg}: expected all body names (str) or all integer body ids, got a mix of {kinds}")
 
     def _contacts_stepped(self, nsteps: int) -> None:
         """After a step of ``nsteps`` substeps: bindings read the new state, timers advance."""
@@ -305,12 +421,3 @@ class ContactSensing:
         self._contact_watch = True
         for binding in list(self._contact_bindings):
             binding._reset(ids)
-
-
-def _names(arg: str, value: object) -> tuple[str, ...]:
-    if isinstance(value, str) or not isinstance(value, Sequence | np.ndarray):
-        raise InvalidTypeError(f"{arg}: expected a sequence of body names, got {type(value).__name__}")
-    names = tuple(value)
-    if not names:
-        raise InvalidInputError(f"{arg}: expected a non-empty sequence of body names, got an empty one")
-    return names

@@ -65,6 +65,8 @@ class Randomizing:
             if spec.kind == "model":
                 term = next(t for t, s in TERM_SPECS.items() if s is spec)
                 self._write_model_field(term, ids, targets, values)
+                if term == "body_com_offset":
+                    self._com_generation += 1  # contact torques are taken about the new COMs
             elif spec.kind == "force":
                 slot = 0 if spec is TERM_SPECS["body_force"] else 1
                 for col, b in enumerate(targets):

@@ -1,7 +1,8 @@
 """Deliberately broken contact sensing (subclasses of the MuJoCo backend), each with one classic bug.
 
 Referenced by ``test_kit_contacts.py`` as ``broken_contact_backends:Name``; each must fail the
-named ``contacts`` check (``EXPECTED``). MuJoCo is the base: the fake backend has no contacts.
+named ``contacts`` check (``EXPECTED``), and each broken contact torque exactly the torque checks
+of ``EXPECTED_TORQUES``. MuJoCo is the base: the fake backend has no contacts.
 """
 
 from __future__ import annotations
@@ -94,6 +95,48 @@ class TimersPerSubstep(MujocoBackend):
         super()._contacts_stepped(1)
 
 
+class TorquePointAtBodyOrigin(MujocoBackend):
+    """Takes every contact of a body at the body's origin (the moment of its net force there)."""
+
+    name = "broken_contact_torque_origin"
+
+    def _bind_contact_forces(self, body_ids, against_ids):
+        fill = super()._bind_contact_forces(body_ids, against_ids)
+
+        def wrapped(out):
+            fill(out)
+            if out.shape[-1] == 6:
+                out[..., 3:] = np.cross(self._body_pos_w(body_ids).astype(np.float64), out[..., :3])
+        return wrapped
+
+
+class TorqueCrossSwapped(MujocoBackend):
+    """Sums f x p instead of p x f (the moment's sign flipped)."""
+
+    name = "broken_contact_torque_sign"
+
+    def _bind_contact_forces(self, body_ids, against_ids):
+        def flip(out):
+            if out.shape[-1] == 6:
+                np.negative(out[..., 3:], out=out[..., 3:])
+        return _wrap(super()._bind_contact_forces(body_ids, against_ids), flip)
+
+
+class TorqueAboutBodyOrigin(MujocoBackend):
+    """Reports the moment about each body's own origin where the contract wants the world origin."""
+
+    name = "broken_contact_torque_frame"
+
+    def _bind_contact_forces(self, body_ids, against_ids):
+        fill = super()._bind_contact_forces(body_ids, against_ids)
+
+        def wrapped(out):
+            fill(out)
+            if out.shape[-1] == 6:
+                out[..., 3:] -= np.cross(self._body_pos_w(body_ids).astype(np.float64), out[..., :3])
+        return wrapped
+
+
 #: class -> (layer marker, check id it must fail)
 EXPECTED = {
     "ReactionForce": ("contacts", "contacts::resting_box_weight"),
@@ -103,4 +146,16 @@ EXPECTED = {
     "FilterIgnored": ("contacts", "contacts::filtered_pair_equal_and_opposite"),
     "StaleAfterReset": ("contacts", "contacts::lifted_body_reads_off_at_once"),
     "TimersPerSubstep": ("contacts", "contacts::air_time_of_a_drop"),
+}
+
+#: class -> the torque checks (``-m contacts -k torque``) that must fail, and no other
+EXPECTED_TORQUES = {
+    # the box's contacts at its COM: no lever, 0 where 0.45 / -0.2 N m are due; the feet at the knees
+    "TorquePointAtBodyOrigin": {"contacts::pushed_box_torque", "contacts::yaw_torque_balanced",
+                                "contacts::standing_quadruped_torque_balance"},
+    # -M: the yaw reads +0.2; the pushed box at the origin has M = 0 about it, so only the twist and the
+    # drifted quadruped (its COM off the origin) show it
+    "TorqueCrossSwapped": {"contacts::yaw_torque_balanced", "contacts::standing_quadruped_torque_balance"},
+    # about the body origin read as about the world origin: off by x_com x F (0.45 N m for the push)
+    "TorqueAboutBodyOrigin": {"contacts::pushed_box_torque", "contacts::standing_quadruped_torque_balance"},
 }

@@ -11,6 +11,7 @@ _DR = ("terms_listed", "targeted_env", "targeted_ids", "value_read_back", "state
 #: ``capabilities::declared_works[CAP-PROP]``: the properties each capability's exerciser records.
 DECLARED_PROPS: dict[str, tuple[str, ...]] = {
     "contacts": ("rests_on_plane",), "contact_forces": ("resting_force",), "contact_filters": ("resting_force",),
+    "contact_torques": ("resting_torque",),
     "sensors": ("framepos", "framequat", "bound_view", "bound_slices"), "body_force": ("velocity_change",),
     "body_torque": ("velocity_change",), "push": ("force_range", "acts_next_step"),
     "site_jacobian": ("shape", "jacp", "jacr", "dof_selection"), "height_scan": ("shape", "heights", "distance"),

@@ -24,9 +24,9 @@ RULES = {
     2: "dynamics, reference, coverage and reliability layers; refusals declared in UNSUPPORTED_SCENE_FEATURES "
        "(strict); KNOWN_KIT_DEVIATIONS; snapshot tiers; actuator gain values",
     3: "one property per check id (split ids, see SPLIT); non-root link velocities at the frame origin; "
-       "getters return fresh arrays in np_dtype; contact forces; MJCF touch/force/torque sensors; the reliability "
-       "checks of threads, fork, array-likes, staged forces, read-only model info, pickling, memory and malformed "
-       "files",
+       "getters return fresh arrays in np_dtype; contact forces and torques; MJCF touch/force/torque sensors; the "
+       "reliability checks of threads, fork, array-likes, staged forces, read-only model info, pickling, memory and "
+       "malformed files",
 }
 
 #: Rules that introduced each layer's checks (a ``rules(N)`` marker overrides it per check).
@@ -122,7 +122,7 @@ _reference_split()
 
 
 #: Capabilities added after kit rules 1: a check parametrized by one (``cap``) belongs to these rules.
-CAPABILITY_RULES = {"contact_forces": 3, "contact_filters": 3}
+CAPABILITY_RULES = {"contact_forces": 3, "contact_filters": 3, "contact_torques": 3}
 
 
 def rules_of(item: Any, layer: str) -> int:

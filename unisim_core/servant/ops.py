@@ -137,16 +137,19 @@ class Servant:
         return self.backend._read_model_field(term)
 
     # ------------------------------------------------------------------ handles: contacts, terrain, scanners, mocap
-    def bind_contacts(self, key: int, body_ids: Any, against_ids: Any) -> None:
-        """Bind the backend's contact-force fill once, under the caller's ``key``."""
+    def bind_contacts(self, key: int, body_ids: Any, against_ids: Any, width: int = 3) -> None:
+        """Bind the backend's contact-force fill once, under the caller's ``key``; ``width`` 6 for a
+        binding with torques (forces, then moments about the world origin)."""
+        if width not in (3, 6):
+            raise InvalidInputError(f"width: expected 3 (forces) or 6 (forces and moments), got {width!r}")
         ids = _ids(body_ids)
-        fill = self.backend._bind_contact_forces(ids, None if against_ids is None else _ids(against_ids))
-        self._handles[key] = (fill, len(ids))
+        fill = self.backend._bind_contact_fill(ids, None if against_ids is None else _ids(against_ids), width)
+        self._handles[key] = (fill, len(ids), width)
 
     def contacts(self, key: int) -> np.ndarray:
-        """``(num_envs, n, 3)`` contact forces of the bodies bound under ``key``."""
-        fill, n = self._handles[key]
-        out = np.zeros((self.backend.num_envs, n, 3))
+        """``(num_envs, n, width)`` contact forces (and moments) of the bodies bound under ``key``."""
+        fill, n, width = self._handles[key]
+        out = np.zeros((self.backend.num_envs, n, width))
         fill(out)
         return out
 

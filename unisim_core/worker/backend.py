@@ -342,10 +342,13 @@ class WorkerBackend(SimBackend):
         return self._env_order(unpack_array(self._call("get_physics_state")))
 
     def _bind_contact_forces(self, body_ids: np.ndarray, against_ids: np.ndarray | None):
-        """The worker binds the inner backend's fill once (op ``bind_contacts``); each read is one
-        ``contacts`` round trip returning ``(num_envs, n, 3)`` in engine-row order."""
-        key = self._call("bind_contacts", body_ids=body_ids.tolist(),
-                         against_ids=None if against_ids is None else against_ids.tolist())
+        """The worker binds the inner backend's fill once (op ``bind_contacts``, with ``width`` 6 for
+        a binding with torques); each read is one ``contacts`` round trip returning
+        ``(num_envs, n, width)`` in engine-row order."""
+        args = {"body_ids": body_ids.tolist(), "against_ids": None if against_ids is None else against_ids.tolist()}
+        if self._contact_fill_width != 3:  # a worker without contact_torques (Isaac Sim's) never sees width
+            args["width"] = self._contact_fill_width
+        key = self._call("bind_contacts", **args)
 
         def fill(out: np.ndarray) -> None:
             out[...] = self._env_order(unpack_array(self._call("contacts", key=key)))

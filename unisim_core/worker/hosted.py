@@ -77,10 +77,11 @@ class WorkerServant(Servant):
         k = len(env_ids)
         super().set_state(env_ids, self._slots["in_qpos"][:k].copy(), self._slots["in_qvel"][:k].copy())
 
-    def bind_contacts(self, body_ids: list[int], against_ids: list[int] | None) -> int:  # type: ignore[override]
+    def bind_contacts(self, body_ids: list[int], against_ids: list[int] | None,  # type: ignore[override]
+                      width: int = 3) -> int:
         """Returns the key ``contacts`` reads."""
         key = len(self._handles)
-        super().bind_contacts(key, body_ids, against_ids)
+        super().bind_contacts(key, body_ids, against_ids, width)
         return key
 
     def close(self) -> None:

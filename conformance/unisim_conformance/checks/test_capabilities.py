@@ -65,6 +65,7 @@ def _call(cap, kit, tmp_path):
         C.DEVICE_ARRAYS: lambda: b.get_device_arrays(),
         C.CONTACT_FORCES: lambda: b.bind_contact_forces(["base"]),
         C.CONTACT_FILTERS: lambda: b.bind_contact_forces(["base"], against=["world"]),
+        C.CONTACT_TORQUES: lambda: b.bind_contact_forces(["base"], torques=True),
     }
     return b, calls.get(cap)
 
@@ -556,8 +557,21 @@ def _contact_filters(kit, tmp_path, p):
         np.testing.assert_allclose(c.read()[0, 0], [0.0, 0.0, 9.81], atol=0.0981, err_msg="resting box vs world")
 
 
+def _contact_torques(kit, tmp_path, p):
+    """box_on_plane at rest: the contact torque about the box's COM is (0, 0, 0), 1 % of m g x 0.1 m
+    (see the contacts layer), read in np_dtype as (1, 1, 3)."""
+    b = kit.make("box_on_plane", 1)
+    c = b.bind_contact_forces(["box"], torques=True)
+    b.step(np.zeros((1, 0)), int(0.3 / b.sim_dt))
+    with p("resting_torque"):
+        t = c.read_torque()
+        assert t.shape == (1, 1, 3) and t.dtype == b.np_dtype, f"read_torque(): {t.shape} {t.dtype}"
+        np.testing.assert_allclose(t[0, 0], 0.0, atol=0.00981, err_msg="resting box contact torque about its COM")
+
+
 EXERCISERS = {
     C.CONTACTS: _contacts, C.CONTACT_FORCES: _contact_forces, C.CONTACT_FILTERS: _contact_filters,
+    C.CONTACT_TORQUES: _contact_torques,
     C.SENSORS: _sensors, C.BODY_FORCE: _body_force, C.BODY_TORQUE: _body_torque,
     C.PUSH: _push, C.SITE_JACOBIAN: _site_jacobian, C.HEIGHT_SCAN: _height_scan, C.TERRAIN: _terrain,
     C.MOCAP: _mocap, C.PRE_STEP_CONTROL: _pre_step, C.PHYSICS_SNAPSHOT: _snapshot, C.RENDER: _render,

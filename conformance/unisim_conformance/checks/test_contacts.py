@@ -1,10 +1,13 @@
-"""Layer ``contacts`` - net contact forces per body (capability ``contact_forces``) against closed forms.
+"""Layer ``contacts`` - net contact forces per body (capability ``contact_forces``) and their torques
+about each body's centre of mass (capability ``contact_torques``) against closed forms.
 
 ``bind_contact_forces`` reports the force contacts exert on each body, world frame, N, at the state
-of the last step (see ``unisim_core.contacts``). Every check has a closed-form answer from
-Newton's laws on the kit's box scenes (g = 9.81, box m = 1 kg, mu = 0.5) and the quadruped
-(12.6 kg). Tolerances are relative to the weight involved and explained per check: soft contacts
-(MuJoCo's solref) settle over ~0.1 s, and a PD-held robot still rocks after a second.
+of the last step (see ``unisim_core.contacts``); with ``torques=True``, ``read_torque()`` reports
+the torque of those forces about the body's COM, N m. Every check has a closed-form answer from
+Newton's and Euler's laws on the kit's box scenes (g = 9.81, box m = 1 kg, half-size 0.1 m,
+mu = 0.5) and the quadruped (12.6 kg). Tolerances are relative to the weight involved (the
+torques: to m g times the lever) and explained per check: soft contacts (MuJoCo's solref) settle
+over ~0.1 s, and a PD-held robot still rocks after a second.
 """
 
 from __future__ import annotations
@@ -12,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from unisim_core import Capability, InvalidInputError, UnknownNameError
+from unisim_core import Capability, InvalidInputError, InvalidTypeError, UnknownNameError, UnsupportedCapabilityError
+from unisim_core.quat import quat_apply
 
 from .._support import home_ctrl
 
@@ -20,7 +24,9 @@ pytestmark = [pytest.mark.contacts, pytest.mark.contract("1.0"), pytest.mark.req
 
 G = 9.81
 MU = 0.5
+HALF = 0.1  # box half-size, m: the lever of the box's contact torques
 FEET = ("FL_calf", "FR_calf", "RL_calf", "RR_calf")
+TORQUES = pytest.mark.requires(Capability.CONTACT_TORQUES)
 
 
 def _settled_box(kit, num_envs=2, seconds=0.1):
@@ -220,3 +226,146 @@ def test_binding_rejects_bad_input(kit):
         b.bind_contact_forces([b.model_info.body_names[0]])
     with pytest.raises(InvalidInputError, match="threshold"):
         b.bind_contact_forces(["box"], threshold=-1.0)
+    with pytest.raises(InvalidInputError, match=r"bodies: expected body ids in \[1, 2\), got \[2\]"):
+        b.bind_contact_forces([2])
+    with pytest.raises(InvalidInputError, match="bodies.*world"):
+        b.bind_contact_forces([0])
+    with pytest.raises(InvalidInputError, match="bodies: expected distinct"):
+        b.bind_contact_forces(np.array([1, 1]))
+    with pytest.raises(InvalidTypeError, match="bodies: expected all body names.*or all integer body ids"):
+        b.bind_contact_forces(["box", 1])
+    with pytest.raises(InvalidTypeError, match="torques"):
+        b.bind_contact_forces(["box"], torques=1)
+
+
+def test_bodies_by_integer_id(kit):
+    """Bodies bound by integer id (``get_body_ids``' ids, or ``range(1, num_bodies)`` for models
+    with unnamed bodies) read exactly what the same bodies bound by name read, in the order given."""
+    b = kit.make("quadruped", 1)
+    q0 = np.asarray(b.get_keyframe_qpos("home"), dtype=np.float64)[None]
+    b.set_state(np.array([0]), q0, np.zeros((1, b.nv)))
+    by_name = b.bind_contact_forces(list(FEET[::-1]))
+    by_id = b.bind_contact_forces(b.get_body_ids(list(FEET[::-1])))
+    by_range = b.bind_contact_forces(range(1, b.num_bodies))
+    b.step(home_ctrl(b), 50)
+    assert by_id.body_names == FEET[::-1], f"names of bodies bound by id: {by_id.body_names}"
+    np.testing.assert_array_equal(by_id.read(), by_name.read(), err_msg="bound by id vs by name")
+    ids = b.get_body_ids(list(FEET[::-1])) - 1
+    np.testing.assert_array_equal(by_range.read()[:, ids], by_name.read(), err_msg="range(1, num_bodies)")
+
+
+# ---------------------------------------------------------------------------------- torques
+def _com_w(b, ids):
+    """``(num_envs, n, 3)`` world COM of ``ids``: frame position + frame rotation of the body's ipos."""
+    ipos = b.get_body_ipos().astype(np.float64)[ids]
+    return b.get_body_pos_w(ids).astype(np.float64) + quat_apply(b.get_body_quat_w(ids).astype(np.float64), ipos)
+
+
+def _pushed_box_torque(kit, force, torque, seconds=0.15, k=2):
+    """box_on_plane settled 0.05 s, then the wrench (force at the COM, torque) staged before every
+    step of ``k`` substeps for ``seconds``; the mean contact force and torque over every other read
+    of the last half, and the box's displacement."""
+    b = _settled_box(kit, 1, 0.05)
+    box = b.get_body_ids(["box"])
+    c = b.bind_contact_forces(["box"], torques=True)
+    start = b.get_base_pos().astype(np.float64)[0]
+    n = int(round(seconds / (k * b.sim_dt)))
+    forces, torques = [], []
+    for i in range(n):
+        b.apply_body_force(box, np.array([[force]], dtype=np.float64), np.array([[torque]], dtype=np.float64))
+        b.step(np.zeros((1, b.num_actuators)), k)
+        if i >= n // 2 and i % 2:
+            forces.append(c.read().astype(np.float64)[0, 0])
+            torques.append(c.read_torque().astype(np.float64)[0, 0])
+    moved = b.get_base_pos().astype(np.float64)[0] - start
+    return np.mean(forces, axis=0), np.mean(torques, axis=0), moved
+
+
+@TORQUES
+def test_resting_box_torque(kit, record_property):
+    """box_on_plane after 0.1 s at rest: the floor's forces balance the weight, which acts at the
+    COM, so their torque about the COM is (0, 0, 0), in both envs (contact points in the contract's
+    world frame: an engine that spaces its envs apart must not leak the spacing into the moment).
+    Tolerance 1 % of m g x 0.1 m (0.0098 N m, the torque of a 1 % shift of the support point over
+    the half-size; MuJoCo: 1.7e-7 N m)."""
+    b = _settled_box(kit)
+    c = b.bind_contact_forces(["box"], torques=True)
+    t = c.read_torque()
+    assert t.shape == (2, 1, 3) and t.dtype == np.dtype(kit.dtype), f"read_torque(): {t.shape} {t.dtype}"
+    t = t.astype(np.float64)
+    record_property("resting_box_torque_Nm", t[0, 0].tolist())
+    np.testing.assert_allclose(t[:, 0], 0.0, atol=0.01 * G * HALF,
+                               err_msg="contact torque about a resting box's COM: (0, 0, 0) N m")
+
+
+@TORQUES
+@pytest.mark.requires(Capability.BODY_FORCE, Capability.BODY_TORQUE)
+def test_pushed_box_torque(kit, record_property):
+    """box_on_plane pushed along +x at its bottom face below the friction limit (as
+    ``friction_force_within_cone``: F = (4.5, 0, 0) N at the COM plus (0, -0.45, 0) N m), for
+    0.15 s in steps of 2 substeps, read every other step of the last half: static equilibrium,
+    so the contacts' torque about the COM cancels the applied one, mean (0, +0.45, 0) N m (friction
+    -4.5 N acting 0.1 m below the COM, and the normal forces centred under it). Tolerance 2 % of
+    m g x 0.1 m (0.0196 N m; MuJoCo: exact to 1e-6 N m, the box creeps 0.4 mm). A contact point
+    taken at the body's origin reads 0; a moment of the reaction reads -0.45."""
+    f, t, moved = _pushed_box_torque(kit, [4.5, 0.0, 0.0], [0.0, -0.45, 0.0])
+    record_property("pushed_box_torque_Nm", t.tolist())
+    assert np.hypot(moved[0], moved[1]) < 0.01, f"box moved {moved[:2]} m under a push below the limit"
+    np.testing.assert_allclose(t, [0.0, 0.45, 0.0], atol=0.02 * G * HALF,
+                               err_msg="static equilibrium: mean contact torque about the COM = (0, +0.45, 0) N m")
+
+
+@TORQUES
+@pytest.mark.requires(Capability.BODY_TORQUE)
+def test_yaw_torque_balanced(kit, record_property):
+    """box_on_plane with an applied yaw torque (0, 0, 0.2) N m, below the limit of its corner
+    friction (mu m g x 0.1 sqrt(2) = 0.69 N m): static friction at the contact points twists back,
+    mean contact torque about the COM (0, 0, -0.2) N m (same schedule as ``pushed_box_torque``).
+    Tolerance 2 % of m g x 0.1 m (0.0196 N m; MuJoCo: exact to 2e-7 N m). An engine that reports
+    each contact pair's force at one point has no twist and reads 0."""
+    f, t, moved = _pushed_box_torque(kit, [0.0, 0.0, 0.0], [0.0, 0.0, 0.2])
+    record_property("yaw_box_torque_Nm", t.tolist())
+    np.testing.assert_allclose(t, [0.0, 0.0, -0.2], atol=0.02 * G * HALF,
+                               err_msg="static equilibrium: mean contact torque about the COM = (0, 0, -0.2) N m")
+
+
+@TORQUES
+def test_standing_quadruped_torque_balance(kit, record_property):
+    """quadruped at ``home`` held by its PD servos (as ``standing_quadruped_weight``): gravity acts
+    at the robot's COM c and internal torques cancel, so the contact torques of every body about c,
+    sum_b tau_b + (x_com_b - c) x F_b, equal the rate of the robot's angular momentum about c, ~0
+    for a standing robot. Averaged over 0.2-0.5 s, read every 10 substeps. Tolerance 5 % of
+    M g x 0.188 m (the feet's lever along x): 1.16 N m; MuJoCo reads (0, +0.43, 0) N m over this
+    window, the base's sway about y (the same sway as the feet's +7.3 N along x)."""
+    b = kit.make("quadruped", 1)
+    q0 = np.asarray(b.get_keyframe_qpos("home"), dtype=np.float64)[None]
+    b.set_state(np.array([0]), q0, np.zeros((1, b.nv)))
+    ids = np.arange(1, b.num_bodies)
+    c = b.bind_contact_forces(ids, torques=True)
+    mass = b.get_body_mass().astype(np.float64)[ids]
+    ctrl, k = home_ctrl(b), 10
+    b.step(ctrl, int(round(0.2 / b.sim_dt)))
+    samples = []
+    for _ in range(int(round(0.3 / (k * b.sim_dt)))):
+        b.step(ctrl, k)
+        f, t = c.read().astype(np.float64)[0], c.read_torque().astype(np.float64)[0]
+        x = _com_w(b, ids)[0]
+        centre = mass @ x / mass.sum()
+        samples.append((t + np.cross(x - centre, f)).sum(axis=0))
+    total = np.mean(samples, axis=0)
+    lever = 0.1881  # the feet's distance from the base's centre along x (quadruped.xml)
+    record_property("quadruped_torque_about_com_Nm", total.tolist())
+    assert np.linalg.norm(total) <= 0.05 * float(mass.sum()) * G * lever, \
+        f"mean contact torque about the robot's COM {total} N m, expected ~0 (5 % of M g x {lever} m)"
+
+
+def test_torque_binding_rejects_bad_input(kit):
+    """``torques=True`` without ``contact_torques`` raises ``UnsupportedCapabilityError`` naming
+    it (nothing bound); ``read_torque()`` on a binding made without torques raises
+    ``InvalidInputError`` naming ``torques``."""
+    b = kit.make("box_on_plane", 1)
+    if Capability.CONTACT_TORQUES not in kit.caps:
+        with pytest.raises(UnsupportedCapabilityError, match="contact_torques"):
+            b.bind_contact_forces(["box"], torques=True)
+    with pytest.raises(InvalidInputError, match="torques"):
+        b.bind_contact_forces(["box"]).read_torque()

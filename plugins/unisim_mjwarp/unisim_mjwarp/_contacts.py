@@ -40,6 +40,6 @@ class MjwarpContactFill:
             if wrench:
                 d.xfrc_applied.zero_()
         be._acc_fresh = not wrench  # acceleration-stage sensors are current only without the wrench
-        world, geom, force = mjwarp_contact_list(d, self._pyramidal)
+        world, geom, force, pos = mjwarp_contact_list(d, self._pyramidal)
         pair = self._geom_body[geom]
-        self._sums.add(out, world, pair[:, 0], pair[:, 1], force)
+        self._sums.add(out, world, pair[:, 0], pair[:, 1], force, pos)

@@ -17,7 +17,7 @@ CAPABILITIES = frozenset({
     Capability.PUSH, Capability.SITE_JACOBIAN, Capability.MOCAP, Capability.PRE_STEP_CONTROL,
     Capability.PHYSICS_SNAPSHOT, Capability.INIT_RANDOMIZATION, Capability.INTERVAL_RANDOMIZATION,
     Capability.RESET_RANDOMIZATION, Capability.DEVICE_ARRAYS, Capability.CONTACT_FORCES,
-    Capability.CONTACT_FILTERS,
+    Capability.CONTACT_FILTERS, Capability.CONTACT_TORQUES,
 })
 __all__ = ["CAPABILITIES", "INIT_TERMS", "INTERVAL_TERMS", "RESET_TERMS", "unisim_backend_spec", "unisim_diagnostics",
            "unisim_raw_stepper", "unisim_step_cost_probe"]

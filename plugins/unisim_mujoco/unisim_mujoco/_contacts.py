@@ -5,8 +5,10 @@ the arena of a per-thread MjData), so a read copies each env's state into one sc
 with the wrenches that acted during the last step (the contract clears them after it), runs
 ``mj_forwardSkip`` (collision and constraint solve at the state the step reached, sensors
 skipped: what ``mj_forward`` computes for a ``<touch>`` sensor) and sums ``mj_contactForce``'s
-forces, rotated from each contact frame to the world, per body. Cost: one forward per env per
-read.
+forces, rotated from each contact frame to the world, per body; a binding with torques also sums
+their moments about the world origin at each contact's point (``d.contact.pos``, the middle of the
+penetration, where ``mj_rnePostConstraint`` applies the force for ``cfrc_ext``). Cost: one forward
+per env per read.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ class MujocoContactFill:
 
     def __call__(self, out: np.ndarray) -> None:
         b, d = self._backend.batch, self._data
-        parts: list[tuple] = []  # per env with contacts: (env, geom, frame, efc_address, dim, friction, efc_force)
+        parts: list[tuple] = []  # per env with contacts: (env, geom, frame, efc_address, dim, friction, efc_force, pos)
         offset = 0
         expanded = any(b.expanded(f) is not None for f in self._fields)
         wrench = self._backend._last_wrench
@@ -55,16 +57,16 @@ class MujocoContactFill:
                 adr = c.efc_address[:n].astype(np.int64)
                 parts.append((np.full(n, i), c.geom[:n].copy(), c.frame[:n].copy(),
                               np.where(adr >= 0, adr + offset, -1), c.dim[:n].copy(), c.friction[:n].copy(),
-                              d.efc_force[:d.nefc].copy()))
+                              d.efc_force[:d.nefc].copy(), c.pos[:n].copy()))
                 offset += d.nefc
         if not parts:
             return
-        env, geom, frame, adr, dim, friction, efc = (np.concatenate(x) for x in zip(*parts))
+        env, geom, frame, adr, dim, friction, efc, pos = (np.concatenate(x) for x in zip(*parts))
         rows = np.where(adr[:, None] >= 0, adr[:, None] + self._edges, -1)
         force = mujoco_contact_forces(frame, rows, dim, friction, efc, self._pyramidal)
         keep = (geom >= 0).all(axis=1)  # flex contacts carry geom -1: not a body's
         pair = self._geom_body[geom[keep]]
-        self._sums.add(out, env[keep], pair[:, 0], pair[:, 1], force[keep])
+        self._sums.add(out, env[keep], pair[:, 0], pair[:, 1], force[keep], pos[keep])
 
     def _model_of(self, b, i: int) -> mujoco.MjModel:
         """Env ``i``'s model with its randomized fields."""

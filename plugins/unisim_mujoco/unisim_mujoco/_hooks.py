@@ -18,7 +18,7 @@ CAPABILITIES = frozenset({
     Capability.MOCAP, Capability.PRE_STEP_CONTROL, Capability.PHYSICS_SNAPSHOT,
     Capability.VIDEO_CAPTURE, Capability.PLAYBACK, Capability.INIT_RANDOMIZATION,
     Capability.INTERVAL_RANDOMIZATION, Capability.RESET_RANDOMIZATION, Capability.CONTACT_FORCES,
-    Capability.CONTACT_FILTERS,
+    Capability.CONTACT_FILTERS, Capability.CONTACT_TORQUES,
 })
 STATE_TERMS = frozenset({"root_lin_vel_delta", "root_ang_vel_delta", "body_force", "body_torque"})
 INIT_TERMS = frozenset(MODEL_TERMS)

@@ -32,6 +32,6 @@ class NewtonContactFill:
         self._sums = ContactSums(body_ids, against_ids, len(lay.body_src))
 
     def __call__(self, out: np.ndarray) -> None:
-        world, geom, force = mjwarp_contact_list(self._solver.mjw_data, self._pyramidal)
+        world, geom, force, pos = mjwarp_contact_list(self._solver.mjw_data, self._pyramidal)
         pair = self._geom_body[geom]
-        self._sums.add(out, world, pair[:, 0], pair[:, 1], force)
+        self._sums.add(out, world, pair[:, 0], pair[:, 1], force, pos)

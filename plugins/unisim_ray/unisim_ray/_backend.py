@@ -386,9 +386,10 @@ class RayBackend(ShardCalls, SimBackend):
         return _RayMocapBinding(self, key, self._inner_info.body_names[body_id])
 
     def _bind_contact_forces(self, body_ids: np.ndarray, against_ids: np.ndarray | None):
-        """Every shard binds its inner backend's fill (a recorded handle); a read gathers the shards' rows."""
+        """Every shard binds its inner backend's fill (a recorded handle; ``width`` 6 for a binding with
+        torques); a read gathers the shards' rows."""
         key = next(self._handle_keys)
-        self._handle("bind_contact_forces", "bind_contacts", (key, body_ids, against_ids))
+        self._handle("bind_contact_forces", "bind_contacts", (key, body_ids, against_ids, self._contact_fill_width))
 
         def fill(out: np.ndarray) -> None:
             out[...] = _cat(self._fanout("contact forces", "contacts", lambda k, a, b: (key,)))
