@@ -63,7 +63,8 @@ def test_contact_report_on_a_body_under_an_instanceable_reference_fails_closed()
 @pytest.mark.parametrize("lab", [2, 3])
 def test_worker_maps_contact_forces_onto_the_contact_sensor(lab, monkeypatch):
     """box_on_plane (1 kg) in 3 envs: envs 0 and 2 resting read (0, 0, m g), env 1 lifted reads 0;
-    contact state follows; a filtered binding is refused (contact_filters is not declared)."""
+    contact state follows; a filtered binding is refused (contact_filters is not declared), and so is
+    one with torques (contact_torques); a body bound by id reads what it reads bound by name."""
     import sys
 
     from isaacsim_testing.stub_sdk import LAB_ENV
@@ -88,6 +89,11 @@ def test_worker_maps_contact_forces_onto_the_contact_sensor(lab, monkeypatch):
         assert c.in_contact()[:, 0].tolist() == [True, False, True]
         with pytest.raises(UnsupportedCapabilityError, match="contact_filters"):
             b.bind_contact_forces(["box"], against=["world"])
+        # net forces without points (ContactSensor's net_forces_w): no torques, refused by name
+        assert "contact_torques" not in {c.value for c in b.capabilities}
+        with pytest.raises(UnsupportedCapabilityError, match="contact_torques"):
+            b.bind_contact_forces(["box"], torques=True)
+        np.testing.assert_array_equal(b.bind_contact_forces(b.get_body_ids(["box"])).read(), c.read())  # by id
     finally:
         b.close()
     assert os.environ.get(LAB_ENV) == str(lab)

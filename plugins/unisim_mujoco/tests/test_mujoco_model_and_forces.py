@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from mujoco_testutil import QUADRUPED, kit
+from mujoco_testutil import QUADRUPED, home_ctrl, kit
 
 import unisim_core
 from unisim_core.capabilities import Capability
@@ -126,3 +126,64 @@ def test_render_is_unsupported(make):
     sim = make(QUADRUPED)
     with pytest.raises(NotImplementedError, match="render"):
         sim.render()
+
+
+def test_contact_torques_are_mujocos_cfrc_ext(make):
+    """The quadruped under random controls (3 envs, 0.3 s): for every body, the contract's contact
+    force F and torque about the COM give MuJoCo's own cfrc_ext, [tau_com + (x_com - subtree_com of
+    the root) x F, F], computed by mj_forward + mj_rnePostConstraint on each env's state (the
+    quadruped's contacts are condim 3, no torsional friction; every body has a joint, so none is
+    welded to its parent)."""
+    import mujoco
+
+    sim = make(QUADRUPED, 3)
+    sim.set_state(np.arange(3), np.tile(sim.get_keyframe_qpos("home"), (3, 1)), np.zeros((3, sim.nv)))
+    ids = np.arange(1, sim.num_bodies)
+    c = sim.bind_contact_forces(ids, torques=True)
+    rng = np.random.default_rng(0)
+    d = mujoco.MjData(sim.model)
+    contacts = 0
+    for _ in range(3):
+        sim.step(home_ctrl(sim) + rng.uniform(-0.3, 0.3, (3, sim.num_actuators)), 50)
+        f, t = c.read(), c.read_torque()
+        com = sim.get_body_pos_w(ids) + unisim_core.quat.quat_apply(sim.get_body_quat_w(ids), sim.get_body_ipos()[ids])
+        for i in range(3):
+            sim.batch.get_data(i, d)
+            mujoco.mj_forward(sim.model, d)
+            mujoco.mj_rnePostConstraint(sim.model, d)
+            contacts += d.ncon
+            centre = d.subtree_com[sim.model.body_rootid[ids]]
+            want = d.cfrc_ext[ids]
+            np.testing.assert_allclose(f[i], want[:, 3:], rtol=1e-9, atol=1e-9 * np.abs(want).max())
+            np.testing.assert_allclose(t[i] + np.cross(com[i] - centre, f[i]), want[:, :3], rtol=1e-9,
+                                       atol=1e-9 * np.abs(want).max())
+    assert contacts >= 20, contacts
+
+
+
+def test_contact_torque_about_a_randomized_com(make, tmp_path):
+    """A 1 kg box (half-size 0.1) resting on a plane, 2 envs; env 0's COM moved to (0.03, 0, 0)
+    in the box frame by init randomization after binding: the floor's support shifts under the new
+    COM, so the torque about the COM stays (0, 0, 0) while the moment about the box's centre
+    becomes (0.03, 0, -0.1) x (0, 0, m g) = (0, -0.294, 0) N m; env 1 is unchanged. (The COM
+    starts 1 mm off-centre: MuJoCo refuses to move the COM of a body compiled as "simple".)"""
+    from unisim_core.randomization import InitRandomizationPlan, RandomizationOp
+
+    xml = tmp_path / "box.xml"
+    xml.write_text("""<mujoco><option timestep="0.002"/><worldbody>
+      <geom name="floor" type="plane" size="5 5 0.1" friction="0.5"/>
+      <body name="box" pos="0 0 0.1"><freejoint/>
+        <inertial pos="0.001 0 0" mass="1" diaginertia="0.0067 0.0067 0.0067"/>
+        <geom type="box" size="0.1 0.1 0.1" friction="0.5" mass="0"/></body>
+    </worldbody></mujoco>""")
+    sim = make(xml, 2)
+    c = sim.bind_contact_forces(["box"], torques=True)
+    sim.step(np.zeros((2, 0)), 50)
+    np.testing.assert_allclose(c.read_torque(), 0.0, atol=1e-4)
+    sim.apply_init_randomization(InitRandomizationPlan([RandomizationOp(
+        term="body_com_offset", values=[[[0.03, 0.0, 0.0]]], env_ids=[0], target_ids=[1])]))
+    sim.step(np.zeros((2, 0)), 250)
+    t, f = c.read_torque()[:, 0], c.read()[:, 0]
+    np.testing.assert_allclose(t, 0.0, atol=1e-4)
+    offset = np.array([[0.03, 0.0, 0.0], [0.001, 0.0, 0.0]])  # COM - centre (the box stays upright)
+    np.testing.assert_allclose(t + np.cross(offset, f), [[0, -0.03 * 9.81, 0], [0, -0.001 * 9.81, 0]], atol=2e-3)
