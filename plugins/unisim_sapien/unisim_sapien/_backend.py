@@ -80,6 +80,16 @@ class SapienBackend(SimBackend):
             "PhysX's contact reports carry the normal impulse only (PxContactPairPoint.impulse has no friction "
             "part): a box held by static friction against a 4.5 N push reads a tangential force of 1.2e-6 N; "
             "normal forces, contact state and air time pass their checks"),
+        "contacts::pushed_box_torque": (
+            "normal impulses only (as friction_force_within_cone): the moments of the normal forces are exact, "
+            "friction's are missing; the box pushed at its bottom face reads (4.0e-5, -1.4e-4, 0) N m where the "
+            "friction 0.1 m below the COM gives (0, 0.45, 0)"),
+        "contacts::yaw_torque_balanced": (
+            "normal impulses only: the twist that holds the box against a 0.2 N m yaw torque is friction's, read "
+            "as -5.8e-12 N m where -0.2 is due"),
+        "contacts::standing_quadruped_torque_balance": (
+            "normal impulses only: the feet's friction against the base's sway along x (7.3 N, 0.27 m below the "
+            "COM) is missing from the sum, which reads (0, 2.16, 0) N m against a tolerance of 1.16"),
         "capabilities::declared_works[physics_snapshot-restore_reads]": (
             "state tier: a restore writes the packed engine state back (qpos/qvel bit for bit), but PhysX recomputes "
             "the link poses from it by forward kinematics: body positions and velocities differ from those when the "
@@ -396,9 +406,11 @@ class SapienBackend(SimBackend):
 
     # ------------------------------------------------------------------ contacts
     def _bind_contact_forces(self, body_ids: np.ndarray, against_ids: np.ndarray | None):
-        """Net contact forces from PhysX's contact reports of the last substep: per contact pair, the
-        summed point impulses (on the pair's first body) over ``sim_dt``; static shapes and the
-        anchor link of a jointed world child are the world (body 0)."""
+        """Net contact forces from PhysX's contact reports of the last substep: per contact point, its
+        impulse (on the pair's first body) over ``sim_dt``, at its world position (a binding with
+        torques sums each point's moment about the world origin, ``p x impulse / dt``, not the pair's
+        summed impulse at one point); static shapes and the anchor link of a jointed world child
+        are the world (body 0)."""
         sums = ContactSums(body_ids, against_ids, len(self._com))
 
         def body_of(component) -> int:
@@ -406,19 +418,21 @@ class SapienBackend(SimBackend):
             return int(name[1:]) if name[:1] == "b" and name[1:].isdigit() else 0
 
         def fill(out: np.ndarray) -> None:
-            env, first, second, impulse = [], [], [], []
+            env, first, second, impulse, position = [], [], [], [], []
             for i, system in enumerate(self._systems):
                 for contact in system.get_contacts():
                     points = contact.points
                     if points:
                         a, b = contact.bodies
-                        env.append(i)
-                        first.append(body_of(a))
-                        second.append(body_of(b))
-                        impulse.append(np.sum([p.impulse for p in points], axis=0))
+                        k = len(points)
+                        env += [i] * k
+                        first += [body_of(a)] * k
+                        second += [body_of(b)] * k
+                        impulse += [p.impulse for p in points]
+                        position += [p.position for p in points]
             if env:
                 sums.add(out, np.array(env), np.array(second), np.array(first),
-                         np.array(impulse, dtype=np.float64) / self.sim_dt)
+                         np.array(impulse, dtype=np.float64) / self.sim_dt, np.array(position, dtype=np.float64))
 
         return fill
 
