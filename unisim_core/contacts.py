@@ -179,7 +179,6 @@ class ContactForceBinding:
         self._raw = np.zeros((n, k, 6 if torques else 3))
         self._out = np.zeros((n, k, 3), dtype=backend.np_dtype)
         self._torque = np.zeros((n, k, 3), dtype=backend.np_dtype) if torques else None
-        self._com_offsets: tuple[int, np.ndarray] | None = None  # (backend's COM generation, offsets)
         self._contact = np.zeros((n, k), dtype=bool)
         self._fresh = False  # _out holds the current state's forces
         self._torque_fresh = False  # _torque holds the current state's torques
@@ -218,20 +217,10 @@ class ContactForceBinding:
         self.read()
         if not self._torque_fresh:
             raw = self._raw
-            com = self._com_w()
+            com = self._backend._body_com_w(self.body_ids)
             self._torque[...] = raw[..., 3:] - np.cross(com, raw[..., :3])
             self._torque_fresh = True
         return self._torque
-
-    def _com_w(self) -> np.ndarray:
-        """``(num_envs, n, 3)`` float64 world position of each bound body's centre of mass."""
-        b, ids = self._backend, self.body_ids
-        generation = b._com_generation
-        if self._com_offsets is None or self._com_offsets[0] != generation:
-            self._com_offsets = (generation, b._body_com_offsets(ids))
-        pos = np.asarray(b._body_pos_w(ids), dtype=np.float64)
-        quat = np.asarray(b._body_quat_w(ids), dtype=np.float64)
-        return pos + Q.quat_apply(quat, np.broadcast_to(self._com_offsets[1], pos.shape))
 
     def in_contact(self) -> np.ndarray:
         """``(num_envs, n)`` bool: ``|F| > threshold``."""
@@ -328,12 +317,20 @@ class ContactSensing:
         finally:
             self.__dict__.pop("_contact_fill_width", None)
 
-    def _body_com_offsets(self, body_ids: np.ndarray) -> np.ndarray:
-        """COM of ``body_ids`` in their body frames, m: ``(num_envs, n, 3)`` once ``body_com_offset``
-        was randomized, else the nominal ``(n, 3)``."""
-        if self._com_generation:
-            return np.asarray(self._read_model_field("body_com_offset"), dtype=np.float64)[:, body_ids]
-        return np.asarray(self.model_info.body_ipos, dtype=np.float64)[body_ids]
+    def _body_com_w(self, body_ids: np.ndarray) -> np.ndarray:
+        """``(num_envs, n, 3)`` float64 world position of the centre of mass of ``body_ids`` at the
+        current state: the body frame's pose applied to its COM offset (``body_ipos``, or the
+        randomized ``body_com_offset`` once one was written; read once per write)."""
+        cache = self.__dict__.get("_com_offsets")
+        if cache is None or cache[0] != self._com_generation:
+            if self._com_generation:
+                offsets = np.asarray(self._read_model_field("body_com_offset"), dtype=np.float64)
+            else:
+                offsets = np.asarray(self.model_info.body_ipos, dtype=np.float64)
+            cache = self._com_offsets = (self._com_generation, offsets)
+        pos = np.asarray(self._body_pos_w(body_ids), dtype=np.float64)
+        quat = np.asarray(self._body_quat_w(body_ids), dtype=np.float64)
+        return pos + Q.quat_apply(quat, np.broadcast_to(cache[1][..., body_ids, :], pos.shape))
 
     def bind_contact_forces(self, bodies: Sequence[str] | Sequence[int] | np.ndarray, *,
                             against: Sequence[str] | Sequence[int] | np.ndarray | None = None,

@@ -221,3 +221,41 @@ def test_getters_do_not_perturb_dynamics(make):
         a.get_sensor_data("imu_pos")
         c.step(ctrl, 2)
     assert np.array_equal(a.get_qpos(), c.get_qpos())
+
+
+def test_contact_torque_is_the_reports_moment_about_the_com(tmp_path):
+    """A 1 kg box (half-size 0.1) at (1, 2) with its COM 3 cm off the link origin, 2 envs, pushed
+    along +x at its bottom face (4.5 N at the origin, which lies at the COM's height, plus
+    (0, -0.45, 0) N m) in env 0 only: static friction 0.1 m below the COM, so the contact torque
+    about the COM is (0, +0.45, 0) N m in env 0 and (0, 0, 0) at rest in env 1. The report's
+    moment about the COM reaches the contract unchanged through the fill's moment about the world
+    origin (the box is 2.2 m from it: a wrong origin or COM would show as metres x newtons)."""
+    import warnings
+
+    from unisim_core import SceneCfg
+    from unisim_motrix import MotrixBackend, MotrixModellingWarning
+
+    xml = tmp_path / "box.xml"
+    xml.write_text("""<mujoco><option timestep="0.002"/><worldbody>
+      <geom name="floor" type="plane" size="5 5 0.1" friction="0.5 0.005 0.0001" condim="3"/>
+      <body name="box" pos="1 2 0.1"><freejoint/>
+        <inertial pos="0.03 0 0" mass="1" diaginertia="0.0066667 0.0066667 0.0066667"/>
+        <geom type="box" size="0.1 0.1 0.1" friction="0.5 0.005 0.0001" condim="3" mass="0"/></body>
+    </worldbody></mujoco>""")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MotrixModellingWarning)
+        b = MotrixBackend(SceneCfg(str(xml)), 2, 0.002)
+    try:
+        c = b.bind_contact_forces(["box"], torques=True)
+        b.step(np.zeros((2, 0)), 25)
+        samples = []
+        for i in range(38):
+            b.apply_body_force(np.array([1]), np.array([[[4.5, 0, 0]], [[0, 0, 0]]]),
+                               np.array([[[0, -0.45, 0]], [[0, 0, 0]]]))
+            b.step(np.zeros((2, 0)), 2)
+            if i >= 19 and i % 2:
+                samples.append(c.read_torque()[:, 0].astype(np.float64))
+                np.testing.assert_allclose(samples[-1], c._fill._buf[:, 0, 3:], atol=2e-5)  # the report's own
+        np.testing.assert_allclose(np.mean(samples, axis=0), [[0, 0.45, 0], [0, 0, 0]], atol=0.005)
+    finally:
+        b.close()

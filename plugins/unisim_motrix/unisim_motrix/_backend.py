@@ -72,7 +72,7 @@ class MotrixBackend(SimBackend):
         Capability.CONTACTS, Capability.SENSORS, Capability.BODY_FORCE, Capability.BODY_TORQUE, Capability.PUSH,
         Capability.SITE_JACOBIAN, Capability.HEIGHT_SCAN, Capability.TERRAIN, Capability.PRE_STEP_CONTROL,
         Capability.INIT_RANDOMIZATION, Capability.INTERVAL_RANDOMIZATION,
-        Capability.RESET_RANDOMIZATION, Capability.CONTACT_FORCES,
+        Capability.RESET_RANDOMIZATION, Capability.CONTACT_FORCES, Capability.CONTACT_TORQUES,
     })
     INIT_TERMS = _SUPPORTED_MODEL_TERMS
     INTERVAL_TERMS = _SUPPORTED_MODEL_TERMS | _STATE_AND_FORCE_TERMS
