@@ -185,3 +185,27 @@ def test_option_solver_pgs_is_refused_by_name(make, tmp_path):
     with pytest.raises(UnsupportedCapabilityError) as info:
         make(path)
     assert info.value.capability == "option_solver" and "'PGS'" in str(info.value)
+
+
+FRC_RANGE = ('<mujoco><worldbody><body name="a" pos="0 0 1"><joint name="j" type="hinge" axis="0 1 0" '
+             'actuatorfrcrange="{range}"/><inertial pos="0 0 -0.5" mass="1" diaginertia="0.01 0.01 0.01"/></body>'
+             '</worldbody><actuator><motor name="m" joint="j" gear="2" ctrlrange="-10 10"/></actuator></mujoco>')
+
+
+def test_joint_actuatorfrcrange_loads_and_clamps_as_in_mujoco(make, tmp_path):
+    """A joint's ``actuatorfrcrange`` (pal_talos, booster_t1, pal_tiago...): Newton keeps it on the
+    joint (``jnt_actfrcrange``), ``mjcf_lite`` folds it into the actuator's forcerange; the plugin
+    compares the two as one limit (it refused every such scene as ``actuator_forcerange`` before).
+    u = 5 at gear 2 asks 10 N·m, the joint gets 3: qvel after one step is 3 / I. Newton makes the range
+    symmetric (max |bound|), so an asymmetric one is refused by name."""
+    path = tmp_path / "frc.xml"
+    path.write_text(FRC_RANGE.format(range="-3 3"))
+    b = make(path, num_envs=1, sim_dt=0.001)
+    b.step(np.array([[5.0]]), 1)
+    inertia = 0.01 + 1.0 * 0.5**2
+    np.testing.assert_allclose(b.get_qvel()[0, 0], 0.001 * 3.0 / inertia, rtol=2e-3)
+    path.write_text(FRC_RANGE.format(range="-1 3"))
+    with pytest.raises(UnsupportedCapabilityError) as info:
+        make(path)
+    assert info.value.capability == "joint_actuatorfrcrange" and "[-3.0, 3.0]" in str(info.value)
+

@@ -152,19 +152,28 @@ def _template(path: str, lite: LiteModel) -> tuple[newton.ModelBuilder, Layout]:
                                     ("joint_stiffness", "stiffness", b.joint_stiffness[ds]),
                                     ("joint_stiffness", "springref", b.joint_rest_q[qs])):  # per coordinate
             _check_close(feature, path, f"joint {name!r} {key}", value, j[key])
+        frc = j["actuatorfrcrange"]
+        if np.isfinite(frc).any():  # the importer keeps max |bound| as a symmetric effort limit (jnt_actfrcrange)
+            effort = float(b.joint_effort_limit[ds])
+            _check_close("joint_actuatorfrcrange", path, f"joint {name!r} actuatorfrcrange", [-effort, effort], frc)
     layout = Layout(q_src=q_src, qd_src=qd_src, body_src=body_src, free=tuple(free), coords=b.joint_coord_count,
                     dofs=b.joint_dof_count, bodies=b.body_count, actuators=len(lite.actuators))
     return b, layout
 
 
-def _check_actuators(model: newton.Model, lite: LiteModel, path: str) -> None:
-    """Gear, ranges and PD gains of the importer's actuators (world 0's rows) against the file."""
+def _check_actuators(model: newton.Model, lite: LiteModel, layout: Layout, path: str) -> None:
+    """Gear, ranges and PD gains of the importer's actuators (world 0's rows) against the file.
+
+    ``mjcf_lite`` folds a joint's ``actuatorfrcrange`` into its one actuator's forcerange; the importer
+    keeps it on the joint (its effort limit, ``jnt_actfrcrange`` in SolverMuJoCo, checked in
+    ``_template``), so the engine's forcerange is compared after the same fold."""
     mj, A = model.mujoco, lite.actuators
     nu = len(A)
     if not nu:
         return
     gear = mj.actuator_gear.numpy()[:nu, 0]
     _check_close("actuator_gear", path, "actuator gears", gear, [a["gear"] for a in A])
+    effort = model.joint_effort_limit.numpy()[:layout.dofs]
     for key, table, flag in (("ctrlrange", mj.actuator_ctrlrange, mj.actuator_ctrllimited),
                              ("forcerange", mj.actuator_forcerange, mj.actuator_forcelimited)):
         want = np.array([a[key] for a in A], dtype=np.float64)
@@ -172,10 +181,18 @@ def _check_actuators(model: newton.Model, lite: LiteModel, path: str) -> None:
         has = (mj.actuator_has_ctrlrange if key == "ctrlrange" else mj.actuator_has_forcerange).numpy()[:nu]
         flags = flag.numpy()[:nu]  # 0 false, 1 true, 2 auto (limited when a range is given)
         got_limited = (flags == 1) | ((flags == 2) & (has != 0))
+        got = np.where(got_limited[:, None], table.numpy()[:nu].astype(np.float64), [-np.inf, np.inf])
+        for i, a in enumerate(A if key == "forcerange" else ()):
+            joint = lite.joints[a["joint"]]
+            if np.isfinite(joint["actuatorfrcrange"]).any() and gear[i] != 0:  # mjcf_lite's fold, on Newton's limit
+                e = float(effort[layout.qd_src[joint["dofadr"]]])
+                lo, hi = sorted(np.array([-e, e]) / gear[i])
+                got[i] = [max(got[i, 0], lo), min(got[i, 1], hi)]
+        got_limited = np.isfinite(got).all(axis=1)
         if (got_limited != limited).any():
             raise _refuse(f"actuator_{key}", path, f"limits actuators {got_limited.tolist()} by {key}, "
                           f"the file {limited.tolist()}")
-        _check_close(f"actuator_{key}", path, f"actuator {key}s", table.numpy()[:nu][limited], want[limited])
+        _check_close(f"actuator_{key}", path, f"actuator {key}s", got[limited], want[limited])
     gain, bias = mj.actuator_gainprm.numpy()[:nu], mj.actuator_biasprm.numpy()[:nu]
     kind = np.array([a["kind"] for a in A])
     kp = np.where(kind == "velocity", 0.0, np.where(kind == "position", gain[:, 0], 0.0))
@@ -191,7 +208,7 @@ def build_model(path: str, lite: LiteModel, num_envs: int, device: str) -> tuple
     scene.replicate(template, num_envs)
     model = scene.finalize(device=device)
     _check_close("gravity", path, "gravity", model.gravity.numpy()[0], lite.gravity)
-    _check_actuators(model, lite, path)
+    _check_actuators(model, lite, layout, path)
     return model, layout
 
 
