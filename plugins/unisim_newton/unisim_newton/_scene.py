@@ -101,9 +101,11 @@ def _d6_slot(path: str, lite: LiteModel, joint: dict, names: list) -> int | None
 def _template(path: str, lite: LiteModel) -> tuple[newton.ModelBuilder, Layout]:
     b = newton.ModelBuilder()
     SolverMuJoCo.register_custom_attributes(b)
-    # ctrl_direct: every actuator keeps MuJoCo's own law (gain, bias, gear, clamps) in SolverMuJoCo
+    # ctrl_direct: every actuator keeps MuJoCo's own law (gain, bias, gear, clamps) in SolverMuJoCo.
+    # mesh_maxhullvert=-1: MuJoCo collides a mesh as its whole convex hull unless the file sets maxhullvert;
+    # Newton's default cuts the hull it hands MuJoCo to 64 vertices (pal_talos: docs/newton.md)
     try:
-        b.add_mjcf(path, ctrl_direct=True, parse_visuals=False)
+        b.add_mjcf(path, ctrl_direct=True, parse_visuals=False, mesh_maxhullvert=-1)
     except ValueError as exc:
         solver = next((o.get("solver") for o in read_tree(path).iter("option") if o.get("solver")), "")
         if solver.upper() not in ("", "CG", "NEWTON", "1", "2"):  # MuJoCo Warp has CG and Newton, no PGS
@@ -239,7 +241,9 @@ def _solver(model: newton.Model, path: str) -> SolverMuJoCo:
         with warnings.catch_warnings():  # newton[sim] pins mujoco(-warp) 3.17; UniSim runs 4.x (docs/newton.md)
             warnings.filterwarnings("ignore", message="MuJoCo dependency version mismatch")
             warnings.filterwarnings("ignore", message="set_const", category=DeprecationWarning)
-            return SolverMuJoCo(model, separate_worlds=True)
+            # enable_multiccd: MuJoCo 4 makes up to 4 contacts per convex pair (mjDSBL_MULTICCD clear) unless the
+            # file disables it (an <option><flag> mjcf_lite refuses); Newton's default disables it
+            return SolverMuJoCo(model, separate_worlds=True, enable_multiccd=True)
     except ValueError as exc:
         if "inertia must satisfy" in str(exc):  # principal inertias on the triangle edge (A + B = C): float32
             # rounding inside Newton breaks them for SolverMuJoCo's compiler
