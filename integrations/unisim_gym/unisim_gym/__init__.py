@@ -1,24 +1,24 @@
 """gymnasium, Stable-Baselines3, rsl_rl and torch adapters over any UniSim backend, and the tasks
 written once against the contract (quadruped velocity tracking, gymnasium's ``Ant-v5``).
 
-``import unisim_gym`` needs gymnasium only, and registers the gymnasium ids ``UniSim/Ant-v0`` and
-``UniSim/QuadrupedVelocity-v0`` (``gymnasium.make_vec(id, num_envs=N, vectorization_mode=
-"vector_entry_point", backend=...)``). ``SB3VecEnv`` imports stable-baselines3 on first access (the
-``sb3`` extra); ``TorchVecEnv``, ``RslRlVecEnv``, ``ppo_runner_cfg`` and ``load_policy`` import torch
-(and rsl-rl-lib) on first access (the ``rslrl`` extra); each raises ``OptionalDependencyError``
-naming its extra otherwise.
+``import unisim_gym`` needs gymnasium only, and registers the gymnasium ids ``UniSim/Ant-v0``,
+``UniSim/Ant-v1`` (with Ant-v5's contact terms) and ``UniSim/QuadrupedVelocity-v0``
+(``gymnasium.make_vec(id, num_envs=N, vectorization_mode="vector_entry_point", backend=...)``).
+``SB3VecEnv`` imports stable-baselines3 on first access (the ``sb3`` extra); ``TorchVecEnv``,
+``RslRlVecEnv``, ``ppo_runner_cfg`` and ``load_policy`` import torch (and rsl-rl-lib) on first
+access (the ``rslrl`` extra); each raises ``OptionalDependencyError`` naming its extra otherwise.
 """
 
 from ._ant import ANT_XML, AntCfg, AntTask
 from ._evaluate import VelocityEvaluation, evaluate_velocity_policy
 from ._locomotion import DEFAULT_REWARD_WEIGHTS, OBSERVATION_LAYOUT, VelocityTrackingCfg, VelocityTrackingTask
-from ._registry import ANT_ID, QUADRUPED_ID, register
+from ._registry import ANT_CONTACT_ID, ANT_ID, QUADRUPED_ID, register
 from ._task import StepResult, Task
 from ._vector_env import UniSimVectorEnv
 
 __all__ = ["UniSimVectorEnv", "Task", "StepResult", "VelocityTrackingCfg", "VelocityTrackingTask",
            "VelocityEvaluation", "evaluate_velocity_policy", "DEFAULT_REWARD_WEIGHTS", "OBSERVATION_LAYOUT",
-           "AntCfg", "AntTask", "ANT_XML", "ANT_ID", "QUADRUPED_ID",
+           "AntCfg", "AntTask", "ANT_XML", "ANT_ID", "ANT_CONTACT_ID", "QUADRUPED_ID",
            "SB3VecEnv", "TorchVecEnv", "RslRlVecEnv", "ppo_runner_cfg", "load_policy"]
 __version__ = "0.1.0"
 

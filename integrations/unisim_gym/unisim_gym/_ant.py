@@ -1,4 +1,5 @@
-"""gymnasium's ``Ant-v5``, reproduced over the contract (``UniSim/Ant-v0``)."""
+"""gymnasium's ``Ant-v5``, reproduced over the contract: ``UniSim/Ant-v0`` without its contact terms,
+``UniSim/Ant-v1`` with them (``cfrc_ext`` from the ``contact_torques`` capability)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ import attrs
 import gymnasium
 import numpy as np
 
-from unisim_core import SceneCfg, SimBackend
+from unisim_core import Capability, SceneCfg, SimBackend
 from unisim_core.errors import UnsupportedCapabilityError
+from unisim_core.quat import quat_apply
 
 from ._task import StepResult, Task
 
@@ -49,11 +51,18 @@ class AntCfg:
       (``s = reset_noise_scale``); the root quaternion is then normalised (the contract's unit
       quaternions; ``Ant-v5`` keeps it off unit until MuJoCo's first integration normalises it).
     - observation: ``qpos[2:]`` (root height, root quaternion wxyz, 8 joint angles), then ``qvel``
-      (14): 27 values (29 with ``exclude_current_positions_from_observation=False``).
-    - ``contact_forces=True`` (``Ant-v5``'s default ``include_cfrc_ext_in_observation`` and its
-      contact cost, ``contact_cost_weight`` * |clip(cfrc_ext, contact_force_range)|^2) needs MuJoCo's
-      per-body 6-D external wrenches ``cfrc_ext``, which the contract does not offer (its
-      ``contact_forces`` capability is a net 3-D force per named body): it is refused at ``bind``.
+      (14): 27 values (29 with ``exclude_current_positions_from_observation=False``); with
+      ``contact_forces``, then ``cfrc_ext[1:]`` flattened (13 bodies x 6): 105 values, as ``Ant-v5``'s
+      default.
+    - ``contact_forces=True`` (``Ant-v5``'s default ``include_cfrc_ext_in_observation=True`` and its
+      contact cost ``contact_cost_weight`` * sum(clip(cfrc_ext, contact_force_range)^2), info
+      ``reward_contact``) needs a backend declaring ``contact_torques``: MuJoCo's ``cfrc_ext[b]`` =
+      [torque, force] of the contacts on body b, world frame, the torque about the centre of mass
+      of b's root subtree (the whole ant), rebuilt from the contract's per-body contact force F_b
+      and torque about the body's COM tau_b as [tau_b + (x_com_b - c) x F_b, F_b]; a body without a
+      joint adds its wrench to the body it is welded to, as MuJoCo does. Read at the state the step
+      reached (``Ant-v5``'s comes from what ``mj_step`` left, the last RK4 stage: see docs/gym.md).
+      Without the capability the env is refused when built, naming it.
       ``contact_cost_weight`` only applies with it.
     """
 
@@ -88,20 +97,59 @@ class AntTask(Task):
         return SceneCfg(self.cfg.scene_file)
 
     def bind(self, backend: SimBackend, rng: np.random.Generator) -> int:
-        if self.cfg.contact_forces:
-            raise UnsupportedCapabilityError(backend.name, "cfrc_ext", (
-                "AntCfg.contact_forces=True: Ant-v5's contact terms (cfrc_ext in the observation, the contact cost) "
-                "need MuJoCo's per-body 6-D external wrench about the subtree centre of mass, which the SimBackend "
-                "contract does not offer (its contact_forces capability reads a net 3-D force per named body: no "
-                "torque part, and ant.xml leaves four bodies unnamed); use contact_forces=False, i.e. Ant-v5 with "
-                "include_cfrc_ext_in_observation=False, contact_cost_weight=0"))
         self.b, self.rng, self.n = backend, rng, backend.num_envs
         self.qpos0 = backend.get_default_qpos().astype(np.float64)
         self.qvel0 = np.zeros(backend.nv)
         self.main_id = backend.get_body_ids([self.cfg.main_body])
         self.skip = 2 if self.cfg.exclude_current_positions_from_observation else 0
         self._xy = np.zeros((self.n, 2))
-        return backend.nq - self.skip + backend.nv
+        self.contacts = None
+        if self.cfg.contact_forces:
+            self._bind_contacts(backend)
+        contact_dim = 6 * (backend.num_bodies - 1) if self.cfg.contact_forces else 0
+        return backend.nq - self.skip + backend.nv + contact_dim
+
+    def _bind_contacts(self, backend: SimBackend) -> None:
+        """Every body but the world, by id (four of ant.xml's are unnamed), with torques; the fold
+        of welded bodies and the mass-weighted COM of each root subtree, as MuJoCo's cfrc_ext."""
+        if Capability.CONTACT_TORQUES not in backend.capabilities:
+            raise UnsupportedCapabilityError(backend.name, Capability.CONTACT_TORQUES, (
+                "AntCfg.contact_forces=True: Ant-v5's contact terms (cfrc_ext[1:] in the observation, the contact "
+                "cost) are MuJoCo's per-body contact wrench, force and torque, which needs the contact torques of "
+                "bind_contact_forces(..., torques=True); use contact_forces=False (UniSim/Ant-v0), i.e. Ant-v5 with "
+                "include_cfrc_ext_in_observation=False, contact_cost_weight=0"))
+        info, nbody = backend.model_info, backend.num_bodies
+        self.body_ids = np.arange(1, nbody)
+        self.contacts = backend.bind_contact_forces(self.body_ids, torques=True)
+        parent = np.asarray(info.body_parent, dtype=np.int64)
+        jointed = np.zeros(nbody, dtype=bool)
+        jointed[np.asarray(info.joint_body, dtype=np.int64)] = True
+        root, weld = np.zeros(nbody, dtype=np.int64), np.zeros(nbody, dtype=np.int64)
+        for b in range(1, nbody):  # bodies come after their parents (MuJoCo's order)
+            root[b] = b if parent[b] == 0 else root[parent[b]]
+            weld[b] = b if jointed[b] else weld[parent[b]]
+        self._fold = np.zeros((nbody, nbody - 1))  # cfrc_ext row <- contract body column
+        cols = np.flatnonzero(weld[1:] > 0)
+        self._fold[weld[1:][cols], cols] = 1.0
+        mass = backend.get_body_mass().astype(np.float64)
+        self._ipos = backend.get_body_ipos().astype(np.float64)[self.body_ids]
+        self._centre = np.zeros((nbody - 1, nbody - 1))  # c of each body's root subtree = centre @ x_com
+        for r in np.unique(root[1:]):
+            tree = backend.get_body_subtree_ids(int(r))
+            self._centre[np.ix_(root[1:] == r, tree - 1)] = mass[tree] / mass[tree].sum()
+        self.cfrc_ext = np.zeros((self.n, nbody, 6))
+
+    def _read_cfrc_ext(self) -> np.ndarray:
+        """``(num_envs, num_bodies, 6)`` float64: MuJoCo's cfrc_ext (see ``AntCfg``), kept in ``cfrc_ext``."""
+        b, ids = self.b, self.body_ids
+        force = self.contacts.read().astype(np.float64)
+        torque = self.contacts.read_torque().astype(np.float64)
+        x = b.get_body_pos_w(ids).astype(np.float64) + quat_apply(b.get_body_quat_w(ids).astype(np.float64),
+                                                                    self._ipos)
+        c = np.einsum("bk,nkj->nbj", self._centre, x)
+        wrench = np.concatenate((torque + np.cross(x - c, force), force), axis=2)
+        np.einsum("rb,nbj->nrj", self._fold, wrench, out=self.cfrc_ext)
+        return self.cfrc_ext
 
     def reseed(self, rng: np.random.Generator) -> None:
         self.rng = rng
@@ -132,6 +180,10 @@ class AntTask(Task):
                  "reward_ctrl": -cfg.ctrl_cost_weight * np.sum(np.square(action, dtype=np.float64), axis=1),
                  "reward_survive": cfg.healthy_reward * healthy}
         reward = terms["reward_forward"] + terms["reward_survive"] + terms["reward_ctrl"]
+        if self.contacts is not None:
+            clipped = np.clip(self._read_cfrc_ext(), *cfg.contact_force_range)
+            terms["reward_contact"] = -cfg.contact_cost_weight * np.sum(np.square(clipped), axis=(1, 2))
+            reward = reward + terms["reward_contact"]
         terminated = ~healthy if cfg.terminate_when_unhealthy else np.zeros(self.n, dtype=bool)
         return reward, terminated, {k: v.astype(np.float32) for k, v in terms.items()}
 
@@ -144,4 +196,7 @@ class AntTask(Task):
     def observe(self) -> np.ndarray:
         b = self.b
         self._xy = b.get_body_pos_w(self.main_id)[:, 0, :2].astype(np.float64)
-        return np.concatenate([b.get_qpos()[:, self.skip:], b.get_qvel()], axis=1, dtype=np.float32)
+        parts = [b.get_qpos()[:, self.skip:], b.get_qvel()]
+        if self.contacts is not None:
+            parts.append(self._read_cfrc_ext()[:, 1:].reshape(self.n, -1))
+        return np.concatenate(parts, axis=1, dtype=np.float32)

@@ -1,4 +1,5 @@
-"""gymnasium ids for the shipped tasks, registered at ``import unisim_gym``.
+"""gymnasium ids for the shipped tasks, registered at ``import unisim_gym``: ``UniSim/Ant-v0`` (``Ant-v5``
+without its contact terms), ``UniSim/Ant-v1`` (with them), ``UniSim/QuadrupedVelocity-v0``.
 
 ``gymnasium.make_vec(id, num_envs=N, vectorization_mode="vector_entry_point", backend="motrix", ...)``
 builds one :class:`UniSimVectorEnv` (the ids have no single-env entry point: the envs are rows of
@@ -20,9 +21,10 @@ from ._locomotion import VelocityTrackingCfg, VelocityTrackingTask
 from ._task import Task
 from ._vector_env import UniSimVectorEnv
 
-__all__ = ["ANT_ID", "QUADRUPED_ID", "make_ant_vec", "make_quadruped_vec"]
+__all__ = ["ANT_ID", "ANT_CONTACT_ID", "QUADRUPED_ID", "make_ant_vec", "make_ant_contact_vec", "make_quadruped_vec"]
 
 ANT_ID = "UniSim/Ant-v0"
+ANT_CONTACT_ID = "UniSim/Ant-v1"
 QUADRUPED_ID = "UniSim/QuadrupedVelocity-v0"
 _ENV_KWARGS = ("backend", "seed", "backend_options", "autoreset_mode", "normalize_actions", "max_episode_steps",
                "render_mode", "render_width", "render_height", "camera")
@@ -43,6 +45,14 @@ def make_ant_vec(num_envs: int = 1, **kwargs: Any) -> UniSimVectorEnv:
     return _make(AntTask, AntCfg, num_envs, kwargs)
 
 
+def make_ant_contact_vec(num_envs: int = 1, **kwargs: Any) -> UniSimVectorEnv:
+    """``UniSim/Ant-v1``: gymnasium's ``Ant-v5`` with its defaults, contact terms included (``cfrc_ext[1:]``
+    in the observation, the contact cost): ``AntCfg(contact_forces=True)``, on a backend declaring
+    ``contact_torques``."""
+    kwargs.setdefault("contact_forces", True)
+    return _make(AntTask, AntCfg, num_envs, kwargs)
+
+
 def make_quadruped_vec(num_envs: int = 1, **kwargs: Any) -> UniSimVectorEnv:
     """``UniSim/QuadrupedVelocity-v0``: the velocity-tracking quadruped over any backend."""
     return _make(VelocityTrackingTask, VelocityTrackingCfg, num_envs, kwargs)
@@ -50,6 +60,7 @@ def make_quadruped_vec(num_envs: int = 1, **kwargs: Any) -> UniSimVectorEnv:
 
 def register() -> None:
     """Register the ids (idempotent)."""
-    for env_id, creator, steps in ((ANT_ID, make_ant_vec, 1000), (QUADRUPED_ID, make_quadruped_vec, None)):
+    for env_id, creator, steps in ((ANT_ID, make_ant_vec, 1000), (ANT_CONTACT_ID, make_ant_contact_vec, 1000),
+                                   (QUADRUPED_ID, make_quadruped_vec, None)):
         if env_id not in gymnasium.registry:
             gymnasium.register(env_id, vector_entry_point=f"{__name__}:{creator.__name__}", max_episode_steps=steps)
