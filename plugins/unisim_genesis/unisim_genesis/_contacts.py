@@ -1,10 +1,11 @@
 """Contact forces (capability ``contact_forces``) from Genesis' rigid collider.
 
 After a step, ``collider.get_contacts`` lists every env's contacts of that step: the links of
-the pair and the world-frame force the solver applied, ``+force`` on ``link_b`` and ``-force`` on
-``link_a`` (Genesis' own ``links.contact_force`` sums them so). Links are mapped to the
-contract's bodies once, at bind time; links of no contract body (static geometry) belong to the
-world, 0.
+the pair, the world-frame force the solver applied, ``+force`` on ``link_b`` and ``-force`` on
+``link_a`` (Genesis' own ``links.contact_force`` sums them so), and the contact's world
+``position`` (for a binding with torques: moments about the world origin at that point). Links
+are mapped to the contract's bodies once, at bind time; links of no contract body (static
+geometry) belong to the world, 0.
 """
 
 from __future__ import annotations
@@ -36,5 +37,6 @@ class GenesisContactFill:
         link_b = np.asarray(c["link_b"], dtype=np.int64)
         force = np.asarray(c["force"], dtype=np.float64)
         env, k = np.nonzero((link_a >= 0) & (link_b >= 0))  # dense rows are padded with -1
+        pos = np.asarray(c["position"], dtype=np.float64)[env, k] if out.shape[-1] == 6 else None
         self._sums.add(out, env, self._contract_of_link[link_a[env, k]], self._contract_of_link[link_b[env, k]],
-                       force[env, k])
+                       force[env, k], pos)
