@@ -290,7 +290,7 @@ def cmd_zoo(args: argparse.Namespace) -> int:
               f"cell, reference {Z.REFERENCE} (1 env), timeout {args.timeout:g} s per process", file=sys.stderr,
               flush=True)
         cells = Z.run_zoo(models, backends, steps=args.steps, num_envs=args.num_envs, timeout=args.timeout,
-                          on_cell=shown)
+                          jobs=args.jobs, on_cell=shown)
     write(cells, True)
     cells = Z.merge_cells(*prior, cells)
     print(Z.format_matrix(cells))
@@ -394,6 +394,7 @@ def build_parser() -> argparse.ArgumentParser:
     zoo.add_argument("--steps", type=int, default=200, help="physics steps per cell (default: 200)")
     zoo.add_argument("--num-envs", type=int, default=2, help="envs per cell (default: 2)")
     zoo.add_argument("--timeout", type=float, default=600.0, help="seconds per process (default: 600)")
+    zoo.add_argument("--jobs", type=int, default=1, help="models run at once, each in its own processes (default: 1)")
     zoo.add_argument("--json", default=None, help="write every cell as JSON")
     zoo.add_argument("--markdown", default=None, help="write the matrix and details as markdown")
     zoo.add_argument("--plot", default=None, help="write a PNG of the matrix coloured by class")

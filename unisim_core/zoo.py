@@ -25,8 +25,10 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
@@ -195,7 +197,7 @@ def spawn_cell(backend: str, path: str, steps: int, num_envs: int, timeout: floa
                ) -> tuple[dict, dict[str, np.ndarray]]:
     """:func:`run_cell` in a child process bounded by ``timeout`` s; a timeout, a signal or an exit
     without a report becomes ``status="error"`` with what the child printed last."""
-    out = os.path.join(workdir, f"{backend}-{time.perf_counter_ns()}")
+    out = os.path.join(workdir, f"{backend}-{threading.get_ident()}-{time.perf_counter_ns()}")  # one per --jobs thread
     cmd = [sys.executable, "-m", "unisim_core.zoo", backend, path, out, str(steps), str(num_envs)]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
@@ -305,26 +307,43 @@ def classify(model: str, backend: str, rep: dict, arrays: dict, ref: dict | None
 
 # ---------------------------------------------------------------------------- the run
 def run_zoo(models: Sequence[ZooModel], backends: Sequence[str], *, steps: int = 200, num_envs: int = 2,
-            timeout: float = 600.0, reference: str = REFERENCE,
+            timeout: float = 600.0, reference: str = REFERENCE, jobs: int = 1,
             on_cell: Callable[[int, int, Cell], None] | None = None) -> list[Cell]:
-    """Every model on every backend (and the one-env reference run per model), one process each."""
+    """Every model on every backend (and the one-env reference run per model), one process each.
+
+    ``jobs`` models run at once (each one's reference, then its backends in order); ``on_cell`` is
+    called as cells finish, one call at a time; the cells come back in model, then backend order."""
     if steps < 1 or num_envs < 1 or not timeout > 0:
         raise ValueError(f"zoo: expected steps >= 1, num_envs >= 1, timeout > 0; got {steps}, {num_envs}, {timeout}")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"--jobs: expected a positive integer, got {jobs!r}")
     if not backends or len(set(backends)) != len(backends):
         raise ValueError(f"--backends: expected distinct backend names, got {list(backends)}")
-    cells: list[Cell] = []
     total = len(models) * len(backends)
     commit = tree_commit()
-    with tempfile.TemporaryDirectory(prefix="unisim-zoo-") as work:
-        for m in models:
-            ref, ref_arrays = spawn_cell(reference, m.path, steps, 1, timeout, work)
-            for b in backends:
-                rep, arrays = spawn_cell(b, m.path, steps, num_envs, timeout, work)
-                cells.append(classify(m.label, b, rep, arrays, ref, ref_arrays, reference))
-                cells[-1].ran_at, cells[-1].commit = _utc_now(), commit
+    lock = threading.Lock()
+    finished: list[Cell] = []
+
+    def one_model(m: ZooModel, work: str) -> list[Cell]:
+        ref, ref_arrays = spawn_cell(reference, m.path, steps, 1, timeout, work)
+        cells = []
+        for b in backends:
+            rep, arrays = spawn_cell(b, m.path, steps, num_envs, timeout, work)
+            cell = classify(m.label, b, rep, arrays, ref, ref_arrays, reference)
+            cell.ran_at, cell.commit = _utc_now(), commit
+            cells.append(cell)
+            with lock:
+                finished.append(cell)
                 if on_cell:
-                    on_cell(len(cells), total, cells[-1])
-    return cells
+                    on_cell(len(finished), total, cell)
+        return cells
+
+    with tempfile.TemporaryDirectory(prefix="unisim-zoo-") as work:
+        if jobs == 1:
+            return [c for m in models for c in one_model(m, work)]
+        with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="unisim-zoo") as pool:
+            futures = [pool.submit(one_model, m, work) for m in models]
+            return [c for f in futures for c in f.result()]
 
 
 def _utc_now() -> str:

@@ -118,6 +118,21 @@ def test_exit_reasons_and_timeout_are_error_cells(tmp_path):
     assert rep["status"] == "error" and rep["message"].startswith("timeout: no result after 0.05 s") and not arrays
 
 
+def test_jobs_run_models_at_once_and_keep_the_order():
+    """``jobs=2``: two models in flight, cells back in model order, ``on_cell`` once per cell with a
+    running count; MuJoCo against its own one-env reference is bit-identical; a bad ``jobs`` raises."""
+    import unisim_conformance
+
+    scenes = Path(unisim_conformance.__file__).parent / "scenes"
+    models = [Z.ZooModel(name, str(scenes / f"{name}.xml")) for name in ("pendulum", "double_pendulum", "free_body")]
+    seen = []
+    cells = Z.run_zoo(models, ["mujoco"], steps=5, jobs=2, on_cell=lambda done, total, c: seen.append((done, total)))
+    assert [(c.model, c.cls, c.figure) for c in cells] == [(m.label, "ok", "qpos 0.0e+00") for m in models]
+    assert seen == [(1, 3), (2, 3), (3, 3)]
+    with pytest.raises(ValueError, match="--jobs: expected a positive integer, got 0"):
+        Z.run_zoo(models, ["mujoco"], jobs=0)
+
+
 def test_robot_entry_follows_the_menagerie_convention(tmp_path):
     robot = '<mujoco><worldbody/></mujoco>'
     a = tmp_path / "a"
