@@ -41,6 +41,7 @@ class MujocoContactFill:
 
     def __call__(self, out: np.ndarray) -> None:
         b, d = self._backend.batch, self._data
+        moments = out.shape[-1] == 6  # a binding with torques: the contact points too
         parts: list[tuple] = []  # per env with contacts: (env, geom, frame, efc_address, dim, friction, efc_force, pos)
         offset = 0
         expanded = any(b.expanded(f) is not None for f in self._fields)
@@ -57,7 +58,7 @@ class MujocoContactFill:
                 adr = c.efc_address[:n].astype(np.int64)
                 parts.append((np.full(n, i), c.geom[:n].copy(), c.frame[:n].copy(),
                               np.where(adr >= 0, adr + offset, -1), c.dim[:n].copy(), c.friction[:n].copy(),
-                              d.efc_force[:d.nefc].copy(), c.pos[:n].copy()))
+                              d.efc_force[:d.nefc].copy(), c.pos[:n].copy() if moments else np.empty((n, 3))))
                 offset += d.nefc
         if not parts:
             return
@@ -66,7 +67,7 @@ class MujocoContactFill:
         force = mujoco_contact_forces(frame, rows, dim, friction, efc, self._pyramidal)
         keep = (geom >= 0).all(axis=1)  # flex contacts carry geom -1: not a body's
         pair = self._geom_body[geom[keep]]
-        self._sums.add(out, env[keep], pair[:, 0], pair[:, 1], force[keep], pos[keep])
+        self._sums.add(out, env[keep], pair[:, 0], pair[:, 1], force[keep], pos[keep] if moments else None)
 
     def _model_of(self, b, i: int) -> mujoco.MjModel:
         """Env ``i``'s model with its randomized fields."""
