@@ -3,7 +3,8 @@ starts (a repository root, ``pytest plugins/unisim_X`` with that distribution's 
 third-party backend's tests). ``-p no:unisim_guards`` switches them off.
 
 - No UniSim worker process (``unisim_core.worker``, ``unisim_isaacsim.worker``) and no UniSim
-  shared-memory segment (``/dev/shm/unisim-*``) may outlive the session: one that does fails it.
+  shared-memory segment (``/dev/shm/unisim-*``) may outlive the session: one that does fails it
+  (idle workers kept for reuse, ``unisim_core.worker.pool``, are stopped first).
   The session marks its children (``UNISIM_GUARD_SESSION`` in their environment), so the workers
   and the still-mapped segments of another session running beside it on the machine are not its.
 - In CI (``CI`` set) nothing may skip but the GPU-only checks (``@pytest.mark.gpu``) and the kit's
@@ -136,6 +137,9 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    from unisim_core.worker import pool
+
+    pool.drain()  # idle workers kept for reuse are this process's until it exits: stop them first
     stashed = session.config.stash.get(_LEAKS, None)
     if stashed is None:
         return

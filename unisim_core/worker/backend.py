@@ -61,7 +61,8 @@ class WorkerLaunch:
     ``argv`` runs a program that serves the hosted op protocol (``unisim_core.worker.serve``),
     ``env`` replaces the environment (``None``: inherit), ``init_args`` is the INIT payload,
     deadlines are in seconds (INIT's is re-armed by every progress message, which goes to
-    ``on_progress``).
+    ``on_progress``). ``reuse``: the program serves several INITs in turn (its factory is
+    ``reusable``), so a closed backend's worker may serve the next one (``unisim_core.worker.pool``).
     """
 
     argv: tuple[str, ...] = attrs.field(converter=tuple)
@@ -70,6 +71,7 @@ class WorkerLaunch:
     init_timeout: float = INIT_TIMEOUT_S
     call_timeout: float = CALL_TIMEOUT_S
     on_progress: Callable[[str], None] | None = None
+    reuse: bool = False
 
 
 def hosted_launch(target: str, scene: SceneCfg, num_envs: int, sim_dt: float, options: Mapping[str, Any]
@@ -80,6 +82,7 @@ def hosted_launch(target: str, scene: SceneCfg, num_envs: int, sim_dt: float, op
         argv=(sys.executable, "-m", "unisim_core.worker", "unisim_core.worker.hosted:factory"),
         init_args={"target": target, "scene": scene_to_plain(scene), "num_envs": num_envs, "sim_dt": sim_dt,
                    "options": plain},
+        reuse=True,
     )
 
 
@@ -131,7 +134,7 @@ class WorkerBackend(SimBackend):
         try:
             self._client = WorkerClient(launch.argv, env=launch.env, init_args=launch.init_args,
                                         init_timeout=launch.init_timeout, call_timeout=launch.call_timeout,
-                                        on_progress=launch.on_progress)
+                                        on_progress=launch.on_progress, reuse=launch.reuse)
         except WorkerStartupError as exc:  # the inner backend refused: raise what it raised in-process
             cause = exc.__cause__
             if not isinstance(cause, WorkerCallError) or _remote_error(cause) is cause:
@@ -208,11 +211,13 @@ class WorkerBackend(SimBackend):
     def _close(self) -> None:
         if self._client is None:
             return
+        closed = False
         try:
             if self._client.faulted is None:
                 self._call("close")
+                closed = True
         finally:
-            self._client.close()
+            self._client.close(park=closed)  # a worker whose backend closed cleanly may serve the next one
 
     # -- boundary conversion -------------------------------------------------------------
     def _from_engine(self, table: np.ndarray) -> np.ndarray:

@@ -15,7 +15,7 @@ from typing import Any, Self
 from ..errors import ConcurrentUseError
 from ..guards import DeferredInterrupt
 from ..servant.records import ErrorRecord
-from . import protocol
+from . import pool, protocol
 from .errors import (
     WorkerCallError,
     WorkerCrashedError,
@@ -66,6 +66,11 @@ class _StderrTail:
         with self._lock:
             data = b"".join(self._lines)
         return data[-TAIL_BYTES:].decode(errors="replace")
+
+    def clear(self) -> None:
+        """Forget the lines kept so far (a reused worker's tail starts with its new backend)."""
+        with self._lock:
+            self._lines.clear()
 
     def drain(self, timeout: float) -> None:
         """Wait for EOF (all writers gone), at most `timeout` seconds."""
@@ -149,8 +154,10 @@ class WorkerClient:
     `argv` starts the worker (e.g. [sys.executable, "-m", "unisim_core.worker", "pkg.mod:factory"]),
     `env` replaces the environment like in subprocess.Popen. Construction runs INIT under
     `init_timeout` seconds, re-armed by every progress message (passed to `on_progress`); calls
-    use `call_timeout`. `ops` lists the worker's handlers, `slots` holds the shared-memory arrays
-    this host allocates for the worker (unlinked on close). A timeout, crash or protocol error
+    use `call_timeout`. With `reuse`, an idle worker of the same launch kept by
+    :mod:`~unisim_core.worker.pool` is sent the INIT instead of starting a process, and
+    `close(park=True)` hands a healthy one back. `ops` lists the worker's handlers, `slots` holds
+    the shared-memory arrays this host allocates for the worker (unlinked on close). A timeout, crash or protocol error
     (and a WorkerCallError that reports possibly half-written state) poisons the client: the
     worker is stopped and every later call raises WorkerFaultedError.
     """
@@ -166,36 +173,61 @@ class WorkerClient:
         call_timeout: float = 30.0,
         on_progress: Callable[[str], None] | None = None,
         max_frame: int = MAX_FRAME,
+        reuse: bool = False,
     ) -> None:
         self.call_timeout = call_timeout
         self.on_progress = on_progress
         self.slots = SlotSet()
         self._fault: BaseException | None = None
         self._busy = threading.Lock()
-        self._worker = _Worker(argv, env, cwd, max_frame)
-        self.pid = self._worker.popen.pid
-        self._finalize = weakref.finalize(self, _release, self._worker, self.slots)
+        self._parked = False
+        self._pool_key = pool.launch_key(argv, env, cwd, max_frame) if reuse else None
+        idle = pool.take(self._pool_key) if reuse else None
+        if idle is not None:
+            idle.stderr.clear()
+            try:
+                self._adopt(idle)
+                self.ops: list[str] = self._start(init_args, init_timeout, fresh=False)
+                return
+            except WorkerStartupError as e:
+                if not isinstance(e.__cause__, ChannelClosed | OSError):  # the factory refused: as a new one would
+                    self.close()
+                    raise
+            except (ChannelClosed, OSError):
+                pass
+            self._finalize.detach()  # it died while idle: start a new one
+            self._fault = None
+            idle.stop(graceful=False)
+        self._adopt(_Worker(argv, env, cwd, max_frame))
         try:
-            self.ops: list[str] = self._start(init_args, init_timeout)
+            self.ops = self._start(init_args, init_timeout, fresh=True)
         except BaseException:
             self.close()
             raise
 
-    def _start(self, init_args: Any, timeout: float) -> list[str]:
+    def _adopt(self, worker: _Worker) -> None:
+        self._worker = worker
+        self.pid = worker.popen.pid
+        self._finalize = weakref.finalize(self, _release, worker, self.slots)
+
+    def _start(self, init_args: Any, timeout: float, fresh: bool) -> list[str]:
+        """INIT (after the HELLO exchange for a new worker; a pooled one has had it)."""
         chan = self._worker.chan
         try:
             chan.pack({"op": INIT_OP, "args": init_args})
             deadline = monotonic() + timeout
-            chan.write_raw(HELLO.pack(HELLO_MAGIC, protocol.PROTOCOL_VERSION), deadline)
+            if fresh:
+                chan.write_raw(HELLO.pack(HELLO_MAGIC, protocol.PROTOCOL_VERSION), deadline)
             chan.flush(deadline)
-            magic, version = HELLO.unpack(chan.read_raw(HELLO.size, deadline))
-            if magic != HELLO_MAGIC:
-                raise WorkerProtocolError(f"worker sent {magic!r} instead of a HELLO")
-            if version != protocol.PROTOCOL_VERSION:
-                raise WorkerVersionError(
-                    f"protocol version mismatch: host speaks {protocol.PROTOCOL_VERSION}, "
-                    f"worker speaks {version}"
-                )
+            if fresh:
+                magic, version = HELLO.unpack(chan.read_raw(HELLO.size, deadline))
+                if magic != HELLO_MAGIC:
+                    raise WorkerProtocolError(f"worker sent {magic!r} instead of a HELLO")
+                if version != protocol.PROTOCOL_VERSION:
+                    raise WorkerVersionError(
+                        f"protocol version mismatch: host speaks {protocol.PROTOCOL_VERSION}, "
+                        f"worker speaks {version}"
+                    )
             return self._await(INIT_OP, timeout, deadline)
         except WorkerCallError as e:
             raise self._fail(WorkerStartupError(f"INIT failed: {e}"), INIT_OP, timeout) from e
@@ -215,7 +247,7 @@ class WorkerClient:
         """`call` with an explicit args mapping and an optional per-call timeout (seconds)."""
         if self._fault is not None:
             raise WorkerFaultedError(self._fault)
-        if self._worker.stopped:
+        if self._parked or self._worker.stopped:
             raise WorkerError("worker client is closed")
         return self._roundtrip(op, {"op": op, "args": {} if args is None else args}, timeout)
 
@@ -228,7 +260,7 @@ class WorkerClient:
         """`request` with a frame from `prepare` (`op` names it in errors); nothing is re-encoded."""
         if self._fault is not None:
             raise WorkerFaultedError(self._fault)
-        if self._worker.stopped:
+        if self._parked or self._worker.stopped:
             raise WorkerError("worker client is closed")
         return self._roundtrip(op, frame, timeout)
 
@@ -351,8 +383,23 @@ class WorkerClient:
         """The last lines the worker wrote to stderr (and, redirected, to stdout)."""
         return self._worker.stderr.text()
 
-    def close(self) -> None:
-        """Stop the worker (SHUTDOWN, SIGTERM, SIGKILL; reaped) and unlink all slots; idempotent."""
+    def close(self, park: bool = False) -> None:
+        """Stop the worker (SHUTDOWN, SIGTERM, SIGKILL; reaped) and unlink all slots; idempotent.
+
+        ``park``: a client made with ``reuse=True`` whose worker is healthy (no fault, alive, its
+        hosted backend already closed by the caller) hands it to :mod:`~unisim_core.worker.pool`
+        instead; it is stopped when the pool is off or full."""
+        w = self._worker
+        if park and self._pool_key is not None and self._fault is None and self._finalize.alive \
+                and not w.stopped and w.popen.poll() is None:
+            self._finalize.detach()
+            self._parked = True  # the worker is the pool's now: this client sends nothing more
+            try:
+                self.slots.close()
+            finally:
+                if not pool.park(self._pool_key, w):
+                    w.stop()
+            return
         self._finalize()
 
     def __enter__(self) -> Self:

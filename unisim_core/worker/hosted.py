@@ -124,3 +124,4 @@ def factory(init: dict[str, Any], progress) -> dict[str, Any]:
 
 
 factory.safe_errors = SAFE_ERRORS  # type: ignore[attr-defined]  # read by ``server.serve``
+factory.reusable = True  # type: ignore[attr-defined]  # one worker serves backends in turn (worker pool)

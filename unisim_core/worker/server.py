@@ -69,7 +69,11 @@ def serve(
     touching state), True for any other exception.
 
     A factory may declare its own safe errors as an attribute ``factory.safe_errors`` (a tuple of
-    exception classes); they are added to `safe_errors`.
+    exception classes); they are added to `safe_errors`. A factory that sets ``factory.reusable =
+    True`` serves several INITs in turn: an INIT frame among the requests (the host reuses this
+    idle worker after the previous backend's ``close`` op) drops the old handlers and runs the
+    factory again, replied to as the first INIT; a failed re-INIT ends the worker. Without it, a
+    second INIT is an unknown op.
     """
     safe_errors = tuple(safe_errors) + tuple(getattr(factory, "safe_errors", ()))
     chan = channel if channel is not None else connect()
@@ -85,21 +89,34 @@ def serve(
     def progress(message: str) -> None:
         chan.send({"progress": str(message)})
 
-    try:
-        handlers = dict(factory(init["args"], progress))
-    except Exception as e:  # noqa: BLE001 - reported to the host
-        chan.send(_error(e, poisoned=True))
-        raise SystemExit(1) from None
-    chan.send({"ok": True, "result": sorted(handlers)})
+    reusable = getattr(factory, "reusable", False) is True
+    while True:
+        try:
+            handlers = dict(factory(init["args"], progress))
+        except Exception as e:  # noqa: BLE001 - reported to the host
+            chan.send(_error(e, poisoned=True))
+            raise SystemExit(1) from None
+        chan.send({"ok": True, "result": sorted(handlers)})
+        init = _serve_requests(chan, handlers, safe_errors, reusable)
+        if init is None:
+            return
+        handlers = {}  # the previous backend's handlers go before the next one is built
+
+
+def _serve_requests(chan: Channel, handlers: Mapping[str, Callable[..., Any]],
+                    safe_errors: tuple[type[BaseException], ...], reusable: bool) -> dict[str, Any] | None:
+    """Serve requests until SHUTDOWN or a closed channel (``None``), or a re-INIT (its frame)."""
     while True:
         try:
             req = chan.recv()
         except ChannelClosed:
-            return  # the host went away
+            return None  # the host went away
         op = req.get("op") if type(req) is dict else None
         if op == SHUTDOWN_OP:
             chan.send({"ok": True, "result": None})
-            return
+            return None
+        if op == INIT_OP and reusable:
+            return req
         fn = handlers.get(op) if type(op) is str else None
         args = req.get("args") if fn is not None else None
         if type(args) is not dict:
