@@ -20,7 +20,10 @@ kind                      feature name                                   example
                           ``replicate``, ``attach``, ``mocap``,
                           ``contact_pair``, ``contact_exclude``
 ``attribute``             ``<element>_<attribute>`` (tag                 ``material_emission``
-                          ``"<element>@<attribute>"``)
+                          ``"<element>@<attribute>"``); scanned:
+                          ``body_gravcomp`` (non-zero ``gravcomp``),
+                          ``joint_actuatorgravcomp`` (``"true"`` on a
+                          joint at or above a ``gravcomp`` body)
 ========================  =============================================  ==========================
 
 :func:`scan_mjcf` reads a file (``<include>`` expanded as MuJoCo does,
@@ -210,6 +213,7 @@ def scan_mjcf(path: str | os.PathLike) -> tuple[FeatureUse, ...]:
     """Every feature use of the MJCF file ``path``, in document order (see the module table)."""
     elements = list(walk_mjcf(path))
     defaults = _defaults(elements)
+    compensated = _compensated(elements)
     uses: list[FeatureUse] = []
 
     def add(kind: str, tag: str, el: ET.Element, f: str) -> None:
@@ -251,7 +255,36 @@ def scan_mjcf(path: str | os.PathLike) -> tuple[FeatureUse, ...]:
             uses.append(FeatureUse(_MODEL_ELEMENTS[el.tag], "model", el.tag, el.get("name", ""), f))
         if el.tag == "body" and el.get("mocap") == "true":
             add("model", "mocap", el, f)
+        if el.tag == "body" and _gravcomp(el) != 0.0:
+            uses.append(FeatureUse("body_gravcomp", "attribute", "body@gravcomp", el.get("name", ""), f))
+        if el.tag == "joint" and parent in ("body", "frame") and _owner(anc) in compensated \
+                and _resolved(el, anc, defaults, "actuatorgravcomp", "false") == "true":
+            uses.append(FeatureUse("joint_actuatorgravcomp", "attribute", "joint@actuatorgravcomp",
+                                   el.get("name", ""), f))
     return tuple(uses)
+
+
+def _gravcomp(body: ET.Element) -> float:
+    try:
+        return float(body.get("gravcomp", "0"))
+    except ValueError:
+        raise InvalidInputError(f"<body name={body.get('name', '')!r}>: gravcomp={body.get('gravcomp')!r} is not "
+                                "a number") from None
+
+
+def _owner(anc: list[ET.Element]) -> int:
+    """``id()`` of the nearest ``<body>`` among ``anc`` (0 for none)."""
+    return next((id(a) for a in reversed(anc) if a.tag == "body"), 0)
+
+
+def _compensated(elements: list[tuple[ET.Element, list[ET.Element], str]]) -> set[int]:
+    """``id()`` of every body at or above a body with non-zero ``gravcomp``: the bodies whose joints
+    carry some gravity compensation (``actuatorgravcomp`` matters there only)."""
+    out: set[int] = set()
+    for el, anc, _ in elements:
+        if el.tag == "body" and _gravcomp(el) != 0.0:
+            out |= {id(a) for a in anc if a.tag == "body"} | {id(el)}
+    return out
 
 
 def features(uses: Iterable[FeatureUse]) -> frozenset[str]:

@@ -115,6 +115,22 @@ def test_vocabulary_for_compiled_models() -> None:
         feature_name("sensors", "force")
 
 
+def test_scan_names_gravcomp_and_the_actuatorgravcomp_it_reaches(tmp_path: Path) -> None:
+    """``body_gravcomp`` for each body with non-zero gravcomp; ``joint_actuatorgravcomp`` for a joint whose
+    ``actuatorgravcomp="true"`` (a default class here) reaches one: on that body or above it, not below."""
+    path = tmp_path / "arm.xml"
+    path.write_text("""<mujoco><default><default class="agc"><joint actuatorgravcomp="true"/></default></default>
+      <worldbody><body name="up"><joint name="shoulder" class="agc"/>
+        <frame><body name="low" gravcomp="1"><joint name="wrist" class="agc"/><joint name="plain"/>
+          <body name="tip" gravcomp="0"><joint name="tip" class="agc"/></body></body></frame></body>
+      <body name="other"><joint name="other" class="agc"/></body></worldbody></mujoco>""")
+    got = [(u.feature, u.name) for u in scan_mjcf(path) if u.kind == "attribute"]
+    assert got == [("joint_actuatorgravcomp", "shoulder"), ("body_gravcomp", "low"),
+                   ("joint_actuatorgravcomp", "wrist")]
+    u = next(u for u in scan_mjcf(path) if u.feature == "body_gravcomp")
+    assert u.describe() == "attribute 'gravcomp' of <body> 'low'"
+
+
 def test_check_layout_names_every_difference() -> None:
     check_layout("motrix", "x.xml", {"nq": 7, "nu": 4}, {"nq": 7, "nu": 4, "extra": 1})
     with pytest.raises(EngineError, match=r"nu 0 \(the file: 4\)"):

@@ -118,6 +118,8 @@ def test_model_info_equals_mujocos_compiled_model(name):
     ('<compiler eulerseq="xyw"/>', "<compiler> has eulerseq='xyw'", None),
     (f'<worldbody><body name="a">{INERTIAL}<body name="b"><freejoint/>{INERTIAL}</body></body></worldbody>',
      "<freejoint> is a free joint on a body that is not a world child", "nested_free_joint"),
+    (f'<worldbody><body name="b" gravcomp="0.5"><joint name="j"/>{INERTIAL}</body></worldbody>',
+     "<body name='b'> has gravcomp=0.5", "body_gravcomp"),
 ])
 def test_unsupported_elements_raise_naming_file_element_and_feature(tmp_path, xml, element, feature):
     path = write_scene(tmp_path, xml)
@@ -531,3 +533,35 @@ def test_joint_actuatorfrcrange_folds_into_its_actuators_forcerange_as_mujoco_cl
     with pytest.raises(MjcfLiteError) as info:
         load_mjcf(write_scene(tmp_path, body.format(extra='<motor joint="j"/>'), "two.xml"))
     assert info.value.feature == "joint_actuatorfrcrange"
+
+
+GRAVCOMP = f"""<default><joint actuatorgravcomp="true"/></default>
+  <worldbody><body name="up"><joint name="shoulder"/>{INERTIAL}
+    <body name="mid"><joint name="elbow" actuatorgravcomp="false"/>{INERTIAL}
+      <body name="low" gravcomp="{{low}}"><joint name="wrist"/>{INERTIAL}
+        <body name="tip"><joint name="tip"/>{INERTIAL}</body></body></body></body></worldbody>
+  <actuator><motor name="m" joint="shoulder"/></actuator>"""
+
+
+def test_gravcomp_is_read_when_accepted_and_actuatorgravcomp_where_it_acts(tmp_path):
+    """``gravcomp`` per body and ``actuatorgravcomp`` per joint (through defaults) equal MuJoCo's
+    ``body_gravcomp`` / ``jnt_actgravcomp``; without ``accept`` a body with gravcomp is refused as
+    ``body_gravcomp``; a joint with actuatorgravcomp at or above such a body (shoulder, wrist; not tip,
+    below it) as ``joint_actuatorgravcomp``; with gravcomp 0 nowhere the attribute changes nothing."""
+    mujoco = pytest.importorskip("mujoco")
+    path = write_scene(tmp_path, GRAVCOMP.format(low="0.5"))
+    m = load_mjcf(path, accept={"body_gravcomp", "joint_actuatorgravcomp"})
+    mj = mujoco.MjModel.from_xml_path(str(path))
+    assert m.body_gravcomp == [0.0, 0.0, 0.0, 0.5, 0.0] == mj.body_gravcomp.tolist()
+    assert [j["actuatorgravcomp"] for j in m.joints] == [True, False, True, True] == mj.jnt_actgravcomp.tolist()
+    with pytest.raises(MjcfLiteError) as info:
+        load_mjcf(path)
+    assert info.value.feature == "body_gravcomp" and "<body name='low'> has gravcomp=0.5" in str(info.value)
+    with pytest.raises(MjcfLiteError) as info:
+        load_mjcf(path, accept={"body_gravcomp"})
+    assert info.value.feature == "joint_actuatorgravcomp" and "<joint name='shoulder'>" in str(info.value)
+    assert load_mjcf(write_scene(tmp_path, GRAVCOMP.format(low="0"), "none.xml")).body_gravcomp == [0.0] * 5
+    below = GRAVCOMP.format(low="0.5").replace('actuatorgravcomp="true"', 'actuatorgravcomp="false"').replace(
+        '<joint name="tip"/>', '<joint name="tip" actuatorgravcomp="true"/>')  # tip's subtree holds no gravcomp
+    assert [j["actuatorgravcomp"] for j in load_mjcf(write_scene(tmp_path, below, "below.xml"),
+                                                     accept={"body_gravcomp"}).joints] == [False, False, False, True]

@@ -26,8 +26,10 @@ The subset it reads (everything else raises :class:`MjcfLiteError`):
 - bodies (``pos``, one of ``quat``/``euler``/``axisangle``/``xyaxes``/``zaxis``), one joint per
   body: ``<freejoint>``/``type="free"`` on a world child, ``hinge``, ``slide`` with ``pos axis
   range limited damping armature ref``; only when the caller accepts them (:data:`OPTIONAL_FEATURES`):
-  ``frictionloss``, ``stiffness``/``springref`` (``joint_stiffness``) and several hinge/slide joints
-  on one body (``multi_joint_body``, gymnasium's ``rootx``/``rootz``/``rooty``);
+  ``frictionloss``, ``stiffness``/``springref`` (``joint_stiffness``), several hinge/slide joints
+  on one body (``multi_joint_body``, gymnasium's ``rootx``/``rootz``/``rooty``), a body's non-zero
+  ``gravcomp`` (``body_gravcomp``, :attr:`LiteModel.body_gravcomp`) and a joint's
+  ``actuatorgravcomp="true"`` above such a body (``joint_actuatorgravcomp``);
 - sites; geoms as table values (``name type size fromto friction solref solimp contype
   conaffinity``; a mesh geom's ``size`` is left 0; a mesh geom giving mass whose inertia is not
   derived (``inertia="convex"``, other file formats) is refused as ``mesh_inertia``);

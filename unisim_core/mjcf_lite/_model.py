@@ -58,13 +58,17 @@ class LiteModel:
     body_ipos: list = field(default_factory=lambda: [np.zeros(3)])
     body_iquat: list = field(default_factory=lambda: [np.array([1.0, 0, 0, 0])])
     body_inertia: list = field(default_factory=lambda: [np.zeros(3)])
+    #: MJCF ``gravcomp`` per body (0 without it; non-zero only when the caller accepts ``body_gravcomp``):
+    #: MuJoCo adds the passive force ``-gravcomp * mass * gravity`` at the body's COM
+    body_gravcomp: list = field(default_factory=lambda: [0.0])
     #: the body's first joint id, -1 for none (a body holds several only with ``accept={"multi_joint_body"}``:
     #: then its joints are the consecutive rows of ``joints`` whose ``body`` it is)
     body_joint: list = field(default_factory=lambda: [-1])
     #: dicts ``name type body qposadr dofadr pos axis range damping armature frictionloss stiffness springref
-    #: ref actuatorfrcrange``: ``pos`` and unit ``axis`` in the body frame, ``range`` (2,) rad or m and
-    #: ``actuatorfrcrange`` (2,) N or N·m (``±inf`` when unlimited; already folded into the actuator's
-    #: ``forcerange``)
+    #: ref actuatorfrcrange actuatorgravcomp``: ``pos`` and unit ``axis`` in the body frame, ``range`` (2,) rad
+    #: or m and ``actuatorfrcrange`` (2,) N or N·m (``±inf`` when unlimited; already folded into the actuator's
+    #: ``forcerange``, which is the whole clamp unless an accepted ``actuatorgravcomp`` adds the joint's gravity
+    #: compensation under it), ``actuatorgravcomp`` bool
     joints: list = field(default_factory=list)
     #: dicts ``name kind joint gear ctrlrange forcerange kp kv``: ``kind`` motor | position | velocity,
     #: ``joint`` a joint id, ranges (2,) (``±inf`` when unlimited)

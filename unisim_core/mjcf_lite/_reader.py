@@ -24,7 +24,8 @@ __all__ = ["load_mjcf", "OPTIONAL_FEATURES"]
 #: Features the reader parses only when the caller models them (``load_mjcf(path, accept=...)``);
 #: otherwise they raise :class:`MjcfLiteError` with that ``feature``.
 OPTIONAL_FEATURES = frozenset({"frictionloss", "multi_joint_body", "joint_stiffness", "joint_equality",
-                               "connect_equality", "weld_equality", "fixed_tendon"})
+                               "connect_equality", "weld_equality", "fixed_tendon", "body_gravcomp",
+                               "joint_actuatorgravcomp"})
 #: Sections whose elements a caller that accepts them all simulates itself; the reader only counts them
 #: (:attr:`LiteModel.constraints`): they change no layout (nq, nv, nu, sensors).
 _COUNTED_SECTIONS = ("equality", "tendon")
@@ -199,6 +200,7 @@ class _Parser:
         m = LiteModel(gravity=gravity, timestep=timestep, contact=contact, constraints=counted)
         for wb in root.findall("worldbody"):
             self._body_children(m, wb, 0, "main")
+        self._check_actuatorgravcomp(m)
         if self.totalmass > 0:  # MuJoCo's compiler: one factor on every mass and inertia, after inertiafromgeom
             total = sum(m.body_mass[1:])
             if total <= 0:
@@ -261,8 +263,14 @@ class _Parser:
         a = self.attrs(elem, childclass)
         if "mocap" in a and a["mocap"] == "true":
             raise self.fail(elem, "has mocap=\"true\"; mocap bodies are not supported by this reader", "mocap")
+        gravcomp = float(_vec(a.get("gravcomp"), 1, [0.0], "body.gravcomp")[0])
+        if gravcomp != 0.0 and "body_gravcomp" not in self.accept:
+            raise self.fail(elem, f"has gravcomp={a['gravcomp']} (gravity compensation: a force -gravcomp m g at its "
+                                  "COM); it is read only when the backend accepts it "
+                                  "(unisim_core.mjcf_lite.OPTIONAL_FEATURES)", "body_gravcomp")
         m.body_names.append(a.get("name", ""))
         m.body_parent.append(parent)
+        m.body_gravcomp.append(gravcomp)
         m.body_pos.append(_vec(a.get("pos"), 3, [0, 0, 0], "body.pos"))
         m.body_quat.append(self.orient(a, elem))
         inertials = elem.findall("inertial")
@@ -342,9 +350,25 @@ class _Parser:
             "ref": float(a.get("ref", "0")) * (self.angle if jtype == "hinge" else 1.0),
             "actuatorfrcrange": _vec(a.get("actuatorfrcrange"), 2, None, "joint.actuatorfrcrange") if frc
             else np.array([-np.inf, np.inf]),
+            "actuatorgravcomp": a.get("actuatorgravcomp", "false") == "true",
         })
         m.nq += 7 if jtype == "free" else 1
         m.nv += 6 if jtype == "free" else 1
+
+    def _check_actuatorgravcomp(self, m: LiteModel) -> None:
+        """A joint with ``actuatorgravcomp="true"`` above a body with ``gravcomp`` (itself or a descendant)
+        takes that compensation through its actuators, clamped with them by ``actuatorfrcrange``
+        (MuJoCo's ``qfrc_actuator``; nothing at all without an actuator in the model): refused as
+        ``joint_actuatorgravcomp`` unless accepted. Elsewhere the attribute changes nothing."""
+        if "joint_actuatorgravcomp" in self.accept:
+            return
+        for j in m.joints:
+            if j["actuatorgravcomp"] and any(m.body_gravcomp[c] != 0.0 and _below(m.body_parent, c, j["body"])
+                                             for c in range(1, len(m.body_names))):
+                raise MjcfLiteError(f"{self.path}: <joint name={j['name']!r}> has actuatorgravcomp=\"true\" above a "
+                                    "body with gravcomp: the compensation goes through the actuators and their "
+                                    "actuatorfrcrange clamp; it is read only when the backend accepts it "
+                                    "(unisim_core.mjcf_lite.OPTIONAL_FEATURES)", "joint_actuatorgravcomp")
 
     def _geom(self, m: LiteModel, elem: ET.Element, b: int, childclass: str) -> None:
         a = dict(_GEOM_DEFAULTS)
@@ -528,6 +552,13 @@ class _Parser:
         if not ids:
             raise self.fail(elem, "refers to an object that is not in the model (or is unsupported)", None)
         m.sensors.append({"name": a.get("name", ""), "type": elem.tag, "obj": ids[0], "objtype": objtype})
+
+
+def _below(parent: list, b: int, top: int) -> bool:
+    """Whether body ``b`` is ``top`` or one of its descendants."""
+    while b != top and b != 0:
+        b = int(parent[b])
+    return b == top
 
 
 def load_mjcf(path: str | os.PathLike, *, accept: Collection[str] = ()) -> LiteModel:

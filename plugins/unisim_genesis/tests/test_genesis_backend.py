@@ -87,6 +87,18 @@ def test_scene_features_refused_by_name(tmp_path, quadruped, xml, feature):
     assert info.value.capability == feature
 
 
+def test_gravcomp_is_refused_by_name_before_genesis_loads(tmp_path):
+    """``<body gravcomp>``: Genesis' importer drops it (measured: a gravcomp 1 body fell 0.198 m in 100 steps
+    of 2 ms, as with 0, where MuJoCo holds it) and its own ``gravity_compensation`` is one value per entity;
+    refused as ``body_gravcomp`` (``mjcf_lite``) before anything is built."""
+    path = tmp_path / "held.xml"
+    path.write_text('<mujoco><worldbody><body name="b" pos="0 0 1" gravcomp="1"><freejoint/>'
+                    '<inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/></body></worldbody></mujoco>')
+    with pytest.raises(UnsupportedCapabilityError) as info:
+        GenesisBackend(SceneCfg(str(path)), 1, 0.002, device="cpu")
+    assert info.value.capability == "body_gravcomp"
+
+
 def test_included_integrator_is_read_and_assetdir_refused(tmp_path):
     """Menagerie sets <option integrator> in the robot's file that scene.xml includes: it is read there (an
     included RK4 is refused like a direct one); <compiler assetdir> is refused (Genesis sets meshdir itself)."""

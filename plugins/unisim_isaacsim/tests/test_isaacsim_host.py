@@ -197,6 +197,17 @@ def test_frictionloss_and_an_unknown_keyframe_are_refused_before_launch(runtime,
         FakeIsaac(SceneCfg(scene_path("quadruped"), default_keyframe="nope"), 1, 0.005)
 
 
+def test_gravcomp_is_refused_before_launch_by_scene_feature(runtime, tmp_path):
+    """``<body gravcomp>``: the worker's MJCF reader would drop it (the body would fall with full gravity);
+    the host refuses it before launch as ``body_gravcomp``."""
+    model = tmp_path / "held.xml"
+    model.write_text(f"""<mujoco><worldbody><body name="base"><freejoint name="root"/>{INERTIAL}
+      <body name="arm" gravcomp="1"><joint name="j" axis="0 1 0"/>{INERTIAL}</body></body></worldbody></mujoco>""")
+    with pytest.raises(UnsupportedCapabilityError, match="<body name='arm'> has gravcomp=1") as info:
+        FakeIsaac(SceneCfg(str(model)), 1, 0.005)
+    assert info.value.capability == "body_gravcomp"
+
+
 def test_two_top_level_bodies_are_refused_before_launch_by_scene_feature(runtime, tmp_path):
     model = tmp_path / "two.xml"
     model.write_text(TWO_ROOTS)
