@@ -22,9 +22,10 @@ from unisim_core.mjcf_lite import read_tree
 __all__ = ["ACCEPTED", "Layout", "build_model", "build_solver"]
 
 #: ``mjcf_lite`` optional features the importer and SolverMuJoCo simulate (each checked after the build)
-#: (not ``fixed_tendon``: a tendon spring moves the joints otherwise than MuJoCo does, docs/newton.md)
+#: (not ``fixed_tendon``: a tendon spring moves the joints otherwise than MuJoCo does, docs/newton.md);
+#: ``gravcomp``/``actuatorgravcomp`` reach MuJoCo Warp as its ``body_gravcomp``/``jnt_actgravcomp``
 ACCEPTED = frozenset({"frictionloss", "multi_joint_body", "joint_stiffness", "joint_equality", "connect_equality",
-                      "weld_equality"})
+                      "weld_equality", "body_gravcomp", "joint_actuatorgravcomp"})
 
 
 _JOINT_TYPES = {"free": newton.JointType.FREE, "hinge": newton.JointType.REVOLUTE,
@@ -211,7 +212,19 @@ def build_model(path: str, lite: LiteModel, num_envs: int, device: str) -> tuple
     model = scene.finalize(device=device)
     _check_close("gravity", path, "gravity", model.gravity.numpy()[0], lite.gravity)
     _check_actuators(model, lite, layout, path)
+    _check_gravcomp(model, lite, layout, path)
     return model, layout
+
+
+def _check_gravcomp(model: newton.Model, lite: LiteModel, layout: Layout, path: str) -> None:
+    """Each body's ``gravcomp`` and each joint's ``actuatorgravcomp`` (world 0's rows of the importer's
+    ``mujoco`` attributes, which SolverMuJoCo hands MuJoCo Warp) against the file."""
+    mj = model.mujoco
+    _check_close("body_gravcomp", path, "body gravcomp", mj.gravcomp.numpy()[layout.body_src[1:]],
+                 lite.body_gravcomp[1:])
+    dofs = [int(layout.qd_src[j["dofadr"]]) for j in lite.joints]
+    _check_close("joint_actuatorgravcomp", path, "joint actuatorgravcomp", mj.jnt_actgravcomp.numpy()[dofs],
+                 [j["actuatorgravcomp"] for j in lite.joints])
 
 
 def _check_constraints(solver: SolverMuJoCo, lite: LiteModel, path: str) -> None:
