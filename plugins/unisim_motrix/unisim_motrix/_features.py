@@ -74,6 +74,9 @@ REFUSED_FEATURES: dict[str, str] = {
     "compiler_eulerseq": f"{_ENGINE} reads intrinsic (lower-case) euler sequences only",
     "quality_shadowsize": f"{_ENGINE}'s MJCF parser rejects shadowsize 0",
     "actuator_inheritrange": f"{_ENGINE}'s MJCF parser rejects ctrlrange together with inheritrange (even 0)",
+    "joint_actuatorgravcomp": f"{_ENGINE} applies gravcomp as a passive force on every joint: it does not route a "
+                              "joint's share through its actuators and their actuatorfrcrange clamp (measured: an "
+                              "arm whose 2.45 N m of compensation MuJoCo clamps to 1 N m stays put)",
 }
 
 
