@@ -59,7 +59,7 @@ CAUSES: dict[tuple[str, str], str] = {
     ("sapien", "unitree_go1"): _PHYSX_SOFT.format("3.4e-07"),
     ("sapien", "google_robot"): (
         "joint limit: qpos0 (no keyframe) puts both fingers 0.01 rad below their range [0.01, 1.3]; PhysX's hard "
-        "limit corrects 0.8 of that in the first 4 ms step (2.0 rad/s) and the fingers run on to 0.053 rad, where "
-        "frictionloss 1 N·m holds them against the servo's 20 × 0.043 = 0.86 N·m; MuJoCo's soft limit eases them to "
+        "limit corrects 0.8 of that in the first 4 ms step (2.0 rad/s) and the fingers run on to 0.054 rad, where "
+        "frictionloss 1 N·m holds them against the servo's 20 × 0.044 = 0.88 N·m; MuJoCo's soft limit eases them to "
         "0.00999; the fingers' range from 0 instead: ok, dof_pos 7.7e-04 (docs/sapien.md)"),
 }

@@ -114,3 +114,44 @@ def test_stiff_explicit_damping_on_a_friction_joint_is_refused(tmp_path):
         with pytest.raises(UnsupportedCapabilityError) as info:
             create_backend("sapien", SceneCfg(model_file=str(path)), 1, 0.002)
         assert info.value.capability == feature
+
+
+def test_gravcomp_is_disabled_gravity_or_a_force_at_the_com_as_mujoco(tmp_path):
+    """MJCF gravcomp (google_robot's arm, i2rt_yam...): MuJoCo adds -gravcomp m g at each body's COM. Here
+    gravcomp 1 disables the link's gravity in PhysX (read back) and other values add that force before
+    every substep. Kit scene gravcomp (1, 0.5, 2 on free bodies, 1 and 0.5 on hinge arms) after 100 steps:
+    MuJoCo's qpos within 1e-5 ("sink" at 0.9009 m, "rise" at 1.198 m, arm_half 0.29935 rad; ignored,
+    every body fell as with gravcomp 0: 0.8018 m, 0.5934 rad). An accelerometer on a gravcomp 0.5 body
+    reads MuJoCo's +g/2 after set_state (probe substep) and after a step. actuatorgravcomp (the compensation
+    through the actuators, clamped by actuatorfrcrange) is refused by name."""
+    mujoco = pytest.importorskip("mujoco", reason="the reference is MuJoCo")
+    from unisim_conformance import SCENES_DIR
+
+    path = str(SCENES_DIR / "gravcomp.xml")
+    m = mujoco.MjModel.from_xml_path(path)
+    d = mujoco.MjData(m)
+    mujoco.mj_step(m, d, 100)
+    b = create_backend("sapien", SceneCfg(model_file=path), 2, 0.002)
+    b.step(np.zeros((2, 0), np.float32), 100)
+    np.testing.assert_allclose(b.get_qpos(), np.tile(d.qpos, (2, 1)), atol=1e-5)
+    # one articulation per world child (gravcomp 1, 0.5, 2, 1, 0.5), its body the last link: 0.5 and 2 get the force
+    assert [art.get_links()[-1].disable_gravity for art in b.sapien_articulations[0]] == [
+        True, False, False, True, False]
+
+    imu = tmp_path / "imu.xml"
+    imu.write_text('<mujoco><worldbody><body name="sink" pos="0 0 1" gravcomp="0.5"><freejoint/>'
+                   '<inertial pos="0 0 0" mass="2" diaginertia="0.1 0.1 0.1"/><site name="s"/></body></worldbody>'
+                   '<sensor><accelerometer name="acc" site="s"/></sensor></mujoco>')
+    b = create_backend("sapien", SceneCfg(model_file=str(imu)), 1, 0.002)
+    np.testing.assert_allclose(b.get_sensor_data("acc")[0], [0, 0, 0.5 * 9.81], atol=1e-3)
+    b.step(np.zeros((1, 0), np.float32), 3)
+    np.testing.assert_allclose(b.get_sensor_data("acc")[0], [0, 0, 0.5 * 9.81], atol=1e-3)
+    np.testing.assert_allclose(b.get_base_lin_vel()[0], [0, 0, -0.5 * 9.81 * 0.006], atol=1e-6)
+
+    agc = tmp_path / "agc.xml"
+    agc.write_text('<mujoco><worldbody><body name="arm" pos="0 0 1" gravcomp="1"><joint name="j" axis="0 1 0" '
+                   'actuatorgravcomp="true"/><inertial pos="0.25 0 0" mass="1" diaginertia="0.001 0.02 0.02"/>'
+                   '</body></worldbody><actuator><motor name="m" joint="j"/></actuator></mujoco>')
+    with pytest.raises(UnsupportedCapabilityError) as info:
+        create_backend("sapien", SceneCfg(model_file=str(agc)), 1, 0.002)
+    assert info.value.capability == "joint_actuatorgravcomp"

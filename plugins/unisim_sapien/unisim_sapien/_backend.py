@@ -29,7 +29,7 @@ from unisim_core.physx import IMPLICIT_KV, explicit_damping_ratio, mujoco_integr
 from unisim_core.plugin_support import SnapshotMemory, load_mjcf_or_refuse
 
 from . import _hooks
-from ._build import build_env, check_scene, configure_engine, layout_of
+from ._build import build_env, check_scene, configure_engine, gravcomp_forces, layout_of
 from ._mjcf_extra import geom_assets
 from ._options import SapienOptions
 from ._readback import read_solver_values
@@ -105,7 +105,7 @@ class SapienBackend(SimBackend):
     def __init__(self, scene, num_envs, sim_dt, **options) -> None:
         super().__init__(scene, num_envs, sim_dt, **options)
         path = str(self.scene.model_file)
-        self._lite = lite = load_mjcf_or_refuse(path, self.name, accept={"frictionloss"})
+        self._lite = lite = load_mjcf_or_refuse(path, self.name, accept={"frictionloss", "body_gravcomp"})
         assets, integrator = geom_assets(path, lite), mujoco_integrator(path)
         if integrator not in IMPLICIT_KV:
             raise UnsupportedCapabilityError(self.name, "integrator", f"{path}: <option integrator={integrator!r}>; "
@@ -168,6 +168,9 @@ class SapienBackend(SimBackend):
         self._time = np.zeros(self._num_envs)
         self._snapshots = SnapshotMemory(self._num_envs)  # each snapshot row's engine state (exact restores)
         self._wrench: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        #: MJCF gravcomp other than 0 and 1: (link per env, float32 force at the COM) applied every substep
+        self._gravcomp = [([links[b] for links in self._links], force.astype(np.float32))
+                          for b, force in gravcomp_forces(lite)]
         self._reset_to_default(np.arange(self._num_envs))
 
     # ------------------------------------------------------------------ engine access
@@ -242,6 +245,8 @@ class SapienBackend(SimBackend):
                 write_efforts()
             if self._wrench:
                 self._apply_wrenches()
+            if self._gravcomp:
+                self._apply_gravcomp()
             if self._accel and k == nsteps - 1:  # the accelerometer reads the velocity change over the last substep
                 self._prev_kin = self._cache or self._kinematics(self._accel_bodies)
             for system in self._systems:
@@ -392,11 +397,15 @@ class SapienBackend(SimBackend):
         return acc
 
     def _probe_step(self) -> tuple[np.ndarray, ...]:
-        """Body kinematics one substep ahead (current efforts, no wrench) for the envs written since
-        their last step (the others keep their current kinematics); those systems are restored."""
+        """Body kinematics one substep ahead (current efforts and gravity compensation, no wrench) for the
+        envs written since their last step (the others keep their current kinematics); those systems are
+        restored."""
         fresh = np.flatnonzero(self._fresh)
         saved = [self._systems[i].pack() for i in fresh]
+        zero = np.zeros(3, dtype=np.float32)
         for i in fresh:
+            for links, force in self._gravcomp:
+                links[i].add_force_torque(force, zero)
             self._systems[i].step()
         out = self._kinematics()
         for i, blob in zip(fresh, saved):
@@ -453,6 +462,14 @@ class SapienBackend(SimBackend):
             for i, links in enumerate(self._links):
                 links[b].add_force_at_point(force[i].astype(np.float32), pos[i, b].astype(np.float32))
                 links[b].add_force_torque(np.zeros(3, dtype=np.float32), torque[i].astype(np.float32))
+
+    def _apply_gravcomp(self) -> None:
+        """MuJoCo's gravity compensation ``-gravcomp m g`` at the COM of each body whose gravcomp is not
+        0 or 1, for the next substep (``add_force_torque`` acts at the COM; PhysX clears it after the step)."""
+        zero = np.zeros(3, dtype=np.float32)
+        for links, force in self._gravcomp:
+            for link in links:
+                link.add_force_torque(force, zero)
 
     # ------------------------------------------------------------------ snapshots
     def _get_physics_state(self) -> np.ndarray:

@@ -28,7 +28,7 @@ from unisim_core.physx import MUJOCO_BODY_PROPERTIES, PhysxDrives, PhysxSolverCo
 
 from ._mjcf_extra import Hfield, MeshFile
 
-__all__ = ["Layout", "build_env", "configure_engine", "layout_of"]
+__all__ = ["Layout", "build_env", "configure_engine", "gravcomp_forces", "layout_of"]
 
 _NAME = "sapien"
 _X_TO_Z = np.array([np.sqrt(0.5), 0.0, -np.sqrt(0.5), 0.0])  # rotates PhysX's +x (plane normal, capsule axis) onto +z
@@ -348,8 +348,28 @@ def build_env(lite: LiteModel, assets: list[Hfield | MeshFile | None], drives: P
                 _set_groups(link, lite, [g for g in sorted(cols) if lite.geoms[g]["body"] == b and not welded[b]], path,
                             bits)
         _mujoco_properties(art, joint_drive, config)
+        _gravity_off(art, lite, welded)
         arts.append(art)
     return scene, arts
+
+
+def _gravity_off(art, lite: LiteModel, welded: list[bool]) -> None:
+    """MJCF ``gravcomp="1"`` on a moving body: MuJoCo's compensation ``-m g`` at its COM cancels its
+    gravity exactly, which is PhysX's per-link disable-gravity (other values: :func:`gravcomp_forces`)."""
+    for link in art.get_links():
+        if link.name.startswith("b"):
+            b = int(link.name[1:])
+            if lite.body_gravcomp[b] == 1.0 and not welded[b]:
+                link.disable_gravity = True
+
+
+def gravcomp_forces(lite: LiteModel) -> list[tuple[int, np.ndarray]]:
+    """``(body, force)`` for each moving body whose ``gravcomp`` is neither 0 nor 1: MuJoCo's passive
+    force ``-gravcomp m g`` at the COM, world frame, to apply before every substep (PhysX clears external
+    forces after each). ``gravcomp="1"`` is disable-gravity on the link instead (no per-substep work)."""
+    welded, g = _world_welded(lite), np.asarray(lite.gravity, dtype=np.float64)
+    return [(b, -lite.body_gravcomp[b] * lite.body_mass[b] * g) for b in range(1, len(lite.body_names))
+            if lite.body_gravcomp[b] not in (0.0, 1.0) and not welded[b]]
 
 
 def _under(lite: LiteModel, b: int, top: int) -> bool:
