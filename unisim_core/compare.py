@@ -74,12 +74,12 @@ def hold_position_ctrl(backend) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------- state and records
-def initial_state(backend, perturb: float) -> tuple[np.ndarray, np.ndarray]:
-    """``(qpos, qvel)`` rows: the default pose (keyframe or qpos0), and with ``perturb`` = ε
-    a deterministic offset: hinge/slide joint i gets ε·(1, -0.6, 1, -0.6, ...); a free joint
-    gets a rotation of 0.8ε rad about x and qvel ε·(1, 0, 4, 0.6, 2, 0.4)."""
+def initial_state(backend, perturb: float, qpos: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``(qpos, qvel)`` rows: the default pose (keyframe or qpos0; ``qpos`` (nq,) instead when given),
+    and with ``perturb`` = ε a deterministic offset: hinge/slide joint i gets ε·(1, -0.6, 1, -0.6, ...);
+    a free joint gets a rotation of 0.8ε rad about x and qvel ε·(1, 0, 4, 0.6, 2, 0.4)."""
     info = backend.model_info
-    q = np.array(backend.get_default_qpos(), dtype=np.float64)
+    q = np.array(backend.get_default_qpos() if qpos is None else qpos, dtype=np.float64)
     v = np.zeros(backend.nv)
     if perturb:
         i = 0
@@ -133,12 +133,12 @@ def rollout(name: str, scene_file: str, keyframe: str | None, num_envs: int, sim
 
 
 def record_trajectory(backend, name: str, steps: int, decimation: int = 1, perturb: float = 0.0,
-                      ctrl: np.ndarray | None = None) -> Trajectory:
-    """Reset every env of an open ``backend`` to :func:`initial_state`, hold ``ctrl`` (default: the
-    default pose with :func:`hold_position_ctrl`) for ``steps`` calls of ``step(ctrl, decimation)``
-    and record them."""
+                      ctrl: np.ndarray | None = None, qpos: np.ndarray | None = None) -> Trajectory:
+    """Reset every env of an open ``backend`` to :func:`initial_state` (from ``qpos`` when given), hold
+    ``ctrl`` (default: the default pose with :func:`hold_position_ctrl`) for ``steps`` calls of
+    ``step(ctrl, decimation)`` and record them."""
     b, num_envs = backend, backend.num_envs
-    q, v = initial_state(b, perturb)
+    q, v = initial_state(b, perturb, qpos)
     b.set_state(np.arange(num_envs), np.tile(q, (num_envs, 1)), np.tile(v, (num_envs, 1)))
     ctrl = hold_position_ctrl(b) if ctrl is None else ctrl
     info = b.model_info

@@ -2,7 +2,10 @@
 
 Every model runs on every backend in its own process (a crash, a hang or a segfault is a result,
 not the end of the run): keyframe 0 (or ``qpos0`` without keyframes), the keyframe's ``ctrl``
-clipped to each actuator's ctrl range held for ``steps`` steps at the model's own timestep.
+clipped to each actuator's ctrl range held for ``steps`` steps at the model's own timestep. A named
+keyframe 0 is the scene's ``default_keyframe`` (the backend's own keyframe table); an unnamed one, which
+the contract's tables may leave out, is read from the file and set with ``set_state`` (its quaternions
+normalised as MuJoCo compiles them).
 The MuJoCo backend with one env is the reference; every cell (MuJoCo included) runs
 ``num_envs`` envs and is compared with it, env by env. A cell is
 
@@ -118,8 +121,19 @@ def discover(sources: Sequence[str]) -> list[ZooModel]:
 
 
 # ---------------------------------------------------------------------------- one cell (child process)
-def _first_key(path: str) -> tuple[str | None, np.ndarray | None, float]:
-    """``(name, ctrl, timestep)``: keyframe 0's name and ctrl (``None`` when absent) and ``<option timestep>``."""
+@dataclass(frozen=True)
+class _Key:
+    """Keyframe 0 of a file as written: ``name`` (``None`` when unnamed), ``qpos``/``ctrl`` (``None`` where
+    the key gives none); ``found`` is False for a file without keyframes."""
+
+    found: bool = False
+    name: str | None = None
+    qpos: np.ndarray | None = None
+    ctrl: np.ndarray | None = None
+
+
+def _first_key(path: str) -> tuple[_Key, float]:
+    """``(keyframe 0, timestep)``: the file's first ``<key>`` (includes expanded) and ``<option timestep>``."""
     from .mjcf_lite import read_tree
 
     root = read_tree(path)
@@ -128,9 +142,26 @@ def _first_key(path: str) -> tuple[str | None, np.ndarray | None, float]:
     for opt in root.iter("option"):
         dt = float(opt.get("timestep", dt))
     if key is None:
-        return None, None, dt
-    ctrl = np.array([float(x) for x in key.get("ctrl", "").split()]) if key.get("ctrl") else None
-    return key.get("name") or None, ctrl, dt
+        return _Key(), dt
+    vec = lambda attr: np.array([float(x) for x in key.get(attr).split()]) if key.get(attr) else None  # noqa: E731
+    return _Key(True, key.get("name") or None, vec("qpos"), vec("ctrl")), dt
+
+
+def _unnamed_key_qpos(b, key: _Key) -> np.ndarray | None:
+    """The start of an unnamed keyframe 0, which the contract's keyframe tables may leave out (MuJoCo's
+    do): its ``qpos`` as MuJoCo compiles it (free/ball quaternions normalised, ``qpos0`` of the backend's
+    model where the key gives no ``qpos``), laid out by the backend's own joint tables. ``None`` for a
+    named keyframe (the scene's ``default_keyframe``, read from the backend's table) or none at all."""
+    from .mjcf_features import normalize_key_quats
+
+    if not key.found or key.name is not None:
+        return None
+    info = b.model_info
+    if key.qpos is None:
+        return np.array(info.qpos0, dtype=np.float64)
+    if key.qpos.shape != (b.nq,):
+        raise ValueError(f"keyframe 0: qpos has {key.qpos.size} numbers, the model nq={b.nq}")
+    return normalize_key_quats(key.qpos, info.joint_types, info.joint_qposadr)
 
 
 def _layout(b) -> dict:
@@ -161,17 +192,17 @@ def run_cell(backend: str, path: str, steps: int, num_envs: int) -> tuple[dict, 
 
     rep: dict = {"backend": backend, "path": path}
     try:
-        key, key_ctrl, dt = _first_key(path)
-        rep.update(keyframe=key, sim_dt=dt)
-        with create_backend(backend, SceneCfg(path, default_keyframe=key), num_envs, dt) as b:
+        key, dt = _first_key(path)
+        rep.update(keyframe=key.name or ("0 (unnamed)" if key.found else None), sim_dt=dt)
+        with create_backend(backend, SceneCfg(path, default_keyframe=key.name), num_envs, dt) as b:
             rep["layout"] = _layout(b)
             ctrl = np.zeros(b.num_actuators)
-            if key_ctrl is not None:
-                ctrl[:min(len(key_ctrl), len(ctrl))] = key_ctrl[:len(ctrl)]
+            if key.ctrl is not None:
+                ctrl[:min(len(key.ctrl), len(ctrl))] = key.ctrl[:len(ctrl)]
             lo, hi = np.asarray(b.model_info.actuator_ctrl_range, dtype=np.float64).reshape(-1, 2).T
             ctrl = np.ascontiguousarray(np.broadcast_to(np.clip(ctrl, lo, hi), (num_envs, len(ctrl))),
                                         dtype=b.np_dtype)
-            tr = record_trajectory(b, backend, steps, ctrl=ctrl)
+            tr = record_trajectory(b, backend, steps, ctrl=ctrl, qpos=_unnamed_key_qpos(b, key))
         rep["status"] = "ran"
         return rep, {k: getattr(tr, k) for k in _ARRAYS}
     except UnsupportedCapabilityError as exc:

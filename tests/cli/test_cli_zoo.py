@@ -189,3 +189,26 @@ def test_plot_colours_the_matrix_by_class(tmp_path):
              Z.classify("a", "newton", {"status": "refused", "feature": "mesh"}, {}, ref, ref_a)]
     path = Z.plot_matrix(cells, str(tmp_path / "zoo.png"))
     assert Path(path).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+UNNAMED_KEY = """<mujoco><worldbody><body name="base" pos="0 0 1"><freejoint/>
+  <inertial pos="0 0 0" mass="1" diaginertia="0.1 0.1 0.1"/>
+  <body name="arm"><joint name="hinge" axis="0 1 0"/><inertial pos="0.2 0 0" mass="1" diaginertia="0.01 0.01 0.01"/>
+  </body></body></worldbody><keyframe><key {attrs}/></keyframe></mujoco>"""
+
+
+@pytest.mark.parametrize("backend", ["mujoco", "fake"])
+def test_zoo_starts_from_keyframe_0_when_it_has_no_name(tmp_path, backend):
+    """Keyframe 0 whatever its name (pal_talos' only key is unnamed; the contract's keyframe tables may
+    leave such a key out, MuJoCo's do): the first recorded qpos is the key's, its quaternion normalised
+    as MuJoCo compiles it ((0, 0, 0, 2) -> (0, 0, 0, 1)); a key without qpos starts from qpos0."""
+    if backend == "mujoco":
+        pytest.importorskip("unisim_mujoco")
+    path = tmp_path / "unnamed.xml"
+    path.write_text(UNNAMED_KEY.format(attrs='qpos="0.1 -0.2 0.5 0 0 0 2 0.7"'))
+    rep, arrays = Z.run_cell(backend, str(path), 2, 2)
+    assert rep["status"] == "ran" and rep["keyframe"] == "0 (unnamed)", rep
+    np.testing.assert_allclose(arrays["qpos"][0], [[0.1, -0.2, 0.5, 0, 0, 0, 1, 0.7]] * 2, atol=1e-7)
+    path.write_text(UNNAMED_KEY.format(attrs='time="0"'))
+    rep, arrays = Z.run_cell(backend, str(path), 2, 2)
+    np.testing.assert_allclose(arrays["qpos"][0], [[0, 0, 1, 1, 0, 0, 0, 0]] * 2, atol=1e-7)
