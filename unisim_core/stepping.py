@@ -76,7 +76,8 @@ class Stepping:
             finally:
                 if self._clears_forces:
                     self._clear_body_forces()
-            self._step_done(nsteps)
+            if self._contact_watch or self._last_diverged is not None:  # _step_done's tests, inlined
+                self._step_done(nsteps)
             return None
         with DeferredInterrupt() as interrupt:
             try:
