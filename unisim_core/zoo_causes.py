@@ -2,10 +2,11 @@
 
 Each cause was measured with the zoo's own protocol (100 steps, 2 envs) on a copy of the model
 with one change: ``<flag contact="disable"/>`` ("contacts off"), ``integrator="Euler"`` for RK4,
-MuJoCo's compiled inertia written as explicit ``<inertial>`` ("inertia explicit"), or a joint range
-that holds ``qpos0``; the deviation vanishing (or shrinking to what is named) is the evidence. Each
-is written up with its figures in the engine's page under ``docs/`` (motrix.md, sapien.md,
-genesis.md, mjwarp.md, newton.md). A deviating cell without an entry is shown as ``not documented``.
+MuJoCo's compiled inertia written as explicit ``<inertial>`` ("inertia explicit"), a joint range
+that holds ``qpos0``, or one ``solref`` on every geom that touches; the deviation vanishing (or
+shrinking to what is named) is the evidence. Each is written up with its figures in the engine's
+page under ``docs/`` (motrix.md, sapien.md, genesis.md, mjwarp.md, newton.md). A deviating cell
+without an entry is shown as ``not documented``.
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ CAUSES: dict[tuple[str, str], str] = {
         "contact friction cone: the file's cone='elliptic' impratio='10', which MotrixSim ignores (it warns); "
         "contacts off: base_pos 6.1e-07 (docs/motrix.md)"),
     ("motrix", "pal_talos"): (
-        "contact stiffness: solref 0.001 at dt 0.001; MuJoCo raises the time constant to 2·dt (refsafe), MotrixSim "
-        "does not (it warns); contacts off: dof_pos 5.5e-04 (docs/motrix.md)"),
+        "contact stiffness mixing: the feet's solref 0.001 meets the floor's 0.02; MuJoCo averages the time constants "
+        "(0.0105 s), MotrixSim the stiffness 1/tc² and damping 2/tc (501250, 1050: 55× stiffer, damping ratio 0.74), "
+        "and the robot, its feet 2.05 mm into the floor at the keyframe, pops 23 mm up (MuJoCo: 1.7 mm); floor and "
+        "robot both at solref 0.0105: ok, dof_pos 1.3e-03 (docs/motrix.md)"),
     ("motrix", "gymnasium/ant"): (
         "joint limits: qpos0 puts the four ankles 0.52 rad outside their 30-70° range; MuJoCo's soft limit throws "
         "them to 1.24 rad (they settle at 1.02), MotrixSim stops them at the limit (0.534); contacts off, Euler and "
