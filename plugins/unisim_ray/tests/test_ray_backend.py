@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import numpy as np
@@ -370,7 +371,9 @@ def test_call_past_its_deadline_names_the_slow_shards_and_poisons(made):
 
 
 def test_close_releases_every_actor(made):
-    b, _ = pair(made, "fake", 2, 3)  # more shards than envs: one shard per env
+    """With ``reuse_actors=False`` close() kills the shards' actors (by default it parks them for the
+    next backend: test_actor_pool.py)."""
+    b, _ = pair(made, "fake", 2, 3, reuse_actors=False)  # more shards than envs: one shard per env
     assert [(s.env_start, s.env_stop) for s in b.describe_shards()] == [(0, 1), (1, 2)]
     actors = list(b._actors)
     assert [ray.get(a.ping.remote(), timeout=10) for a in actors] == [s.pid for s in b.describe_shards()]
@@ -392,33 +395,49 @@ def test_shard_that_cannot_build_its_backend_raises_the_in_process_error_naming_
         create_backend("ray", QUADRUPED, 2, 0.005, inner="unisim_core.nope:Missing", progress=False)
 
 
-def test_backend_starts_ray_once_per_process_and_close_releases_its_actors():
+def test_backend_starts_ray_once_per_process_and_close_parks_its_actors_until_exit():
+    """The first backend starts Ray for the process; close() parks its shards' actors (alive, idle),
+    the next backend takes them; at exit the plugin kills the idle actors and shuts Ray down."""
     code = textwrap.dedent(f"""
-        import numpy as np, ray
+        import os, numpy as np, ray
         from unisim_core import SceneCfg, create_backend
-        b = create_backend("ray", SceneCfg({str(SCENES / "quadruped.xml")!r}), 2, 0.005, inner="fake", shards=2)
+        scene = SceneCfg({str(SCENES / "quadruped.xml")!r})
+        b = create_backend("ray", scene, 2, 0.005, inner="fake", shards=2)
         b.step(np.zeros((2, b.num_actuators), np.float32))
         print("started", ray.is_initialized(), ray.cluster_resources().get("CPU"))
         actors = list(b._actors)
-        import os
         print("niceness", sorted(ray.get([a.__ray_call__.remote(lambda self: os.nice(0)) for a in actors])))
+        pids = [s.pid for s in b.describe_shards()]
         b.close()
-        dead = 0
-        for a in actors:
-            try:
-                ray.get(a.ping.remote(), timeout=10)
-            except ray.exceptions.RayActorError:
-                dead += 1
-        print("closed", ray.is_initialized(), dead)
+        print("closed", ray.is_initialized(), ray.get([a.ping.remote() for a in actors], timeout=10) == pids)
+        b = create_backend("ray", scene, 2, 0.005, inner="fake", shards=2)
+        print("reused", [s.pid for s in b.describe_shards()] == pids)
+        b.close()
+        print("pids", *pids)
     """)
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
     assert out.returncode == 0, out.stderr[-2000:]
     lines = out.stdout.split("\n")
-    assert lines[0].startswith("started True") and lines[2] == "closed True 2"  # Ray stays, actors gone
+    assert lines[0].startswith("started True") and lines[2] == "closed True True"  # Ray stays, actors parked
     assert lines[1] == "niceness [0, 0]"  # shards are the workload: not niced like Ray's default workers
-    # one stderr progress line per shard
-    assert out.stderr.count("unisim-ray: shard ") == 2 and "shard 1 (envs [1:2)) of 2 ready" in out.stderr
+    assert lines[3] == "reused True"
+    pids = [int(p) for p in lines[4].split()[1:]]
+    deadline = time.monotonic() + 10
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(_alive(p) for p in pids)  # gone with the process
+    # one stderr progress line per shard and backend
+    assert out.stderr.count("unisim-ray: shard ") == 4 and "shard 1 (envs [1:2)) of 2 ready" in out.stderr
+    assert out.stderr.count(", reused actor)") == 2
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def test_shards_that_cannot_be_placed_time_out_at_startup_naming_them():

@@ -64,6 +64,41 @@ def test_options_defaults_and_validation():
         RayOptions(call_timeout_s=0)
 
 
+def test_reuse_actors_is_a_real_bool_and_pool_keys_tell_actor_keywords_apart():
+    """``reuse_actors`` takes a bool only; the idle pool's key is order-independent plain data of the
+    actor keywords in one Ray session, and ``None`` (never pooled) for a placement group or keywords
+    that are not plain data."""
+    from unisim_ray import _pool
+
+    assert RayOptions().reuse_actors is True and RayOptions(reuse_actors=False).reuse_actors is False
+    for bad in (1, "yes", None):
+        with pytest.raises(InvalidInputError, match="reuse_actors: expected a bool"):
+            RayOptions(reuse_actors=bad)
+
+    class Session:  # stands in for the ray module: one connected session
+        @staticmethod
+        def is_initialized():
+            return True
+
+        @staticmethod
+        def get_runtime_context():
+            class Ctx:
+                gcs_address = "127.0.0.1:6379"
+                get_job_id = staticmethod(lambda: "01000000")
+                get_node_id = staticmethod(lambda: "abc")
+            return Ctx
+
+    base = {"num_cpus": 0.0, "max_restarts": 0, "runtime_env": {"env_vars": {"A": "1", "B": "2"}}}
+    same = {"runtime_env": {"env_vars": {"B": "2", "A": "1"}}, "max_restarts": 0, "num_cpus": 0.0}
+    assert _pool.pool_key(Session, base) == _pool.pool_key(Session, same) is not None
+    assert _pool.pool_key(Session, base) != _pool.pool_key(Session, {**base, "num_cpus": 1.0})
+    assert _pool.pool_key(Session, {**base, "scheduling_strategy": "SPREAD"}) is not None
+    assert _pool.pool_key(Session, {**base, "scheduling_strategy": object()}) is None  # a placement group
+    assert _pool.pool_key(Session, {**base, "runtime_env": {"x": object()}}) is None
+    assert not _pool._reserves(_pool.pool_key(Session, base))
+    assert _pool._reserves(_pool.pool_key(Session, {**base, "resources": {"big": 1}}))
+
+
 def test_unknown_option_is_a_type_error_listing_valid_ones_before_ray_starts():
     with pytest.raises(TypeError, match="valid options: .*shards"):
         create_backend("ray", SceneCfg(QUADRUPED), 2, 0.01, inner="fake", shard=2)

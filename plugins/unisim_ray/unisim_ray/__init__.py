@@ -30,6 +30,7 @@ from ._errors import (
 )
 from ._layout import describe_layout, split_envs
 from ._options import RayOptions
+from ._pool import release_idle_actors
 
 if TYPE_CHECKING:
     from ._backend import FORWARDED_CAPABILITIES, LOCAL_RAY_SYSTEM_CONFIG, RayBackend, ShardInfo
@@ -50,6 +51,7 @@ __all__ = [
     "ShardFaultedError",
     "ShardRecoveredWarning",
     "split_envs",
+    "release_idle_actors",
     "unisim_backend_spec",
     "unisim_diagnostics",
 ]

@@ -27,18 +27,20 @@ from unisim_core.backend import SimBackend
 from unisim_core.bindings import BackendHeightScanner, BackendMocapPoseBinding
 from unisim_core.capabilities import Capability
 from unisim_core.config import BackendTerrainSpawnData, SceneCfg
-from unisim_core.errors import InvalidTypeError
+from unisim_core.errors import InvalidTypeError, UniSimError
 from unisim_core.model import ModelInfo
 from unisim_core.options import build_options
 from unisim_core.servant import adopt_description
 
 from ._calls import ShardCalls, ShardInfo
+from ._errors import ShardError
 from ._layout import split_envs
 from ._options import RayOptions
 from ._placement import Placement
+from ._pool import evict_reserving, pool_key
 from ._recovery import RecoveryRecord
 from ._scene import pack_scene
-from ._session import LOCAL_RAY_SYSTEM_CONFIG, ensure_ray, import_ray, kill_actors
+from ._session import LOCAL_RAY_SYSTEM_CONFIG, ensure_ray, import_ray, kill_actors, park_actors, shutdown_ray
 from ._shard import STATE_FIELDS
 
 __all__ = ["RayBackend", "ShardInfo", "FORWARDED_CAPABILITIES", "LOCAL_RAY_SYSTEM_CONFIG"]
@@ -88,6 +90,7 @@ class RayBackend(ShardCalls, SimBackend):
         self._fault: BaseException | None = None
         self._actors: list[Any] = []
         self._placement: Placement | None = None
+        self._pool_key: Any = None  # key of this backend's actors in the idle pool (None: not pooled)
         super().__init__(scene, num_envs, sim_dt, **options)
         o = self.options
         shards = min(o.shards, self._num_envs)  # a shard never holds zero envs
@@ -105,8 +108,9 @@ class RayBackend(ShardCalls, SimBackend):
         ensure_ray(ray, o, self._num_envs)
         try:
             self._start(payload, inner_kwargs)
-        except BaseException:
-            self._release()
+        except BaseException as exc:
+            # the inner backend refused (bad scene, option, keyframe): its shards are healthy
+            self._release(park=isinstance(exc, UniSimError | TypeError) and not isinstance(exc, ShardError))
             raise
         self._pending_clear = self._cleared = False
         self._step_diverged: np.ndarray | None = None
@@ -134,7 +138,11 @@ class RayBackend(ShardCalls, SimBackend):
             multi = sum(1 for n in ray.nodes() if n.get("Alive")) > 1
             cpus = 1.0 if multi or o.placement is not None else 0.0
         self._actor_cpus = cpus
+        if o.placement is not None:  # idle actors holding CPUs must not keep the group's bundles from fitting
+            evict_reserving(ray, None)
         self._placement = Placement(ray, o, self._ranges, cpus)
+        if o.reuse_actors and self._placement.group is None:
+            self._pool_key = pool_key(ray, self._placement.options(0))
         self._actors = [None] * len(self._ranges)
         self._payload_ref, self._inner_kwargs = ray.put(payload), inner_kwargs
         results = self._launch(range(len(self._ranges)))
@@ -407,26 +415,30 @@ class RayBackend(ShardCalls, SimBackend):
         self._fanout("cleanup_scene_assets", "cleanup_scene_assets")
 
     # ------------------------------------------------------------------ teardown
-    def _kill_actors(self) -> None:
-        actors, self._actors = [a for a in self._actors if a is not None], []
-        kill_actors(self._ray, actors)
-
-    def _release(self) -> None:
+    def _release(self, park: bool = False) -> None:
+        """Let go of the shards: parked in the idle pool when ``park`` (a normal close, healthy
+        shards) and this backend's actors are poolable, else killed; the placement group removed."""
         if getattr(self, "_ray", None) is None:
             return
-        self._kill_actors()
+        actors, self._actors = [a for a in self._actors if a is not None], []
+        if park and self._pool_key is not None:
+            park_actors(self._ray, self._pool_key, actors)
+        else:
+            kill_actors(self._ray, actors)
         if self._placement is not None:
             self._placement.release()
 
     def _close(self) -> None:
-        self._release()
+        self._release(park=self._fault is None)
 
     def __reduce_ex__(self, protocol: int) -> Any:
-        raise InvalidTypeError(self._unpicklable("its shards are Ray actors this backend owns and kills on close"))
+        raise InvalidTypeError(self._unpicklable("its shards are Ray actors this backend owns and releases on close"))
 
     def _after_fork_in_child(self) -> None:
         # the actors and the local Ray instance are the parent's: a child's normal exit must not
-        # shut them down (ray.shutdown, registered with atexit when this process started Ray)
+        # shut them down (shutdown_ray / ray.shutdown, registered with atexit when this process
+        # started Ray); the idle pool forgets the parent's actors by itself (see _pool)
+        atexit.unregister(shutdown_ray)
         ray = sys.modules.get("ray")
         if ray is not None:
             atexit.unregister(ray.shutdown)

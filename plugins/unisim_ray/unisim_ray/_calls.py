@@ -20,6 +20,7 @@ import numpy as np
 
 from unisim_core.errors import BackendClosedError, UniSimError, with_context
 
+from . import _pool as pool
 from ._errors import (
     ShardCallError,
     ShardDiedError,
@@ -53,6 +54,7 @@ class ShardInfo:
     inner: str  #: inner backend name and version
     startup_s: float  #: seconds the shard took to build its inner backend
     restarts: int = 0  #: times this shard was rebuilt after its actor or node died
+    reused: bool = False  #: whether the shard runs on an idle actor of an earlier backend (``reuse_actors``)
 
     @property
     def num_envs(self) -> int:
@@ -69,8 +71,8 @@ class ShardCalls:
 
     def _report(self, info: ShardInfo) -> None:
         total = len(self._ranges)
-        msg = (f"unisim-ray: {info.label()} of {total} ready on {info.hostname} ({info.node_ip}, pid {info.pid}), "
-               f"{info.inner} built in {info.startup_s:.2f} s")
+        msg = (f"unisim-ray: {info.label()} of {total} ready on {info.hostname} ({info.node_ip}, pid {info.pid}"
+               f"{', reused actor' if info.reused else ''}), {info.inner} built in {info.startup_s:.2f} s")
         log.info(msg)
         progress = self.options.progress
         if progress is True:
@@ -79,15 +81,30 @@ class ShardCalls:
             progress(info)
 
 
-    def _launch(self, ks: Sequence[int]) -> dict[int, dict]:
-        """Start fresh actors for shards ``ks`` and wait (``init_timeout_s``) until each has built its
-        inner backend; ``{shard: start() reply}``. Every shard must build the model shard 0 built."""
+    def _launch(self, ks: Sequence[int], reuse: bool = True) -> dict[int, dict]:
+        """Start shards ``ks`` on idle pooled actors (``reuse`` and the backend's actors are poolable)
+        or fresh ones, and wait (``init_timeout_s``) until each has built its inner backend;
+        ``{shard: start() reply}``. A pooled actor found dead is replaced by a fresh one. Every
+        shard must build the model shard 0 built."""
         ray, o = self._ray, self.options
         cls = remote_shard_cls(ray)
+        args = (o.inner, self._payload_ref, self.sim_dt, self._inner_kwargs, o.prefetch_sensors,
+                self._record is not None)
+        key = self._pool_key if reuse else None
+        reused: set[int] = set()
         for k in ks:
+            actor = pool.take(ray, key)
+            if actor is not None:
+                self._actors[k] = actor
+                reused.add(k)
+
+        def fresh(k: int) -> Any:
             self._actors[k] = cls.options(**self._placement.options(k)).remote(k, *self._ranges[k])
-        refs = [self._actors[k].call.remote("start", o.inner, self._payload_ref, self.sim_dt, self._inner_kwargs,
-                                             o.prefetch_sensors, self._record is not None) for k in ks]
+            return self._actors[k].call.remote("start", *args)
+
+        if len(reused) < len(ks):  # idle actors of other layouts must not hold the CPUs these need
+            pool.evict_reserving(ray, key)
+        refs = [self._actors[k].restart.remote(k, *self._ranges[k], *args) if k in reused else fresh(k) for k in ks]
         pending = dict(zip(refs, ks))
         results: dict[int, dict] = {}
         deadline = time.monotonic() + o.init_timeout_s
@@ -115,6 +132,13 @@ class ShardCalls:
                     f"backend 'ray': {self._labels([k])} could not build inner backend {o.inner!r}: "
                     f"{type(cause).__name__}: {cause}", self._triples([k])) from cause
             except ray.exceptions.RayError as exc:
+                if k in reused and isinstance(exc, ray.exceptions.RayActorError):
+                    # a parked actor that died while idle: discarded, the shard starts on a fresh one
+                    reused.discard(k)
+                    log.info("unisim-ray: the idle actor taken for %s was dead; starting a fresh one",
+                             self._labels([k]))
+                    pending[fresh(k)] = k
+                    continue
                 raise ShardStartupError(f"backend 'ray': {self._labels([k])} died while starting: {exc}",
                                         self._triples([k])) from exc
             desc = res["description"]
@@ -129,7 +153,7 @@ class ShardCalls:
             info = ShardInfo(index=k, env_start=a, env_stop=b, node_ip=res["node_ip"], node_id=res["node_id"],
                              hostname=res["hostname"], pid=res["pid"], actor_id=self._actors[k]._actor_id.hex(),
                              inner=f"{desc['inner_name']} {desc['inner_version']}", startup_s=res["startup_s"],
-                             restarts=restarts)
+                             restarts=restarts, reused=k in reused)
             self._shards[k] = info
             self._report(info)
         return results
@@ -256,7 +280,7 @@ class ShardCalls:
                 with contextlib.suppress(Exception):
                     ray.kill(self._actors[k], no_restart=True)
             try:
-                self._launch(dead)
+                self._launch(dead, reuse=False)  # a rebuilt shard is a fresh actor
                 ray.get([self._actors[k].call.remote("recover", *rec.recover_args(k)) for k in dead],
                         timeout=max(0.0, deadline - time.monotonic()))
                 break

@@ -9,7 +9,7 @@ from typing import Any
 import attrs
 
 from unisim_core.errors import InvalidInputError, InvalidTypeError
-from unisim_core.options import BackendOptions, optional_choice
+from unisim_core.options import BackendOptions, boolean, optional_choice
 
 __all__ = ["RayOptions", "SCENE_TRANSFER_MODES", "FORWARDED_OPTIONS", "PLACEMENTS"]
 
@@ -156,6 +156,13 @@ class RayOptions(BackendOptions):
       and a loop that never reads them pays nothing.
     - ``progress``: ``True`` writes a stderr line per shard ready, ``False`` stays
       silent, a callable receives each :class:`~unisim_ray.ShardInfo` (always logged at INFO).
+    - ``reuse_actors``: ``True`` (default): a backend that closes normally parks its healthy shard
+      actors in a per-process idle pool instead of killing them, and a later backend whose actors
+      would be created alike (same Ray session, ``actor_num_cpus``, ``shard_resources``,
+      ``actor_options``; no ``placement``) takes them instead of starting new processes (the
+      actor's start is most of a backend's construction time). Idle actors are killed at exit, when
+      the plugin shuts Ray down, and by :func:`unisim_ray.release_idle_actors`; at most a few per key
+      are kept. ``False``: close() kills the shards' actors and no idle actor is taken.
     """
 
     inner: str = attrs.field(default="mujoco", validator=_inner)
@@ -174,3 +181,4 @@ class RayOptions(BackendOptions):
     scene_dir_limit_mb: float = attrs.field(default=32.0, validator=_pos_float)
     prefetch_sensors: bool | str = attrs.field(default="auto", validator=_prefetch)
     progress: bool | Callable[..., Any] = attrs.field(default=True, validator=_progress)
+    reuse_actors: bool = attrs.field(default=True, validator=boolean)

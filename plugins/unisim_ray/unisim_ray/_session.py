@@ -1,5 +1,6 @@
 """The Ray session of the ``ray`` backend: Ray imported on first use, a local instance started
-when no cluster is given (kept for the process), the shard actor class, and actor teardown."""
+when no cluster is given (kept for the process), the shard actor class, and actor teardown (parked
+in the idle pool of ``_pool``, or killed)."""
 
 from __future__ import annotations
 
@@ -13,15 +14,21 @@ from typing import Any
 
 from unisim_core.errors import OptionalDependencyError
 
+from . import _pool as pool
 from ._options import RayOptions
+from ._pool import release_idle_actors
 from ._shard import ShardActor
 
-__all__ = ["LOCAL_RAY_SYSTEM_CONFIG", "KILL_CONFIRM_S", "import_ray", "remote_shard_cls", "ensure_ray", "kill_actors"]
+__all__ = ["LOCAL_RAY_SYSTEM_CONFIG", "KILL_CONFIRM_S", "PARK_CONFIRM_S", "import_ray", "remote_shard_cls",
+           "ensure_ray", "shutdown_ray", "park_actors", "kill_actors"]
 
 log = logging.getLogger("unisim_ray")
 
 #: Seconds close() waits for Ray to confirm that killed actors are gone.
 KILL_CONFIRM_S = 5.0
+#: Seconds close() waits for shards to close their inner backends before parking them.
+PARK_CONFIRM_S = 5.0
+_started_by: int | None = None  # pid of the process whose ensure_ray started or joined Ray
 _ray_mod: Any = None
 _actor_cls: Any = None
 _session_lock = threading.Lock()
@@ -61,6 +68,7 @@ def ensure_ray(ray: Any, opts: RayOptions, num_envs: int) -> None:
     any ``ray.init``: closing a backend releases its actors, and the next backend reuses the
     instance instead of paying Ray's start-up again.
     """
+    global _started_by
     with _session_lock:
         if ray.is_initialized():
             return
@@ -79,8 +87,42 @@ def ensure_ray(ray: Any, opts: RayOptions, num_envs: int) -> None:
         kwargs.update(opts.ray_init_options)
         log.info("unisim_ray: starting %s", where)
         ray.init(**kwargs)
-        atexit.register(ray.shutdown)
+        _started_by = os.getpid()
+        atexit.register(shutdown_ray)
 
+
+def shutdown_ray() -> None:
+    """The exit handler of a Ray instance this plugin started (or joined): kill the idle pooled shard
+    actors, then ``ray.shutdown()``. Does nothing in a forked child of the process that ran ``ray.init``."""
+    if os.getpid() != _started_by:
+        return
+    release_idle_actors()
+    if _ray_mod is not None:
+        _ray_mod.shutdown()
+
+
+def park_actors(ray: Any, key: Any, actors: list[Any]) -> None:
+    """Park ``actors`` in the idle pool under ``key`` (each closes its inner backend and removes its
+    scene files first); kill those that did not answer within ``PARK_CONFIRM_S``, raised, or do not
+    fit in the pool (``_pool``)."""
+    if not actors:
+        return
+    refs = [a.park.remote() for a in actors]
+    try:
+        ready, _ = ray.wait(refs, num_returns=len(refs), timeout=PARK_CONFIRM_S)
+    except Exception:  # noqa: BLE001 - Ray going away: kill below
+        ready = []
+    ready_ids = {r.hex() for r in ready}
+    healthy, broken = [], []
+    for act, ref in zip(actors, refs):
+        try:
+            if ref.hex() not in ready_ids:
+                raise TimeoutError
+            ray.get(ref, timeout=0)
+            healthy.append(act)
+        except Exception:  # noqa: BLE001 - died, hung or its inner close raised: not reusable
+            broken.append(act)
+    kill_actors(ray, broken + pool.park(ray, key, healthy))
 
 
 def kill_actors(ray: Any, actors: list[Any]) -> None:

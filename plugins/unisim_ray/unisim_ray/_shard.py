@@ -18,10 +18,12 @@ Packed state row (one per env, dtype ``pack_dtype``)::
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import socket
 import tempfile
+import threading
 import time
 from typing import Any
 
@@ -35,6 +37,8 @@ from ._scene import materialize_scene
 __all__ = ["ShardHost", "ShardActor", "STATE_FIELDS", "remote_cause"]
 
 STATE_FIELDS = ("qpos", "qvel", "xpos", "xquat", "lin_vel", "ang_vel", "sensordata")
+#: Seconds a parked shard actor stays idle before it collects the closed engine's garbage.
+PARK_GC_DELAY_S = 1.0
 
 
 def remote_cause(exc: BaseException) -> BaseException:
@@ -62,6 +66,34 @@ class ShardActor:
 
     def ping(self) -> int:
         return os.getpid()
+
+    def park(self) -> int:
+        """Close the inner backend and remove the scene files before this actor waits idle in the
+        host's pool (``_pool``); its pid. Raises (a :class:`RemoteError`) if the inner close did."""
+        try:
+            self.host.close()
+        except Exception as exc:
+            raise RemoteError(ErrorRecord.capture(exc)) from None
+        # An idle actor allocates nothing, so no automatic collection would free the closed engine's
+        # cyclic garbage: collect once it has stayed idle PARK_GC_DELAY_S (a full collection takes
+        # ~0.1 s and holds the GIL: not in the close, nor under a backend that took the actor at once).
+        self._parked = parked = object()
+        timer = threading.Timer(PARK_GC_DELAY_S, self._collect_if_idle, args=(parked,))
+        timer.daemon = True
+        timer.start()
+        return os.getpid()
+
+    def _collect_if_idle(self, parked: object) -> None:
+        if getattr(self, "_parked", None) is parked:
+            gc.collect()
+
+    def restart(self, index: int, env_start: int, env_stop: int, *start_args: Any) -> dict:
+        """A parked actor taken by another backend: a fresh host for shard ``index`` owning envs
+        ``[env_start, env_stop)``, started with ``start_args`` (those of the ``start`` op)."""
+        self._parked = None
+        self.host.close()  # already closed when parked; idempotent
+        self.host = ShardHost(index, env_start, env_stop)
+        return self.call("start", *start_args)
 
 
 class ShardHost(Servant):

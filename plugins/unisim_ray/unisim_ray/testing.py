@@ -23,11 +23,13 @@ def local_cluster(workers: Sequence[dict[str, Any]], system_config: dict[str, An
     """A head node with no CPUs (nothing is scheduled beside the GCS) and one worker node per
     ``workers`` entry (``Cluster.add_node`` keywords: ``num_cpus``, ``resources``, …); the GCS
     takes a free port. Yields the ``Cluster`` (``.address`` to connect, ``add_node``/``remove_node``);
-    on exit this process leaves the cluster (``ray.shutdown``) if it joined it, and every node stops."""
+    on exit this process kills its idle shard actors and leaves the cluster (``ray.shutdown``) if it
+    joined it, and every node stops."""
     import ray
     from ray.cluster_utils import Cluster
 
     from ._backend import LOCAL_RAY_SYSTEM_CONFIG
+    from ._pool import release_idle_actors
 
     config = {**LOCAL_RAY_SYSTEM_CONFIG, **(system_config or {})}
     cluster = Cluster(initialize_head=True, head_node_args={
@@ -38,5 +40,6 @@ def local_cluster(workers: Sequence[dict[str, Any]], system_config: dict[str, An
         yield cluster
     finally:
         if ray.is_initialized() and ray.get_runtime_context().gcs_address == cluster.address:
+            release_idle_actors()
             ray.shutdown()
         cluster.shutdown()
