@@ -7,6 +7,10 @@ from pathlib import Path
 #: The shipped quadruped (12 position actuators, IMU sensors, floor contacts, ``home`` keyframe).
 QUADRUPED = Path(__file__).resolve().parents[3] / "unisim_core" / "scenes" / "quadruped.xml"
 
+#: The kit's layers run by test_kit_on_genesis.py (test_kit_on_genesis_dynamics.py runs the others):
+#: two runs of about equal length that ``-n 2 --dist loadfile`` puts on the two workers.
+KIT_HALF = "reference or parity or coverage or surface or bad_input"
+
 #: Why the Genesis tests skip where the heavy extra is not installed (the reason names the file).
 HEAVY_EXTRA = ("Genesis is not installed: pip install -r requirements-heavy.txt "
                "(genesis-world and the CPU torch build)")
