@@ -2,7 +2,8 @@
 a head node with no CPUs and two worker nodes, started once for the module).
 
 Placement: ``spread`` puts the two shards on two nodes, ``pack`` on one, ``shard_resources`` on the
-node that has the resource. Node loss: the node hosting a shard is removed (its raylet and every
+node that has the resource; a backend's placement group is removed on close, on a construction
+refusal and on a fault. Node loss: the node hosting a shard is removed (its raylet and every
 process on it killed, as when a machine goes down) before a step, a set_state and a randomization;
 the shard is rebuilt on a live node and the trajectory stays bit-identical to in-process MuJoCo.
 """
@@ -14,6 +15,7 @@ import os
 import signal
 import time
 
+import numpy as np
 import pytest
 
 ray = pytest.importorskip("ray")
@@ -21,8 +23,8 @@ pytest.importorskip("unisim_mujoco")
 
 from recovery_scenario import SCENE, make_pair, run  # noqa: E402
 
-from unisim_core import create_backend  # noqa: E402
-from unisim_ray import ShardRecoveredWarning  # noqa: E402
+from unisim_core import UnsupportedCapabilityError, create_backend  # noqa: E402
+from unisim_ray import ShardDiedError, ShardRecoveredWarning  # noqa: E402
 from unisim_ray.testing import FAST_NODE_DEATH, local_cluster  # noqa: E402
 
 WORKER = {"num_cpus": 4}
@@ -68,6 +70,34 @@ def test_placement_spreads_packs_and_pins_shards_to_nodes(cluster, made):
     assert len(set(layouts["spread"])) == 2
     assert len(set(layouts["pack"])) == 1
     assert layouts["pinned"] == [big, big]
+
+
+def test_placement_groups_are_released_on_close_refusal_and_fault(cluster, made):
+    """Each ``placement`` backend reserves one group; it is removed when the backend closes, when the
+    inner backend refuses the scene at construction, and when a fault poisons the backend (a leaked
+    group would hold its bundles' CPUs until later backends time out waiting for them)."""
+    from unisim_conformance import scene_cfg
+
+    def live_groups() -> int:
+        return sum(1 for g in ray.util.placement_group_table().values() if g["state"] != "REMOVED")
+
+    before = live_groups()
+    opts = dict(inner="fake", shards=2, progress=False, placement="spread")
+    b = create_backend("ray", SCENE, 4, 0.005, **opts)
+    made.append(b)
+    assert live_groups() == before + 1 and len(set(_nodes(b))) == 2
+    b.close()
+    assert live_groups() == before
+    with pytest.raises(UnsupportedCapabilityError) as refused:  # the fake engine refuses frictionloss
+        create_backend("ray", scene_cfg("frictionloss_hinge"), 2, 0.001, **opts)
+    assert refused.value.capability == "frictionloss" and live_groups() == before
+    b = create_backend("ray", SCENE, 4, 0.005, **opts)
+    made.append(b)
+    pids = [s.pid for s in b.describe_shards()]
+    os.kill(pids[1], signal.SIGKILL)
+    with pytest.raises(ShardDiedError):
+        b.step(np.zeros((4, b.num_actuators), np.float32))
+    assert live_groups() == before and _gone(pids)
 
 
 def test_lost_nodes_are_recovered_and_the_trajectory_matches_in_process(cluster, made):
