@@ -212,13 +212,21 @@ def run_bench(backends: Sequence[str], num_envs: Sequence[int], scene: str, *, s
               steps: int | None = None, rounds: int = 3, on_row: Callable[[dict], None] | None = None) -> list[dict]:
     """One row per backend and N (:func:`bench_cell`); each backend is first built once at N=1 (its
     ``cold_start_s``, on each of its rows) so that every cell's ``warm_start_s`` finds the engine loaded.
-    A failing backend gives ``error`` rows and never hides the others."""
+    A backend that refuses the scene by an MJCF feature gives one ``refused`` row (the feature); a
+    failing one gives ``error`` rows; neither hides the others."""
+    from .errors import UnsupportedCapabilityError
+
     rows = []
     for name in backends:
         opts = (options or {}).get(name)
         try:
             first, _, cold, _ = contract_stepper(name, scene, 1, sim_dt, nsteps, opts)
             first.close()
+        except UnsupportedCapabilityError as exc:
+            rows.append({"backend": name, "refused": str(exc.capability), "detail": str(exc)})
+            if on_row:
+                on_row(rows[-1])
+            continue
         except Exception as exc:  # noqa: BLE001 - one failing backend never hides the others
             cold, error = None, f"{type(exc).__name__}: {exc}"
         for n in num_envs:
@@ -245,6 +253,10 @@ def format_rows(rows: Sequence[dict]) -> str:
 
     out = []
     for r in rows:
+        if "refused" in r:
+            out.append([r["backend"], "-", "refused", "", "", "", "", "", "", "", "", "",
+                        f"refuses the scene: {r['refused']}"])
+            continue
         if "error" in r:
             out.append([r["backend"], r["num_envs"], "error", "", "", "", "", "", "", "", "", "", r["error"][:80]])
             continue

@@ -229,7 +229,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
           flush=True)
     rows = B.run_bench(backends, num_envs, scene, sim_dt=args.sim_dt, nsteps=args.decimation,
                        budget_s=args.seconds, options=options, steps=args.steps, rounds=args.rounds,
-                       on_row=lambda r: print(f"  done {r['backend']} N={r['num_envs']}", file=sys.stderr,
+                       on_row=lambda r: print(f"  done {r['backend']} N={r.get('num_envs', '-')}", file=sys.stderr,
                                               flush=True))
     print(B.format_rows(rows))
     if args.json:

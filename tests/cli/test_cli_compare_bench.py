@@ -196,6 +196,19 @@ def test_bench_without_raw_loop_and_with_a_broken_backend(capsys):
     assert "error" in text and "fake" in text
 
 
+def test_bench_row_of_a_backend_refusing_the_scene_names_the_feature():
+    """The example backend (fixed base only) refuses the quadruped by its MJCF feature: one
+    ``refused`` row naming it, not an error, and the exit status stays 0."""
+    pytest.importorskip("unisim_example_backend", reason="pip install ./examples/third_party_backend")
+    from unisim_core import bench as B
+
+    scene, _ = resolve_scene("quadruped")
+    rows = B.run_bench(["example"], [1, 4], scene, nsteps=1, steps=3, rounds=1)
+    assert len(rows) == 1 and set(rows[0]) == {"backend", "refused", "detail"}
+    assert rows[0]["refused"] == "floating_base_joints" and "example" in rows[0]["detail"]
+    assert "refuses the scene: floating_base_joints" in B.format_rows(rows)
+
+
 def _summary(text: str) -> dict[str, str]:
     rows = [line.split("  ", 1) for line in text.splitlines()[2:]]
     return {key.strip(): value.strip() for key, value in rows}
