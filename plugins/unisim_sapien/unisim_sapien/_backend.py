@@ -17,6 +17,7 @@ is undone with ``PhysxCpuSystem.pack``/``unpack``).
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import numpy as np
 import sapien
@@ -46,14 +47,23 @@ def _xyz(v) -> np.ndarray:
 _SCALAR_ROWS = 32
 
 
-def _engine_ordered(drives, rows: np.ndarray):
-    """``drives`` with its joints listed in the engine's order: ``rows[p]`` is the MJCF joint of dof ``p``."""
+def _engine_ordered(drives, rows: np.ndarray) -> tuple[Any, np.ndarray]:
+    """``(drives, order)``: ``drives`` with its joints listed in the engine's order (``rows[p]`` is the
+    MJCF joint of dof ``p``) and, where every joint has exactly one actuator, its actuators too
+    (actuator ``p`` drives dof ``p``: the servo law then runs on whole dof vectors, no gather or
+    scatter per substep); ``order``: the MJCF actuator of each drives actuator (ctrl columns)."""
     inv = np.empty(len(rows), dtype=np.int64)
     inv[rows] = np.arange(len(rows))
+    act_joint = inv[drives.act_joint]
+    order = np.arange(len(act_joint))
+    if len(act_joint) == len(rows) and len(set(act_joint.tolist())) == len(rows):
+        order = np.argsort(act_joint)
     return dataclasses.replace(
         drives, joints=tuple(drives.joints[r] for r in rows), damping=drives.damping[rows],
         force_limit=drives.force_limit[rows], explicit_damping=drives.explicit_damping[rows],
-        armature=drives.armature[rows], act_joint=inv[drives.act_joint])
+        armature=drives.armature[rows], act_joint=act_joint[order], gear=drives.gear[order], kp=drives.kp[order],
+        kv=drives.kv[order], kind=drives.kind[order], force_range=drives.force_range[order],
+        ctrl_range=drives.ctrl_range[order], kv_on_drive=drives.kv_on_drive[order]), order
 
 
 def _rotate(w: float, x: float, y: float, z: float, v0: float, v1: float, v2: float) -> tuple[float, float, float]:
@@ -148,7 +158,7 @@ class SapienBackend(SimBackend):
         #: order, so a substep reads, drives and writes each env's dof vector as PhysX lays it out
         self._engine_order = None
         if len(self._dofs) == 1 and len(self._dofs[0][1]) == len(self._drives.joints):
-            self._engine_order = _engine_ordered(self._drives, self._dofs[0][1]), self._ref[self._dofs[0][1]]
+            self._engine_order = (*_engine_ordered(self._drives, self._dofs[0][1]), self._ref[self._dofs[0][1]])
         self.solver_readback = read_solver_values(self._systems, self._arts, cfg)
         self._all_bodies = np.arange(1, len(lite.body_names))
         self._free_bodies = np.array([f[3] for f in lay.free], dtype=np.int64)
@@ -259,9 +269,9 @@ class SapienBackend(SimBackend):
         """``fn()`` writing the explicit joint efforts for ``ctrl`` at the current state into every env
         (``PhysxDrives.servo``: the ctrl terms are computed once, here)."""
         if self._engine_order is not None:  # one articulation holds every joint: the law on PhysX's dof vectors
-            drives, ref = self._engine_order
+            drives, order, ref = self._engine_order
             arts = [env[self._dofs[0][0]] for env in self._arts]
-            servo = drives.servo(ctrl)
+            servo = drives.servo(ctrl[:, order])
             q, qd = np.zeros((self._num_envs, len(drives.joints))), np.zeros((self._num_envs, len(drives.joints)))
 
             def write() -> None:
