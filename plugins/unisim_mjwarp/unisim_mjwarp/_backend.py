@@ -89,10 +89,7 @@ class MjwarpBackend(SimBackend):
         check_model_features(self.name, scene.model_file, m)
         self._m = m
         self._device = warp_device(wp, opts.device)
-        on_cuda = self._device.startswith("cuda")
-        if opts.graph_capture and not on_cuda:
-            raise InvalidInputError(f"graph_capture: True needs a CUDA device, got device {self._device!r}")
-        self._capture = on_cuda if opts.graph_capture is None else opts.graph_capture
+        self._capture = opts.graph_capture is not False  # CUDA graphs; warp's recorded launches on its CPU device
         d = mujoco.MjData(m)
         if scene.default_keyframe is not None:
             key = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_KEY, scene.default_keyframe)

@@ -30,8 +30,10 @@ class MjwarpOptions(BackendOptions):
       cone's rows plus every equality/limit/friction row; never below MuJoCo Warp's defaults).
       Exceeding either is an ``EngineError`` naming the option to raise, never silently
       dropped contacts.
-    - ``graph_capture``: replay ``step`` as a CUDA graph (``wp.ScopedCapture``); ``None``
-      captures on CUDA devices and runs the plain path on CPU. ``True`` on CPU is an error.
+    - ``graph_capture``: replay each substep as a captured graph (``wp.ScopedCapture``): a CUDA
+      graph on CUDA; on warp's CPU device the recorded launches, replayed in C++ without warp's
+      per-launch Python (the quadruped: 0.35 ms per substep instead of 13.5 ms, bit-identical).
+      ``None`` (default) or ``True`` captures; ``False`` runs every launch from Python.
     - ``add_body_sensors``: add ``<body>_pos``/``_quat``/``_linvel``/``_angvel`` frame
       sensors for every body (as in ``unisim-mujoco``).
 
