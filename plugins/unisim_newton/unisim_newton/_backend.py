@@ -90,6 +90,7 @@ class NewtonBackend(SimBackend):
             self._solver = build_solver(self._model, path, self._lite)
             self._state, self._prev, self._probe = self._model.state(), self._model.state(), self._model.state()
             self._control = self._model.control()
+            self._graphs: dict[int, object] = {}  # id(state stepped from) -> its captured substep
             lay = self._layout
             self._com = self._model.body_com.numpy().reshape(n, lay.bodies, 3)[:, lay.body_src[1:]].astype(np.float64)
             self._time = np.zeros(n)
@@ -151,11 +152,24 @@ class NewtonBackend(SimBackend):
         for _ in range(nsteps):
             if self._staged:
                 self._write_wrench()
-            self._solver.step(self._state, self._prev, self._control, None, self.sim_dt)
+            self._substep()
             self._state, self._prev = self._prev, self._state
             self._cache = None
         self._time += nsteps * self.sim_dt
         self._fresh[:] = False  # a non-finite state is caught by the core's divergence policy
+
+    def _substep(self) -> None:
+        """One ``SolverMuJoCo.step`` from ``_state`` into ``_prev``: replayed from the graph captured
+        for this direction (captured on first use; a capture records, it does not run)."""
+        graph = self._graphs.get(id(self._state))
+        if graph is None and self.options.graph_capture:
+            with wp.ScopedDevice(self._device), wp.ScopedCapture(device=self._device) as capture:
+                self._solver.step(self._state, self._prev, self._control, None, self.sim_dt)
+            graph = self._graphs[id(self._state)] = capture.graph
+        if graph is None:
+            self._solver.step(self._state, self._prev, self._control, None, self.sim_dt)
+        else:
+            wp.capture_launch(graph)
 
     def _set_state(self, env_ids: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> None:
         self._check_open()
@@ -321,4 +335,5 @@ class NewtonBackend(SimBackend):
 
     # ------------------------------------------------------------------ lifecycle
     def _close(self) -> None:
+        self._graphs = {}
         self._solver = self._model = self._state = self._prev = self._probe = self._control = None  # type: ignore[assignment]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import attrs
 
 from unisim_core.errors import InvalidInputError
-from unisim_core.options import BackendOptions, optional_device
+from unisim_core.options import BackendOptions, boolean, optional_device
 
 __all__ = ["NewtonOptions", "SOLVERS"]
 
@@ -26,9 +26,13 @@ class NewtonOptions(BackendOptions):
       when warp sees a CUDA device, else ``"cpu"``.
     - ``solver``: Newton solver, ``"mujoco"`` (``SolverMuJoCo`` on MuJoCo Warp). Newton's
       maximal-coordinate solvers are not offered (docs/newton.md: measured reasons).
+    - ``graph_capture``: replay each substep (``SolverMuJoCo.step`` from one state buffer into the
+      other) as a captured graph, one per direction: a CUDA graph on CUDA, warp's recorded launches
+      on its CPU device (no per-launch Python); ``False`` launches every kernel from Python.
 
     The time step always comes from ``sim_dt``.
     """
 
     device: str | None = attrs.field(default=None, validator=optional_device)
     solver: str = attrs.field(default="mujoco", validator=_solver)
+    graph_capture: bool = attrs.field(default=True, validator=boolean)
