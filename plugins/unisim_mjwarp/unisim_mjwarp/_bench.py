@@ -17,20 +17,15 @@ def _loop(m, d, device: str, nsteps: int, ctrl: np.ndarray):
     import warp as wp
 
     ctrl32 = np.ascontiguousarray(ctrl, dtype=np.float32)
-    graph = None
-    if device.startswith("cuda"):  # the substep replayed as a captured graph, as the backend does
-        with wp.ScopedCapture(device=device) as capture:
-            mjw.step(m, d)
-        graph = capture.graph
+    with wp.ScopedCapture(device=device) as capture:  # the substep replayed as a captured graph, as the backend
+        mjw.step(m, d)  # does (a CUDA graph, or warp's recorded launches on its CPU device)
+    graph = capture.graph
 
     def call():
         with wp.ScopedDevice(device):
             d.ctrl.assign(ctrl32)
             for _ in range(nsteps):
-                if graph is None:
-                    mjw.step(m, d)
-                else:
-                    wp.capture_launch(graph)
+                wp.capture_launch(graph)
             return d.qpos.numpy(), d.qvel.numpy()
 
     return call

@@ -13,14 +13,22 @@ __all__ = ["raw_stepper", "step_cost_probe"]
 
 
 def _loop(solver, model, states: list, control, sim_dt: float, nsteps: int, ctrl: np.ndarray):
+    import warp as wp
+
     ctrl32 = np.ascontiguousarray(ctrl, dtype=np.float32).reshape(-1)
     has_ctrl = ctrl32.size > 0
+    graphs = []  # each direction's substep captured once and replayed, as the backend does
+    for a, b in (states, states[::-1]):
+        with wp.ScopedDevice(model.device), wp.ScopedCapture(device=model.device) as capture:
+            solver.step(a, b, control, None, sim_dt)
+        graphs.append(capture.graph)
 
     def call():
         if has_ctrl:
             control.mujoco.ctrl.assign(ctrl32)
         for _ in range(nsteps):
-            solver.step(states[0], states[1], control, None, sim_dt)
+            wp.capture_launch(graphs[0])
+            graphs.reverse()
             states.reverse()
         return states[0].joint_q.numpy(), states[0].joint_qd.numpy()
 
