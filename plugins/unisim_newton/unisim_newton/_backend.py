@@ -26,8 +26,8 @@ import newton
 import numpy as np
 import warp as wp
 
-from unisim_core import SimBackend
 from unisim_core import quat as Q
+from unisim_core.backend import SimBackend, diverged_rows
 from unisim_core.model import ModelInfo
 from unisim_core.plugin_support import SnapshotMemory, WarpKernelNotice, load_mjcf_or_refuse, warp_device
 
@@ -91,8 +91,13 @@ class NewtonBackend(SimBackend):
             self._state, self._prev, self._probe = self._model.state(), self._model.state(), self._model.state()
             self._control = self._model.control()
             self._graphs: dict[int, object] = {}  # id(state stepped from) -> its captured substep
+            self._views: dict[int, tuple[np.ndarray, ...]] = {}  # id(state) -> its host views (CPU device)
             lay = self._layout
             self._com = self._model.body_com.numpy().reshape(n, lay.bodies, 3)[:, lay.body_src[1:]].astype(np.float64)
+            roots = [body for _, _, body in lay.free]  # free bodies: their qvel columns are converted
+            self._free_rows, self._free_com = lay.body_src[roots], self._com[:, [b - 1 for b in roots]]
+            self._free_lin = [da + i for _, da, _ in lay.free for i in range(3)]
+            self._free_ang = [da + 3 + i for _, da, _ in lay.free for i in range(3)]
             self._time = np.zeros(n)
             self._fresh = np.ones(n, dtype=bool)  # envs whose last substep is unknown (accelerometer)
             self._wrench = np.zeros((n, len(lay.body_src), 6))  # staged [force, torque] at body origins
@@ -126,15 +131,29 @@ class NewtonBackend(SimBackend):
     def _world_rows(self, array: wp.array, width: int) -> np.ndarray:
         return array.numpy().reshape(self._num_envs, width)
 
+    def _host(self, state: newton.State) -> tuple[np.ndarray, ...]:
+        """``state``'s ``(joint_q (n, coords), joint_qd (n, dofs), body_q (n, bodies, 7), body_qd (n,
+        bodies, 6))`` float32 on the host, read-only use: on warp's CPU device views of the engine's
+        memory, made once per state (``.numpy()`` costs ~13 µs a call); on CUDA copies, made per read."""
+        views = self._views.get(id(state))
+        if views is None:
+            n, lay = self._num_envs, self._layout
+            views = (state.joint_q.numpy().reshape(n, lay.coords), state.joint_qd.numpy().reshape(n, lay.dofs),
+                     state.body_q.numpy().reshape(n, lay.bodies, 7), state.body_qd.numpy().reshape(n, lay.bodies, 6))
+            if self._device == "cpu":
+                self._views[id(state)] = views
+        return views
+
     def _kinematics(self, state: newton.State) -> tuple[np.ndarray, ...]:
         """``(pos, quat_wxyz, lin_vel, ang_vel)`` of every contract body in ``state``, each
         ``(n, nbody, 3|4)`` float64, world frame, linear velocity at the body origin; row 0 the world."""
         n, lay = self._num_envs, self._layout
-        body_q = state.body_q.numpy().reshape(n, lay.bodies, 7)[:, lay.body_src[1:]].astype(np.float64)
-        body_qd = state.body_qd.numpy().reshape(n, lay.bodies, 6)[:, lay.body_src[1:]].astype(np.float64)
+        _, _, body_q, body_qd = self._host(state)
+        rows = lay.body_src[1:]
+        body_q, body_qd = body_q[:, rows].astype(np.float64), body_qd[:, rows].astype(np.float64)
         quat = Q.quat_xyzw_to_wxyz(body_q[..., 3:])
         ang = body_qd[..., 3:]
-        lin = body_qd[..., :3] - np.cross(ang, Q.quat_apply(quat, self._com))
+        lin = body_qd[..., :3] - Q.cross(ang, Q.quat_apply(quat, self._com))
         world = lambda row: np.broadcast_to(np.asarray(row, dtype=np.float64), (n, 1, len(row)))
         return (np.concatenate((world([0, 0, 0]), body_q[..., :3]), axis=1),
                 np.concatenate((world([1, 0, 0, 0]), quat), axis=1),
@@ -171,6 +190,12 @@ class NewtonBackend(SimBackend):
         else:
             wp.capture_launch(graph)
 
+    def _diverged_mask(self) -> np.ndarray | None:
+        """Non-finite or out-of-range rows of Newton's own joint coordinates and velocities (what the
+        contract's qpos/qvel are converted from; no conversion on the hot path)."""
+        joint_q, joint_qd, _, _ = self._host(self._state)
+        return diverged_rows(self.MAX_ABS_VALUE, joint_q, joint_qd)
+
     def _set_state(self, env_ids: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> None:
         self._check_open()
         n, lay, st = self._num_envs, self._layout, self._state
@@ -203,16 +228,20 @@ class NewtonBackend(SimBackend):
         self._cache = None
 
     def get_qpos(self) -> np.ndarray:
-        qpos = self._world_rows(self._state.joint_q, self._layout.coords)[:, self._layout.q_src]
+        qpos = self._host(self._state)[0][:, self._layout.q_src]
         return np.ascontiguousarray(qpos, dtype=self.np_dtype)
 
     def get_qvel(self) -> np.ndarray:
         lay = self._layout
-        qvel = self._world_rows(self._state.joint_qd, lay.dofs)[:, lay.qd_src].astype(np.float64)
-        pos, quat, lin, ang = self._now()
-        for _, da, body in lay.free:  # Newton [v_com, w_world] -> MuJoCo [v_origin, w_body]
-            qvel[:, da:da + 3] = lin[:, body]
-            qvel[:, da + 3:da + 6] = Q.quat_apply_inverse(quat[:, body], ang[:, body])
+        _, joint_qd, body_q, body_qd = self._host(self._state)
+        qvel = joint_qd[:, lay.qd_src].astype(np.float64)
+        if lay.free:  # Newton [v_com, w_world] -> MuJoCo [v_origin, w_body], from the free bodies' rows alone
+            n, rows = self._num_envs, self._free_rows
+            body_q, body_qd = body_q[:, rows].astype(np.float64), body_qd[:, rows].astype(np.float64)
+            quat, ang = Q.quat_xyzw_to_wxyz(body_q[..., 3:]), body_qd[..., 3:]
+            lin = body_qd[..., :3] - Q.cross(ang, Q.quat_apply(quat, self._free_com))
+            qvel[:, self._free_lin] = lin.reshape(n, -1)
+            qvel[:, self._free_ang] = Q.quat_apply_inverse(quat, ang).reshape(n, -1)
         return np.ascontiguousarray(qvel, dtype=self.np_dtype)
 
     def _body_pos_w(self, body_ids):
@@ -335,5 +364,5 @@ class NewtonBackend(SimBackend):
 
     # ------------------------------------------------------------------ lifecycle
     def _close(self) -> None:
-        self._graphs = {}
+        self._graphs, self._views = {}, {}
         self._solver = self._model = self._state = self._prev = self._probe = self._control = None  # type: ignore[assignment]

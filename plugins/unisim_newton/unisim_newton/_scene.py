@@ -46,7 +46,7 @@ class Layout:
     q_src: np.ndarray
     qd_src: np.ndarray
     body_src: np.ndarray
-    free: tuple[tuple[int, int], ...]
+    free: tuple[tuple[int, int, int], ...]
     coords: int
     dofs: int
     bodies: int
