@@ -109,7 +109,9 @@ class MjwarpBackend(SimBackend):
             except ValueError as exc:  # the initial state needs more room than nconmax/njmax give
                 raise InvalidInputError(f"nconmax/njmax: too small for scene {scene.model_file!r}: {exc}") from None
             self._model.opt.gravity = wp.array(np.tile(m.opt.gravity, (n, 1)), dtype=wp.vec3)
-            self._flags = wp.zeros(n, dtype=wp.int32)
+            self._flags = wp.zeros(n, dtype=wp.int32)  # world_health's output, written after every step
+            #: its host view on warp's CPU device (host memory: read in place); on CUDA a copy per step
+            self._flags_view = self._flags.numpy() if self._device == "cpu" else None
         self._rk4 = m.opt.integrator == mujoco.mjtIntegrator.mjINT_RK4
         self._graph = None
         self._acc_sensor = m.sensor_needstage == _STAGE_ACC
@@ -120,7 +122,7 @@ class MjwarpBackend(SimBackend):
         self._stage_torque = np.zeros((n, m.nbody, 3))
         self._staged = np.zeros(m.nbody, dtype=bool)
         self._staged_any = False
-        self._nonfinite = np.zeros(n, dtype=bool)
+        self._nonfinite = self._healthy = np.zeros(n, dtype=bool)  # _healthy: never written
         #: each snapshot row's solver warm start and activations (bit-exact restores)
         self._snap_memory = SnapshotMemory(n)
         with WarpKernelNotice(wp, "unisim-mjwarp", self._device, "MuJoCo Warp kernels"):
@@ -145,6 +147,7 @@ class MjwarpBackend(SimBackend):
         if self._capture and self._graph is None:
             with wp.ScopedCapture(device=self._device) as capture:
                 self._substep()
+                world_health(self._data, _FATAL, self._flags)  # replayed with every substep: no launch per step
             self._graph = capture.graph
         for _ in range(nsteps):
             if self._staged_any:
@@ -153,11 +156,16 @@ class MjwarpBackend(SimBackend):
                 wp.capture_launch(self._graph)
             else:
                 self._substep()
+        if self._graph is None:
+            world_health(self._data, _FATAL, self._flags)
 
     def _check_health(self) -> None:
         """After a step: remember non-finite worlds (the core's divergence policy resets them);
         a buffer overflow in a finite world is an ``EngineError`` naming the option to raise."""
-        flags = world_health(self._data, _FATAL, self._flags)
+        flags = self._flags.numpy() if self._flags_view is None else self._flags_view
+        if not flags.any():  # every world healthy (the hot path)
+            self._nonfinite = self._healthy
+            return
         self._nonfinite = (flags & NONFINITE) != 0
         flags = np.where(self._nonfinite, 0, flags)
         if not flags.any():

@@ -70,7 +70,7 @@ def stage_wrench(bodies: wp.array, force: wp.array, torque: wp.array, d) -> None
               inputs=[bodies, force, torque, d.xpos, d.xipos, d.xfrc_applied])
 
 
-def world_health(d, mask: int, out: wp.array) -> np.ndarray:
-    """Per world: the ``mask`` bits of ``d.overflow`` plus ``NONFINITE`` (host copy of ``out``)."""
+def world_health(d, mask: int, out: wp.array) -> None:
+    """Write into ``out`` per world the ``mask`` bits of ``d.overflow`` plus ``NONFINITE`` (a launch:
+    it may be captured into a graph after the substep)."""
     wp.launch(_health, dim=d.nworld, device=out.device, inputs=[d.qpos, d.qvel, d.overflow, mask, out])
-    return out.numpy()
