@@ -24,6 +24,21 @@ def test_z90_maps_x_to_y_and_y_to_minus_x():
     np.testing.assert_allclose(Q.quat_from_axis_angle(EZ, np.pi / 2), QZ90, atol=1e-15)
 
 
+def test_scalar_apply_and_small_cross_are_the_array_forms_bit_for_bit():
+    """``quat_apply_scalar`` (Python floats) and ``cross`` on a few vectors (gathers) do the array
+    forms' operations in their order: equal bits, not merely close; and known answers."""
+    assert Q.quat_apply_scalar(*QZ90, *EX) == pytest.approx((0.0, 1.0, 0.0), abs=1e-15)
+    q, v = random_quats(40, seed=3), np.random.default_rng(4).normal(size=(40, 3))
+    for qi, vi in zip(q, v):
+        assert Q.quat_apply_scalar(*qi.tolist(), *vi.tolist()) == tuple(Q.quat_apply(qi[None], vi[None])[0])
+        w, x, y, z = qi.tolist()
+        assert Q.quat_apply_scalar(w, -x, -y, -z, *vi.tolist()) == tuple(Q.quat_apply_inverse(qi[None], vi[None])[0])
+    big = np.random.default_rng(5).normal(size=(2, 200, 3))  # past the gather path's size
+    for a, b in ((v[:3], v[3:6]), (v[:1], v), big):
+        np.testing.assert_array_equal(Q.cross(a, b), np.cross(a, b))
+    np.testing.assert_array_equal(Q.cross(EX, EY), EZ)
+
+
 def test_matrix_columns_are_body_axes_and_round_trip():
     np.testing.assert_allclose(Q.matrix_from_quat(QZ90), [[0, -1, 0], [1, 0, 0], [0, 0, 1]], atol=1e-15)
     q = random_quats(64)

@@ -63,6 +63,9 @@ with _quiet_fds():
 
 __all__ = ["NewtonBackend"]
 
+#: Up to this many free-body rows (envs x free joints) ``get_qvel`` converts in Python floats.
+_SCALAR_ROWS = 32
+
 
 class NewtonBackend(SimBackend):
     """Newton behind the UniSim contract (``num_envs`` worlds on a CUDA or CPU warp device)."""
@@ -235,13 +238,24 @@ class NewtonBackend(SimBackend):
         lay = self._layout
         _, joint_qd, body_q, body_qd = self._host(self._state)
         qvel = joint_qd[:, lay.qd_src].astype(np.float64)
-        if lay.free:  # Newton [v_com, w_world] -> MuJoCo [v_origin, w_body], from the free bodies' rows alone
-            n, rows = self._num_envs, self._free_rows
-            body_q, body_qd = body_q[:, rows].astype(np.float64), body_qd[:, rows].astype(np.float64)
-            quat, ang = Q.quat_xyzw_to_wxyz(body_q[..., 3:]), body_qd[..., 3:]
-            lin = body_qd[..., :3] - Q.cross(ang, Q.quat_apply(quat, self._free_com))
-            qvel[:, self._free_lin] = lin.reshape(n, -1)
-            qvel[:, self._free_ang] = Q.quat_apply_inverse(quat, ang).reshape(n, -1)
+        if not lay.free:
+            return np.ascontiguousarray(qvel, dtype=self.np_dtype)
+        # Newton [v_com, w_world] -> MuJoCo [v_origin, w_body], from the free bodies' rows alone
+        n, rows = self._num_envs, self._free_rows
+        if n * len(rows) <= _SCALAR_ROWS:  # a few frames: Python floats, the same operations as below
+            for i in range(n):
+                for (_, da, _), row, com in zip(lay.free, rows, self._free_com[i].tolist()):
+                    x, y, z, w = body_q[i, row, 3:].tolist()
+                    v0, v1, v2, a0, a1, a2 = body_qd[i, row].tolist()
+                    r0, r1, r2 = Q.quat_apply_scalar(w, x, y, z, *com)
+                    qvel[i, da:da + 3] = v0 - (a1 * r2 - a2 * r1), v1 - (a2 * r0 - a0 * r2), v2 - (a0 * r1 - a1 * r0)
+                    qvel[i, da + 3:da + 6] = Q.quat_apply_scalar(w, -x, -y, -z, a0, a1, a2)
+            return np.ascontiguousarray(qvel, dtype=self.np_dtype)
+        body_q, body_qd = body_q[:, rows].astype(np.float64), body_qd[:, rows].astype(np.float64)
+        quat, ang = Q.quat_xyzw_to_wxyz(body_q[..., 3:]), body_qd[..., 3:]
+        lin = body_qd[..., :3] - Q.cross(ang, Q.quat_apply(quat, self._free_com))
+        qvel[:, self._free_lin] = lin.reshape(n, -1)
+        qvel[:, self._free_ang] = Q.quat_apply_inverse(quat, ang).reshape(n, -1)
         return np.ascontiguousarray(qvel, dtype=self.np_dtype)
 
     def _body_pos_w(self, body_ids):

@@ -66,13 +66,6 @@ def _engine_ordered(drives, rows: np.ndarray) -> tuple[Any, np.ndarray]:
         ctrl_range=drives.ctrl_range[order], kv_on_drive=drives.kv_on_drive[order]), order
 
 
-def _rotate(w: float, x: float, y: float, z: float, v0: float, v1: float, v2: float) -> tuple[float, float, float]:
-    """``unisim_core.quat.quat_apply`` of one quaternion to one vector, in Python floats, term for term
-    (the same float64 operations in the same order: bit-identical results)."""
-    t0, t1, t2 = 2.0 * (y * v2 - z * v1), 2.0 * (z * v0 - x * v2), 2.0 * (x * v1 - y * v0)
-    return v0 + w * t0 + (y * t2 - z * t1), v1 + w * t1 + (z * t0 - x * t2), v2 + w * t2 + (x * t1 - y * t0)
-
-
 class SapienBackend(SimBackend):
     """SAPIEN 3 (PhysX 5, CPU) behind the UniSim contract: ``num_envs`` scenes."""
 
@@ -215,7 +208,7 @@ class SapienBackend(SimBackend):
                 v, w = link.linear_velocity, link.angular_velocity
                 ang[i, b] = w
                 if scalar:  # COM -> origin: v - w x (q c q*), as below
-                    r0, r1, r2 = _rotate(*pose.q.tolist(), *self._com_rows[b])
+                    r0, r1, r2 = Q.quat_apply_scalar(*pose.q.tolist(), *self._com_rows[b])
                     a0, a1, a2 = w.tolist()
                     v0, v1, v2 = v.tolist()
                     lin[i, b] = (v0 - (a1 * r2 - a2 * r1), v1 - (a2 * r0 - a0 * r2), v2 - (a0 * r1 - a1 * r0))
@@ -349,7 +342,7 @@ class SapienBackend(SimBackend):
                 if self._num_envs <= _SCALAR_ROWS:
                     for i in range(self._num_envs):
                         w, x, y, z = quat[i, body].tolist()
-                        out[i, da + 3:da + 6] = _rotate(w, -x, -y, -z, *ang[i, body].tolist())
+                        out[i, da + 3:da + 6] = Q.quat_apply_scalar(w, -x, -y, -z, *ang[i, body].tolist())
                 else:
                     out[:, da + 3:da + 6] = Q.quat_apply_inverse(quat[:, body], ang[:, body])
         return np.ascontiguousarray(out, dtype=self.np_dtype)
