@@ -2,7 +2,8 @@
 
 Per row (one N), side by side in one run, each call = one physics step of all N worlds:
 
-raw:      d.ctrl.assign(ctrl); mjw.step(m, d) (a captured graph on CUDA); d.qpos.numpy(); d.qvel.numpy()
+raw:      unisim bench's raw loop (unisim_mjwarp._bench.raw_stepper, one substep a call): d.ctrl.assign(ctrl);
+          the substep's captured graph replayed on the backend's own Model/Data; d.qpos.numpy(); d.qvel.numpy()
 contract: backend.step(ctrl, 1); backend.get_qpos(); backend.get_qvel()
 views:    backend.step(ctrl, 1) and the state read through get_device_arrays() (no host copy)
 mujoco:   the unisim-mujoco backend (CPU thread pool), step + get_qpos + get_qvel
@@ -30,50 +31,17 @@ DEFAULT_SCENE = os.path.join(HERE, "..", "unisim_core", "scenes", "quadruped.xml
 DT = 0.005
 
 
-def _raw(scene: str, num_envs: int, device: str, q0: np.ndarray, ctrl: np.ndarray):
-    """Raw MuJoCo Warp on the same model, options and device as the backend."""
-    import mujoco
-    import mujoco_warp as mjw
-    import warp as wp
-
-    mjm = mujoco.MjModel.from_xml_path(scene)
-    mjm.opt.timestep = DT
-    mjd = mujoco.MjData(mjm)
-    mjd.qpos[:] = q0
-    mujoco.mj_forward(mjm, mjd)
-    with wp.ScopedDevice(device):
-        m = mjw.put_model(mjm)
-        d = mjw.put_data(mjm, mjd, nworld=num_envs)
-        graph = None
-        if device.startswith("cuda"):
-            with wp.ScopedCapture() as capture:
-                mjw.step(m, d)
-            graph = capture.graph
-    ctrl32 = ctrl.astype(np.float32)
-
-    def raw():
-        with wp.ScopedDevice(device):
-            d.ctrl.assign(ctrl32)
-            if graph is None:
-                mjw.step(m, d)
-            else:
-                wp.capture_launch(graph)
-            return d.qpos.numpy(), d.qvel.numpy()
-
-    return raw
-
-
 def bench(scene: str, num_envs: int, device: str, seconds: float, with_mujoco: bool = True, rounds: int = 2) -> dict:
     import warp as wp
 
     from unisim_core import SceneCfg, create_backend
+    from unisim_mjwarp._bench import raw_stepper
 
     t0 = time.perf_counter()
     backend = create_backend("mjwarp", SceneCfg(scene, default_keyframe="home"), num_envs, DT, device=device)
     construct_s = time.perf_counter() - t0
-    q0 = backend.get_default_qpos()
     ctrl = np.tile(backend.get_default_dof_pos(), (num_envs, 1)).astype(np.float32)
-    raw = _raw(scene, num_envs, backend.device, q0, ctrl)
+    raw, _ = raw_stepper(scene, num_envs, DT, 1, backend, ctrl)
     views = backend.get_device_arrays()
 
     def contract():

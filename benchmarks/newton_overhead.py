@@ -2,7 +2,8 @@
 
 Per row (one N), side by side in one run, each call = one physics step of all N worlds:
 
-raw:      control.mujoco.ctrl.assign(ctrl); SolverMuJoCo.step(s0, s1, ...); swap; joint_q/joint_qd.numpy()
+raw:      unisim bench's raw loop (unisim_newton._bench.raw_stepper, one substep a call):
+          ctrl.assign(ctrl); the captured SolverMuJoCo.step(s0, s1) replayed; swap; joint_q/qd.numpy()
 contract: backend.step(ctrl, 1); backend.get_qpos(); backend.get_qvel()
 mujoco:   the unisim-mujoco backend (CPU thread pool), step + get_qpos + get_qvel
 
@@ -28,40 +29,15 @@ DEFAULT_SCENE = os.path.join(HERE, "..", "unisim_core", "scenes", "quadruped.xml
 DT = 0.005
 
 
-def _raw(scene: str, num_envs: int, device: str, ctrl: np.ndarray):
-    """Raw Newton: the scene's MJCF through Newton's importer, replicated, stepped by SolverMuJoCo."""
-    import newton
-    from newton.solvers import SolverMuJoCo
-
-    template = newton.ModelBuilder()
-    SolverMuJoCo.register_custom_attributes(template)
-    template.add_mjcf(scene, ctrl_direct=True, parse_visuals=False)
-    builder = newton.ModelBuilder()
-    builder.replicate(template, num_envs)
-    model = builder.finalize(device=device)
-    solver = SolverMuJoCo(model, separate_worlds=True)
-    states = [model.state(), model.state()]
-    newton.eval_fk(model, model.joint_q, model.joint_qd, states[0])
-    control = model.control()
-    ctrl32 = ctrl.astype(np.float32).reshape(-1)
-
-    def raw():
-        control.mujoco.ctrl.assign(ctrl32)
-        solver.step(states[0], states[1], control, None, DT)
-        states.reverse()
-        return states[0].joint_q.numpy(), states[0].joint_qd.numpy()
-
-    return raw
-
-
 def bench(scene: str, num_envs: int, device: str, seconds: float, with_mujoco: bool = True) -> dict:
     from unisim_core import SceneCfg, create_backend
+    from unisim_newton._bench import raw_stepper
 
     t0 = time.perf_counter()
     backend = create_backend("newton", SceneCfg(scene, default_keyframe="home"), num_envs, DT, device=device)
     construct_s = time.perf_counter() - t0
     ctrl = np.tile(backend.get_default_dof_pos(), (num_envs, 1)).astype(np.float32)
-    raw = _raw(scene, num_envs, backend.device, ctrl)
+    raw, _ = raw_stepper(scene, num_envs, DT, 1, backend, ctrl)
 
     def contract():
         backend.step(ctrl, 1)
