@@ -352,12 +352,15 @@ def test_includes_resolve_as_mujoco_does(tmp_path):
 
 def test_unnamed_joints_and_keyframe_quaternions_as_mujoco(tmp_path):
     """An unnamed <freejoint/> and <joint/> are joints named ""; keyframe quaternions are normalised
-    (a zero one becomes the identity) and hinge refs set qpos0, as MuJoCo's compiler does."""
+    (a zero one becomes the identity) and hinge refs set qpos0, as MuJoCo's compiler does; an unnamed
+    key is left out of the keyframe table, as MuJoCo's (no name to ask for it by)."""
     path = write_scene(tmp_path, """
       <worldbody><body name="a" pos="0 0 1"><freejoint/><geom size="0.1"/>
         <body name="b"><joint axis="0 1 0" ref="30"/><geom size="0.05" pos="0 0 -0.2"/></body></body></worldbody>
-      <keyframe><key name="zero" qpos="0 0 1 0 0 0 0 0.2"/><key name="scaled" qpos="1 2 3 0 2 0 0 -0.1"/></keyframe>""")
+      <keyframe><key qpos="0 0 2 1 0 0 0 0"/><key name="zero" qpos="0 0 1 0 0 0 0 0.2"/>
+        <key name="scaled" qpos="1 2 3 0 2 0 0 -0.1"/></keyframe>""")
     m = load_mjcf(path)
+    assert list(m.keyframes) == ["zero", "scaled"]
     assert [(j["name"], j["type"]) for j in m.joints] == [("", "free"), ("", "hinge")] and (m.nq, m.nv) == (8, 7)
     np.testing.assert_array_equal(m.keyframes["zero"][3:7], [1, 0, 0, 0])
     np.testing.assert_array_equal(m.keyframes["scaled"][3:7], [0, 1, 0, 0])

@@ -221,13 +221,15 @@ class _Parser:
                 self._sensor(m, s)
         for kf in root.findall("keyframe"):
             for key in kf:
+                if not key.get("name"):  # as MuJoCo's keyframe tables: an unnamed key has no name to ask for
+                    continue
                 q = _vec(key.get("qpos"), m.nq, m.qpos0(), f"key {key.get('name')!r} qpos")
                 for j in m.joints:  # MuJoCo normalises keyframe quaternions (a zero one becomes the identity)
                     if j["type"] == "free":
                         adr = j["qposadr"] + 3
                         n = np.linalg.norm(q[adr:adr + 4])
                         q[adr:adr + 4] = q[adr:adr + 4] / n if n > 0 else [1.0, 0.0, 0.0, 0.0]
-                m.keyframes[key.get("name", f"key{len(m.keyframes)}")] = q
+                m.keyframes[key.get("name")] = q
         geoms, bodies = {g["name"] for g in m.geoms}, set(m.body_names)
         for c in root.findall("contact"):
             for e in c:

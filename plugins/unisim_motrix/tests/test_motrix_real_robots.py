@@ -87,14 +87,17 @@ def test_jointless_model_steps_and_sets_state(tmp_path):
 
 def test_keyframes_as_mujoco_compiles_them(tmp_path):
     """A key with ctrl only holds qpos0 (before: ``IndexError``); a zero quaternion becomes the
-    identity (before: pal_talos' ``[0, 0, 0, 0]`` base quaternion)."""
+    identity (before: pal_talos' ``[0, 0, 0, 0]`` base quaternion); an unnamed key is left out of the
+    table as MuJoCo leaves it (before: listed under the name ``None``)."""
     xml = tmp_path / "keys.xml"
     xml.write_text("""<mujoco><worldbody><body name="b" pos="0 0 1"><freejoint/><geom type="sphere" size="0.1"/>
       <body name="c"><joint name="h" axis="1 0 0" ref="0"/><geom type="capsule" fromto="0 0 0 0 0 -0.3" size="0.03"/>
       </body></body></worldbody><actuator><motor name="m" joint="h"/></actuator>
-      <keyframe><key name="ctrl_only" ctrl="0.5"/><key name="zero_quat" qpos="0 0 0.5 0 0 0 0 0.2"/></keyframe>
+      <keyframe><key name="ctrl_only" ctrl="0.5"/><key qpos="0 0 2 1 0 0 0 0"/>
+      <key name="zero_quat" qpos="0 0 0.5 0 0 0 0 0.2"/></keyframe>
       </mujoco>""")
     b = _backend(str(xml), num_envs=1, default_keyframe="zero_quat")
+    assert list(b.model_info.keyframes) == ["ctrl_only", "zero_quat"]
     np.testing.assert_allclose(b.get_default_qpos(), [0, 0, 0.5, 1, 0, 0, 0, 0.2], atol=1e-7)
     np.testing.assert_allclose(b.get_keyframe_qpos("ctrl_only"), [0, 0, 1, 1, 0, 0, 0, 0], atol=1e-7)
     b.close()

@@ -197,6 +197,8 @@ def build_model_info(M, layout: Layout, facts: MjcfFacts, sensor_dims: dict[str,
     qpos0 = layout.to_mj_qpos(np.asarray(M.compute_init_dof_pos(), np.float64))
     keyframes = {}
     for k in M.keyframes:  # as MuJoCo compiles them: qpos0 where the key gives no qpos, unit quaternions
+        if not k.name:  # an unnamed key (name None): left out, as MuJoCo's keyframe tables do
+            continue
         dof_pos = np.asarray(k.dof_pos, np.float64)
         q = layout.to_mj_qpos(dof_pos) if dof_pos.size else qpos0
         keyframes[k.name] = normalize_key_quats(q, jt, layout.qposadr)
