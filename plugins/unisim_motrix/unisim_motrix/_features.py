@@ -119,8 +119,10 @@ def check_layout(backend: str, path: str, got: dict[str, int]):
 
 def warn_stiff_contacts(path: str, m, sim_dt: float) -> None:
     """Warn (``MotrixModellingWarning``) when a collidable geom's ``solref`` time constant is below
-    ``2 * sim_dt``: MuJoCo raises it to ``2 * sim_dt`` (``refsafe``), MotrixSim uses it as given,
-    so its contacts are stiffer (pal_talos: solref 0.001 at dt 0.001, 0.062 rad apart in 200 steps)."""
+    ``2 * sim_dt``: MuJoCo raises it to ``2 * sim_dt`` (``refsafe``) where a contact uses it alone,
+    MotrixSim uses it as given, so such contacts are stiffer. Where two geoms' solrefs are mixed the
+    engines differ otherwise (MuJoCo averages the time constants, MotrixSim the stiffness and damping:
+    pal_talos' 0.001 feet on the 0.02 floor, docs/motrix.md), which this warning does not cover."""
     import mujoco
     import numpy as np
 
