@@ -16,6 +16,8 @@ __all__ = [
     "quat_apply",
     "quat_apply_inverse",
     "quat_apply_scalar",
+    "com_to_origin_velocity",
+    "com_to_origin_velocity_scalar",
     "quat_from_matrix",
     "matrix_from_quat",
     "quat_from_axis_angle",
@@ -28,6 +30,7 @@ __all__ = [
 
 
 _NEXT, _PREV = np.array([1, 2, 0]), np.array([2, 0, 1])
+_TO_XYZW, _TO_WXYZ = np.array([1, 2, 3, 0]), np.array([3, 0, 1, 2])
 
 
 def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -92,6 +95,23 @@ def quat_apply_scalar(w: float, x: float, y: float, z: float, v0: float, v1: flo
     ``(w, -x, -y, -z)`` for :func:`quat_apply_inverse`."""
     t0, t1, t2 = 2.0 * (y * v2 - z * v1), 2.0 * (z * v0 - x * v2), 2.0 * (x * v1 - y * v0)
     return v0 + w * t0 + (y * t2 - z * t1), v1 + w * t1 + (z * t0 - x * t2), v2 + w * t2 + (x * t1 - y * t0)
+
+
+def com_to_origin_velocity(q: np.ndarray, v_com: np.ndarray, ang: np.ndarray, com: np.ndarray) -> np.ndarray:
+    """Velocity of a body's frame origin, world frame ``(..., 3)``: ``v_com - ang × (q com)``, from the
+    velocity of its centre of mass ``v_com`` and its angular velocity ``ang`` (both world frame), its
+    pose ``q`` and its centre of mass ``com`` in the body frame (all broadcast). Engines that report
+    COM velocities (Newton, PhysX) give MuJoCo's origin velocity with it."""
+    return np.asarray(v_com) - cross(ang, quat_apply(q, com))
+
+
+def com_to_origin_velocity_scalar(q, v_com, ang, com) -> tuple[float, float, float]:
+    """:func:`com_to_origin_velocity` of one body in Python floats (``q`` 4 floats, the others 3),
+    the same operations in the same order: bit-identical, for hot paths with one or a few bodies."""
+    r0, r1, r2 = quat_apply_scalar(*q, *com)
+    a0, a1, a2 = ang
+    v0, v1, v2 = v_com
+    return v0 - (a1 * r2 - a2 * r1), v1 - (a2 * r0 - a0 * r2), v2 - (a0 * r1 - a1 * r0)
 
 
 def matrix_from_quat(q: np.ndarray) -> np.ndarray:
@@ -168,9 +188,9 @@ def quat_normalize(q: np.ndarray) -> np.ndarray:
 
 def quat_wxyz_to_xyzw(q: np.ndarray) -> np.ndarray:
     """Reorder ``wxyz`` → ``xyzw`` (for engines that store the scalar last)."""
-    return np.ascontiguousarray(np.asarray(q)[..., [1, 2, 3, 0]])
+    return np.asarray(q).take(_TO_XYZW, axis=-1)  # a new C-contiguous array
 
 
 def quat_xyzw_to_wxyz(q: np.ndarray) -> np.ndarray:
     """Reorder ``xyzw`` → ``wxyz``."""
-    return np.ascontiguousarray(np.asarray(q)[..., [3, 0, 1, 2]])
+    return np.asarray(q).take(_TO_WXYZ, axis=-1)  # a new C-contiguous array

@@ -25,14 +25,23 @@ def test_z90_maps_x_to_y_and_y_to_minus_x():
 
 
 def test_scalar_apply_and_small_cross_are_the_array_forms_bit_for_bit():
-    """``quat_apply_scalar`` (Python floats) and ``cross`` on a few vectors (gathers) do the array
-    forms' operations in their order: equal bits, not merely close; and known answers."""
+    """``quat_apply_scalar`` and ``com_to_origin_velocity_scalar`` (Python floats) and ``cross`` on a few
+    vectors (gathers) do the array forms' operations in their order: equal bits, not merely close; and
+    known answers."""
     assert Q.quat_apply_scalar(*QZ90, *EX) == pytest.approx((0.0, 1.0, 0.0), abs=1e-15)
     q, v = random_quats(40, seed=3), np.random.default_rng(4).normal(size=(40, 3))
     for qi, vi in zip(q, v):
         assert Q.quat_apply_scalar(*qi.tolist(), *vi.tolist()) == tuple(Q.quat_apply(qi[None], vi[None])[0])
         w, x, y, z = qi.tolist()
         assert Q.quat_apply_scalar(w, -x, -y, -z, *vi.tolist()) == tuple(Q.quat_apply_inverse(qi[None], vi[None])[0])
+    # a body spinning at 2 rad/s about z with its COM 0.5 m along its x, turned 90 deg: the COM sits at
+    # +y from the origin, so the origin moves at v_com - w x r = v_com + (1, 0, 0)
+    assert Q.com_to_origin_velocity_scalar(QZ90.tolist(), (0.0, 0.0, 0.0), (0.0, 0.0, 2.0), (0.5, 0.0, 0.0)) == \
+        pytest.approx((1.0, 0.0, 0.0), abs=1e-15)
+    w, c = np.random.default_rng(6).normal(size=(2, 40, 3))
+    rows = np.array([Q.com_to_origin_velocity_scalar(qi.tolist(), vi.tolist(), wi.tolist(), ci.tolist())
+                     for qi, vi, wi, ci in zip(q, v, w, c)])
+    np.testing.assert_array_equal(rows, Q.com_to_origin_velocity(q, v, w, c))
     big = np.random.default_rng(5).normal(size=(2, 200, 3))  # past the gather path's size
     for a, b in ((v[:3], v[3:6]), (v[:1], v), big):
         np.testing.assert_array_equal(Q.cross(a, b), np.cross(a, b))

@@ -100,8 +100,8 @@ class NewtonBackend(SimBackend):
             self._com = self._model.body_com.numpy().reshape(n, lay.bodies, 3)[:, lay.body_src[1:]].astype(np.float64)
             roots = [body for _, _, body in lay.free]  # free bodies: their qvel columns are converted
             self._free_rows, self._free_com = lay.body_src[roots], self._com[:, [b - 1 for b in roots]]
-            self._free_lin = [da + i for _, da, _ in lay.free for i in range(3)]
-            self._free_ang = [da + 3 + i for _, da, _ in lay.free for i in range(3)]
+            self._free_lin = np.array([da + i for _, da, _ in lay.free for i in range(3)], dtype=np.int64)
+            self._free_ang = self._free_lin + 3
             self._time = np.zeros(n)
             self._fresh = np.ones(n, dtype=bool)  # envs whose last substep is unknown (accelerometer)
             self._wrench = np.zeros((n, len(lay.body_src), 6))  # staged [force, torque] at body origins
@@ -157,7 +157,7 @@ class NewtonBackend(SimBackend):
         body_q, body_qd = body_q[:, rows].astype(np.float64), body_qd[:, rows].astype(np.float64)
         quat = Q.quat_xyzw_to_wxyz(body_q[..., 3:])
         ang = body_qd[..., 3:]
-        lin = body_qd[..., :3] - Q.cross(ang, Q.quat_apply(quat, self._com))
+        lin = Q.com_to_origin_velocity(quat, body_qd[..., :3], ang, self._com)
         world = lambda row: np.broadcast_to(np.asarray(row, dtype=np.float64), (n, 1, len(row)))
         return (np.concatenate((world([0, 0, 0]), body_q[..., :3]), axis=1),
                 np.concatenate((world([1, 0, 0, 0]), quat), axis=1),
@@ -247,15 +247,13 @@ class NewtonBackend(SimBackend):
             for i in range(n):
                 for (_, da, _), row, com in zip(lay.free, rows, self._free_com[i].tolist()):
                     x, y, z, w = body_q[i, row, 3:].tolist()
-                    v0, v1, v2, a0, a1, a2 = body_qd[i, row].tolist()
-                    r0, r1, r2 = Q.quat_apply_scalar(w, x, y, z, *com)
-                    qvel[i, da:da + 3] = v0 - (a1 * r2 - a2 * r1), v1 - (a2 * r0 - a0 * r2), v2 - (a0 * r1 - a1 * r0)
-                    qvel[i, da + 3:da + 6] = Q.quat_apply_scalar(w, -x, -y, -z, a0, a1, a2)
+                    twist = body_qd[i, row].tolist()
+                    qvel[i, da:da + 3] = Q.com_to_origin_velocity_scalar((w, x, y, z), twist[:3], twist[3:], com)
+                    qvel[i, da + 3:da + 6] = Q.quat_apply_scalar(w, -x, -y, -z, *twist[3:])
             return np.ascontiguousarray(qvel, dtype=self.np_dtype)
         body_q, body_qd = body_q[:, rows].astype(np.float64), body_qd[:, rows].astype(np.float64)
         quat, ang = Q.quat_xyzw_to_wxyz(body_q[..., 3:]), body_qd[..., 3:]
-        lin = body_qd[..., :3] - Q.cross(ang, Q.quat_apply(quat, self._free_com))
-        qvel[:, self._free_lin] = lin.reshape(n, -1)
+        qvel[:, self._free_lin] = Q.com_to_origin_velocity(quat, body_qd[..., :3], ang, self._free_com).reshape(n, -1)
         qvel[:, self._free_ang] = Q.quat_apply_inverse(quat, ang).reshape(n, -1)
         return np.ascontiguousarray(qvel, dtype=self.np_dtype)
 

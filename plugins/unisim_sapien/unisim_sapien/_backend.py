@@ -45,6 +45,8 @@ def _xyz(v) -> np.ndarray:
 #: Below this many env-body rows the kinematics are converted in Python floats: on a few 3-vectors
 #: each numpy call costs ~1-3 µs (quadruped N=1: 127 µs per read in numpy, 9 µs in floats).
 _SCALAR_ROWS = 32
+#: A zero torque (or force) for PhysX's add_force_torque (it copies its arguments).
+_ZERO3 = np.zeros(3, dtype=np.float32)
 
 
 def _engine_ordered(drives, rows: np.ndarray) -> tuple[Any, np.ndarray]:
@@ -207,16 +209,14 @@ class SapienBackend(SimBackend):
                 pos[i, b], quat[i, b] = pose.p, pose.q
                 v, w = link.linear_velocity, link.angular_velocity
                 ang[i, b] = w
-                if scalar:  # COM -> origin: v - w x (q c q*), as below
-                    r0, r1, r2 = Q.quat_apply_scalar(*pose.q.tolist(), *self._com_rows[b])
-                    a0, a1, a2 = w.tolist()
-                    v0, v1, v2 = v.tolist()
-                    lin[i, b] = (v0 - (a1 * r2 - a2 * r1), v1 - (a2 * r0 - a0 * r2), v2 - (a0 * r1 - a1 * r0))
+                if scalar:  # COM -> origin, as below
+                    lin[i, b] = Q.com_to_origin_velocity_scalar(pose.q.tolist(), v.tolist(), w.tolist(),
+                                                                self._com_rows[b])
                 else:
                     lin[i, b] = v
-        if not scalar:
-            arm = Q.quat_apply(quat[:, bodies], np.broadcast_to(self._com[bodies], (n, len(bodies), 3)))
-            lin[:, bodies] -= Q.cross(ang[:, bodies], arm)  # COM -> origin
+        if not scalar:  # COM -> origin
+            lin[:, bodies] = Q.com_to_origin_velocity(quat[:, bodies], lin[:, bodies], ang[:, bodies],
+                                                      self._com[bodies])
         return pos, quat, lin, ang
 
     def _stale(self) -> None:
@@ -405,10 +405,9 @@ class SapienBackend(SimBackend):
         restored."""
         fresh = np.flatnonzero(self._fresh)
         saved = [self._systems[i].pack() for i in fresh]
-        zero = np.zeros(3, dtype=np.float32)
         for i in fresh:
             for links, force in self._gravcomp:
-                links[i].add_force_torque(force, zero)
+                links[i].add_force_torque(force, _ZERO3)
             self._systems[i].step()
         out = self._kinematics()
         for i, blob in zip(fresh, saved):
@@ -464,15 +463,14 @@ class SapienBackend(SimBackend):
         for b, (force, torque) in self._wrench.items():
             for i, links in enumerate(self._links):
                 links[b].add_force_at_point(force[i].astype(np.float32), pos[i, b].astype(np.float32))
-                links[b].add_force_torque(np.zeros(3, dtype=np.float32), torque[i].astype(np.float32))
+                links[b].add_force_torque(_ZERO3, torque[i].astype(np.float32))
 
     def _apply_gravcomp(self) -> None:
         """MuJoCo's gravity compensation ``-gravcomp m g`` at the COM of each body whose gravcomp is not
         0 or 1, for the next substep (``add_force_torque`` acts at the COM; PhysX clears it after the step)."""
-        zero = np.zeros(3, dtype=np.float32)
         for links, force in self._gravcomp:
             for link in links:
-                link.add_force_torque(force, zero)
+                link.add_force_torque(force, _ZERO3)
 
     # ------------------------------------------------------------------ snapshots
     def _get_physics_state(self) -> np.ndarray:
