@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import quat as Q
 from ..errors import InvalidInputError
-from ..mjcf_features import TRANSMISSIONS, feature_name
+from ..mjcf_features import TRANSMISSIONS, feature_name, normalize_key_quats
 from ._errors import MjcfLiteError
 from ._includes import read_tree
 from ._inertia import PRIMITIVES, combine, eig3, unit_inertia, z_to_quat
@@ -224,12 +224,9 @@ class _Parser:
                 if not key.get("name"):  # as MuJoCo's keyframe tables: an unnamed key has no name to ask for
                     continue
                 q = _vec(key.get("qpos"), m.nq, m.qpos0(), f"key {key.get('name')!r} qpos")
-                for j in m.joints:  # MuJoCo normalises keyframe quaternions (a zero one becomes the identity)
-                    if j["type"] == "free":
-                        adr = j["qposadr"] + 3
-                        n = np.linalg.norm(q[adr:adr + 4])
-                        q[adr:adr + 4] = q[adr:adr + 4] / n if n > 0 else [1.0, 0.0, 0.0, 0.0]
-                m.keyframes[key.get("name")] = q
+                # MuJoCo normalises keyframe quaternions (a zero one becomes the identity)
+                m.keyframes[key.get("name")] = normalize_key_quats(q, [j["type"] for j in m.joints],
+                                                                   [j["qposadr"] for j in m.joints])
         geoms, bodies = {g["name"] for g in m.geoms}, set(m.body_names)
         for c in root.findall("contact"):
             for e in c:
