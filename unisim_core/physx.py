@@ -224,23 +224,41 @@ class PhysxDrives:
         """
         return self.servo(ctrl)(q, qd)
 
+    @property
+    def whole_vectors(self) -> bool:
+        """Whether actuator ``i`` drives joint ``i`` for every joint and no joint has explicit damping
+        (a robot with one servo per joint): :meth:`servo` is then elementwise, and takes one env's
+        ``(nu,)`` ``ctrl`` and ``(J,)`` states as well (float64: mixed with float32 or broadcast from
+        ``(1, J)``, numpy's arithmetic is ~2x slower on such short vectors)."""
+        terms = self._effort_terms
+        return terms[5] and not terms[6]
+
     def servo(self, ctrl: np.ndarray):
         """:meth:`efforts` for a fixed ``ctrl (n, nu)`` as ``fn(q, qd) -> (n, J)``: the ctrl terms are
-        computed once, so a step's substeps pay only the state-dependent part."""
-        c_u, c_q, c_qd, c_imp, unique, identity, damped = self._effort_terms
+        computed once, so a step's substeps pay only the state-dependent part. With
+        :attr:`whole_vectors`, ``ctrl`` may be one env's ``(nu,)`` (then ``fn(q, qd) -> (J,)``)."""
+        c_u, c_q, c_qd, c_imp, unique, identity, damped, geared = self._effort_terms
         j, n, width = self.act_joint, ctrl.shape[0], len(self.joints)
         if not len(j):
             return lambda q, qd: -self.explicit_damping * qd if damped else np.zeros((n, width))
         base = c_u * np.minimum(np.maximum(ctrl, self.ctrl_range[:, 0]), self.ctrl_range[:, 1])
         g, lo, hi = self.gear, self.force_range[:, 0], self.force_range[:, 1]
         mx, mn = np.maximum, np.minimum  # ufuncs: np.clip adds ~3 µs of Python per call
+        if identity and not damped:  # actuator i drives joint i: the law on whole vectors (the hot case)
+
+            def direct(q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+                tau = mn(mx(base - c_q * q - c_qd * qd, lo), hi)
+                if geared:  # a unit gear multiplies by 1: skipped, the same bits
+                    tau *= g
+                tau += c_imp * qd  # the drive applies -gear² kv qd implicitly
+                return tau
+
+            return direct
 
         def efforts(q: np.ndarray, qd: np.ndarray) -> np.ndarray:
             qj, qdj = (q, qd) if identity else (q[:, j], qd[:, j])
             tau = g * mn(mx(base - c_q * qj - c_qd * qdj, lo), hi)
-            tau += c_imp * qdj  # the drive applies -gear² kv qd implicitly
-            if identity and not damped:
-                return tau
+            tau += c_imp * qdj
             out = -self.explicit_damping * qd if damped else np.zeros((n, width))
             if unique:
                 out[:, j] += tau
@@ -256,13 +274,13 @@ class PhysxDrives:
         (``c_u``: 1 for a motor, ``kp`` for a position servo, ``kv`` for a velocity servo; ``c_q = kp
         gear``, ``c_qd = kv gear``), the implicit drive's ``gear² kv`` where it carries the servo's
         ``kv``; whether every actuator drives its own joint, whether actuator ``i`` drives joint ``i``
-        for every joint, and whether any joint has explicit damping."""
+        for every joint, whether any joint has explicit damping, and whether any gear is not 1."""
         kind, g, j = self.kind, self.gear, self.act_joint
         c_u = (kind == "motor") + self.kp * (kind == "position") + self.kv * (kind == "velocity")
         unique = len(set(j.tolist())) == len(j)
         return (c_u.astype(np.float64), self.kp * g, self.kv * g, g * self.kv * self.kv_on_drive * g, unique,
                 unique and len(j) == len(self.joints) and bool((j == np.arange(len(j))).all()),
-                bool(self.explicit_damping.any()))
+                bool(self.explicit_damping.any()), bool((g != 1.0).any()))
 
 
 #: MuJoCo integrators by whether they integrate a servo's ``kv`` implicitly (PhysX's drive damping is).

@@ -116,3 +116,39 @@ def test_frictionloss_is_a_force_limited_drive_and_damping_goes_explicit():
     assert (cfg["damping"], cfg["effort_limit_sim"], cfg["stiffness"]) == (FRICTION_DAMPING, 0.05, 0.0)
     q, qd = np.array([[0.1]]), np.array([[0.5]])
     assert d.efforts(np.array([[0.3]]), q, qd)[0, 0] == pytest.approx(10.0 * 0.2 - 2.0 * 0.5 - 0.3 * 0.5)
+
+
+ONE_SERVO_PER_JOINT = """<mujoco>
+  <option gravity="0 0 0" integrator="implicitfast"/>
+  <worldbody>
+    <body name="a"><joint name="j0" type="hinge" axis="0 1 0" damping="0.2"/>
+      <inertial pos="0 0 -0.25" mass="1" diaginertia="0.02 0.02 0.001"/>
+      <body name="b" pos="0 0 -0.5"><joint name="j1" type="hinge" axis="1 0 0"/>
+        <inertial pos="0 0 0" mass="1" diaginertia="0.01 0.01 0.01"/></body>
+    </body>
+  </worldbody>
+  <actuator>
+    <position joint="j0" gear="{g0}" kp="40" kv="2" forcelimited="true" forcerange="-3 3"/>
+    <position joint="j1" gear="{g1}" kp="25" kv="1" ctrlrange="-0.5 0.5"/>
+  </actuator>
+</mujoco>"""
+
+
+@pytest.mark.parametrize("gears", [(1.0, 1.0), (2.0, 1.0)])
+def test_one_servo_per_joint_uses_whole_vectors_like_mujoco(tmp_path, gears):
+    """Actuator i driving joint i (every robot with one servo per joint) takes the whole-vector law
+    (``servo``'s direct path, a unit gear skipped; one env's 1-D vectors too): MuJoCo's forces, with
+    the ctrl clamp and the force clamp both met."""
+    path = tmp_path / "servos.xml"
+    path.write_text(ONE_SERVO_PER_JOINT.format(g0=gears[0], g1=gears[1]))
+    lite = load_mjcf(str(path))
+    d = physx_drives(lite.joints, lite.actuators, implicit_kv=True)
+    model = mujoco.MjModel.from_xml_path(str(path))
+    q, qd, ctrl = np.array([[0.4, -0.1], [0.0, 0.2]]), np.array([[0.3, 1.0], [-0.5, 0.0]]), np.array([[-1.0, 0.9],
+                                                                                                      [0.1, 0.2]])
+    assert d.whole_vectors and d._effort_terms[7] == (gears[0] != 1.0)  # whether geared
+    got = d.servo(ctrl)(q, qd)
+    assert abs(got[0, 0] - d.gear[0] ** 2 * 2 * qd[0, 0]) == 3.0 * gears[0]  # forcerange met (with the kv term)
+    for i in range(2):
+        np.testing.assert_allclose(got[i] - d.damping * qd[i], _mujoco_force(model, q[i], qd[i], ctrl[i]), atol=1e-9)
+        assert np.array_equal(d.servo(ctrl[i])(q[i], qd[i]), got[i])  # one env's (nu,) vectors: the same bits

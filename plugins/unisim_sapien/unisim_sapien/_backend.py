@@ -151,9 +151,13 @@ class SapienBackend(SimBackend):
         self._has_ref = bool(self._ref.any())
         #: when one articulation holds every hinge/slide joint (a robot): the drives in PhysX's dof
         #: order, so a substep reads, drives and writes each env's dof vector as PhysX lays it out
+        #: (drives, ctrl columns, ref, the articulation per env, q and qd buffers (n, J))
         self._engine_order = None
         if len(self._dofs) == 1 and len(self._dofs[0][1]) == len(self._drives.joints):
-            self._engine_order = (*_engine_ordered(self._drives, self._dofs[0][1]), self._ref[self._dofs[0][1]])
+            a, rows = self._dofs[0][:2]
+            buffers = np.zeros((self._num_envs, len(rows))), np.zeros((self._num_envs, len(rows)))
+            self._engine_order = (*_engine_ordered(self._drives, rows), self._ref[rows],
+                                  [env[a] for env in self._arts], *buffers)
         self.solver_readback = read_solver_values(self._systems, self._arts, cfg)
         self._all_bodies = np.arange(1, len(lite.body_names))
         self._free_bodies = np.array([f[3] for f in lay.free], dtype=np.int64)
@@ -163,12 +167,13 @@ class SapienBackend(SimBackend):
         self._accel = bool(accel)
         self._accel_bodies = np.unique([b for b in accel if b > 0]).astype(np.int64)  # the world does not move
         self._cache: tuple[np.ndarray, ...] | None = None
-        self._root_cache: tuple[np.ndarray, ...] | None = None  # free roots only
         #: ``get_qpos``/``get_qvel`` of the current state: the core's divergence check reads them after
         #: every step, the caller's reads that follow are copies (quadruped N=1: one read of ~40 µs saved)
         self._reads: dict[str, np.ndarray] = {}
-        #: kinematics of the accelerometer bodies before the last substep (pos, quat, lin, ang)
+        #: kinematics of the accelerometer bodies before the last substep (pos, quat, lin, ang), or the
+        #: engine's reads they are made from (``_link_reads``): see ``_previous``
         self._prev_kin: tuple[np.ndarray, ...] | None = None
+        self._prev_reads: list | None = None
         self._fresh = np.ones(self._num_envs, dtype=bool)
         self._time = np.zeros(self._num_envs)
         self._snapshots = SnapshotMemory(self._num_envs)  # each snapshot row's engine state (exact restores)
@@ -193,21 +198,26 @@ class SapienBackend(SimBackend):
         return self._lite.model_info()
 
     # ------------------------------------------------------------------ kinematics
-    def _kinematics(self, bodies: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
+    def _link_reads(self, bodies: np.ndarray) -> list[list[tuple]]:
+        """Per env, per body of ``bodies``: its link's ``(pose, COM velocity, angular velocity)`` as PhysX
+        reports them (world frame; copies, converted by :meth:`_kinematics` when needed)."""
+        return [[(links[b].entity_pose, links[b].linear_velocity, links[b].angular_velocity) for b in bodies]
+                for links in self._links]
+
+    def _kinematics(self, bodies: np.ndarray | None = None, reads: list | None = None) -> tuple[np.ndarray, ...]:
         """``(pos, quat_wxyz, lin_vel at origin, ang_vel)``, each ``(n, nbody, 3|4)`` float64, world
-        frame, read from the engine for ``bodies`` (default: all; the other rows stay zero/identity)."""
+        frame, for ``bodies`` (default: all; the other rows stay zero/identity), from the engine or from
+        ``reads`` (:meth:`_link_reads` of ``bodies``)."""
         n, nb = self._num_envs, len(self._com)
         bodies = self._all_bodies if bodies is None else bodies
+        reads = self._link_reads(bodies) if reads is None else reads
         pos, quat = np.zeros((n, nb, 3)), np.zeros((n, nb, 4))
         lin, ang = np.zeros((n, nb, 3)), np.zeros((n, nb, 3))
         quat[..., 0] = 1.0
         scalar = n * len(bodies) <= _SCALAR_ROWS
-        for i, links in enumerate(self._links):
-            for b in bodies:
-                link = links[b]
-                pose = link.entity_pose
+        for i, env in enumerate(reads):
+            for b, (pose, v, w) in zip(bodies, env):
                 pos[i, b], quat[i, b] = pose.p, pose.q
-                v, w = link.linear_velocity, link.angular_velocity
                 ang[i, b] = w
                 if scalar:  # COM -> origin, as below
                     lin[i, b] = Q.com_to_origin_velocity_scalar(pose.q.tolist(), v.tolist(), w.tolist(),
@@ -219,9 +229,16 @@ class SapienBackend(SimBackend):
                                                       self._com[bodies])
         return pos, quat, lin, ang
 
+    def _previous(self) -> tuple[np.ndarray, ...] | None:
+        """:meth:`_kinematics` of the accelerometer bodies before the last substep (the step keeps the
+        engine's reads; they are converted here, on first use), ``None`` before any step."""
+        if self._prev_reads is not None:
+            self._prev_kin, self._prev_reads = self._kinematics(self._accel_bodies, self._prev_reads), None
+        return self._prev_kin
+
     def _stale(self) -> None:
         """The engine state changed: drop every reading cached from it."""
-        self._cache = self._root_cache = None
+        self._cache = None
         self._reads.clear()
 
     def _now(self) -> tuple[np.ndarray, ...]:
@@ -251,7 +268,10 @@ class SapienBackend(SimBackend):
             if self._gravcomp:
                 self._apply_gravcomp()
             if self._accel and k == nsteps - 1:  # the accelerometer reads the velocity change over the last substep
-                self._prev_kin = self._cache or self._kinematics(self._accel_bodies)
+                if self._cache is None:  # converted only when the accelerometer is read
+                    self._prev_reads = self._link_reads(self._accel_bodies)
+                else:
+                    self._prev_kin, self._prev_reads = self._cache, None
             for system in self._systems:
                 system.step()
             self._stale()
@@ -262,16 +282,23 @@ class SapienBackend(SimBackend):
         """``fn()`` writing the explicit joint efforts for ``ctrl`` at the current state into every env
         (``PhysxDrives.servo``: the ctrl terms are computed once, here)."""
         if self._engine_order is not None:  # one articulation holds every joint: the law on PhysX's dof vectors
-            drives, order, ref = self._engine_order
-            arts = [env[self._dofs[0][0]] for env in self._arts]
+            drives, order, ref, arts, q, qd = self._engine_order
+            has_ref, f32, f64 = self._has_ref, np.float32, np.float64
+            if len(arts) == 1 and drives.state_dependent and drives.whole_vectors:  # one env: its (J,) vectors
+                art, servo_one = arts[0], drives.servo(ctrl[0, order])
+
+                def write_one() -> None:
+                    q0 = art.get_qpos().astype(f64)
+                    art.set_qf(servo_one(q0 + ref if has_ref else q0, art.get_qvel().astype(f64)).astype(f32))
+
+                return write_one
             servo = drives.servo(ctrl[:, order])
-            q, qd = np.zeros((self._num_envs, len(drives.joints))), np.zeros((self._num_envs, len(drives.joints)))
 
             def write() -> None:
                 if drives.state_dependent:
                     for i, art in enumerate(arts):
                         q[i], qd[i] = art.get_qpos(), art.get_qvel()
-                efforts = servo(q + ref if self._has_ref else q, qd).astype(np.float32)
+                efforts = servo(q + ref if has_ref else q, qd).astype(f32)
                 for i, art in enumerate(arts):
                     art.set_qf(efforts[i])
 
@@ -308,44 +335,43 @@ class SapienBackend(SimBackend):
         self._stale()
 
     def get_qpos(self) -> np.ndarray:
-        if "qpos" not in self._reads:
-            self._reads["qpos"] = self._read_qpos()
+        if not self._reads:
+            self._read_state()
         return self._reads["qpos"].copy()
 
     def get_qvel(self) -> np.ndarray:
-        if "qvel" not in self._reads:
-            self._reads["qvel"] = self._read_qvel()
+        if not self._reads:
+            self._read_state()
         return self._reads["qvel"].copy()
 
-    def _read_qpos(self) -> np.ndarray:
-        lay, out = self._layout, np.zeros((self._num_envs, self.nq))
+    def _read_state(self) -> None:
+        """``_reads["qpos"]``/``["qvel"]`` of the current state, in one pass over the engine: hinge/slide
+        joints from ``get_qpos``/``get_qvel`` (plus MuJoCo's ``ref``), free roots from their link's pose
+        and velocities (COM -> origin velocity, world -> body angular velocity)."""
+        lay, n = self._layout, self._num_envs
+        qpos, qvel = np.zeros((n, self.nq)), np.zeros((n, self.nv))
         for i, arts in enumerate(self._arts):
-            for a, qa, _, _ in lay.free:
-                pose = arts[a].get_root_pose()
-                out[i, qa:qa + 3], out[i, qa + 3:qa + 7] = pose.p, pose.q
-            for a, _, qcols, _ in self._dofs:
-                out[i, qcols] = arts[a].get_qpos()
-        out[:, self._ref_cols] += self._ref
-        return np.ascontiguousarray(out, dtype=self.np_dtype)
-
-    def _read_qvel(self) -> np.ndarray:
-        lay, out = self._layout, np.zeros((self._num_envs, self.nv))
-        for i, arts in enumerate(self._arts):
-            for a, _, _, vcols in self._dofs:
-                out[i, vcols] = arts[a].get_qvel()
-        if lay.free:
-            if self._cache is None and self._root_cache is None:
-                self._root_cache = self._kinematics(self._free_bodies)
-            _, quat, lin, ang = self._cache or self._root_cache
-            for _, _, da, body in lay.free:
-                out[:, da:da + 3] = lin[:, body]
-                if self._num_envs <= _SCALAR_ROWS:
-                    for i in range(self._num_envs):
-                        w, x, y, z = quat[i, body].tolist()
-                        out[i, da + 3:da + 6] = Q.quat_apply_scalar(w, -x, -y, -z, *ang[i, body].tolist())
-                else:
-                    out[:, da + 3:da + 6] = Q.quat_apply_inverse(quat[:, body], ang[:, body])
-        return np.ascontiguousarray(out, dtype=self.np_dtype)
+            for a, _, qcols, vcols in self._dofs:
+                art = arts[a]
+                qpos[i, qcols], qvel[i, vcols] = art.get_qpos(), art.get_qvel()
+        if self._has_ref:
+            qpos[:, self._ref_cols] += self._ref
+        if lay.free and n * len(lay.free) <= _SCALAR_ROWS and self._cache is None:  # Python floats
+            com = self._com_rows
+            for i, env in enumerate(self._link_reads(self._free_bodies)):
+                for (_, qa, da, body), (pose, v, w) in zip(lay.free, env):
+                    q, w = pose.q.tolist(), w.tolist()
+                    qpos[i, qa:qa + 3], qpos[i, qa + 3:qa + 7] = pose.p, q
+                    qvel[i, da:da + 3] = Q.com_to_origin_velocity_scalar(q, v.tolist(), w, com[body])
+                    qvel[i, da + 3:da + 6] = Q.quat_apply_scalar(q[0], -q[1], -q[2], -q[3], *w)
+        elif lay.free:
+            pos, quat, lin, ang = self._cache or self._kinematics(self._free_bodies)
+            for _, qa, da, body in lay.free:
+                qpos[:, qa:qa + 3], qpos[:, qa + 3:qa + 7] = pos[:, body], quat[:, body]
+                qvel[:, da:da + 3] = lin[:, body]
+                qvel[:, da + 3:da + 6] = Q.quat_apply_inverse(quat[:, body], ang[:, body])
+        self._reads["qpos"] = np.ascontiguousarray(qpos, dtype=self.np_dtype)
+        self._reads["qvel"] = np.ascontiguousarray(qvel, dtype=self.np_dtype)
 
     def _cols(self, k: int, body_ids: np.ndarray) -> np.ndarray:
         """Column ``k`` of the kinematics (0 pos, 1 quat, 2 origin velocity, 3 angular velocity) for ``body_ids``."""
@@ -392,8 +418,9 @@ class SapienBackend(SimBackend):
         """World acceleration of sensor ``index``'s point: its velocity change over the last substep,
         or over a probe substep for envs written since their last step."""
         acc = np.zeros_like(vel)
-        if self._prev_kin is not None:  # the point's velocity then, at its position then (centripetal part kept)
-            acc = (vel - self._sensor_point(self._prev_kin, index)[2]) / self.sim_dt
+        prev = self._previous()
+        if prev is not None:  # the point's velocity then, at its position then (centripetal part kept)
+            acc = (vel - self._sensor_point(prev, index)[2]) / self.sim_dt
         if self._fresh.any():
             ahead = self._sensor_point(self._probe_step(), index)[2]
             acc[self._fresh] = ((ahead - vel) / self.sim_dt)[self._fresh]
@@ -479,7 +506,7 @@ class SapienBackend(SimBackend):
         it back bit for bit (the free-root velocity conversion does not round-trip in float32)."""
         rows = np.concatenate((self._time[:, None], self.get_qpos().astype(np.float64),
                                self.get_qvel().astype(np.float64)), axis=1)
-        prev = self._prev_kin
+        prev = self._previous()
         self._snapshots.remember(rows, ((system.pack(), bool(self._fresh[i]),
                                          None if prev is None else tuple(k[i].copy() for k in prev))
                                         for i, system in enumerate(self._systems)))
@@ -488,7 +515,7 @@ class SapienBackend(SimBackend):
     def _set_physics_state(self, state: np.ndarray) -> None:
         self._set_state(np.arange(self._num_envs), state[:, 1:1 + self.nq], state[:, 1 + self.nq:])
         self._time = state[:, 0].copy()
-        if self._prev_kin is None:
+        if self._previous() is None:
             self._prev_kin = tuple(np.zeros_like(k) for k in self._now())
         for i, system in enumerate(self._systems):
             known = self._snapshots.recall(state[i])
@@ -503,3 +530,4 @@ class SapienBackend(SimBackend):
     # ------------------------------------------------------------------ lifecycle
     def _close(self) -> None:
         self._links = self._arts = self._systems = self._scenes = []  # type: ignore[assignment]
+        self._engine_order = None
