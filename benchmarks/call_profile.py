@@ -1,9 +1,11 @@
 """Where a call's time goes: ``unisim bench``'s workload, contract and raw loop, under ``cProfile``,
 its own time (``tottime``) summed by owner: the engine (its compiled calls and its Python), numpy,
 the core (``unisim_core``), the plugin (``unisim_<engine>``) and the rest of Python (built-ins,
-the loop itself). Figures are µs per call under the profiler, which inflates Python-heavy owners
-more than compiled ones: read the split, and ``call_cost.py`` for the unprofiled totals. Then the
-contract's top functions by own time.
+the loop itself). numpy's ufunc arithmetic and engine properties (attribute reads and writes) are not
+traced: they count to the function doing them.
+Figures are µs per call under the profiler, which inflates Python-heavy owners more than compiled
+ones: read the split, and ``call_cost.py`` for the unprofiled totals. Then the contract's top
+functions by own time.
 
     python benchmarks/call_profile.py [--backends sapien] [--num-envs 1] [--calls 2000] [--top 12]
 """
@@ -20,7 +22,8 @@ from unisim_core.scenes import scene_path
 #: Engine modules by backend: their compiled calls and Python count as the engine's.
 ENGINE_MODULES = {
     "mujoco": ("mujoco",), "motrix": ("motrixsim",), "sapien": ("sapien",),
-    "mjwarp": ("warp", "mujoco_warp"), "newton": ("warp", "newton"), "genesis": ("genesis", "torch", "gstaichi"),
+    "mjwarp": ("warp", "mujoco_warp"), "newton": ("warp", "newton"),
+    "genesis": ("genesis", "torch", "gstaichi", "quadrants"),
 }
 OWNERS = ("engine", "numpy", "unisim core", "plugin", "other Python")
 

@@ -312,20 +312,26 @@ def test_graph_capture_replays_every_substep_bit_for_bit():
     np.testing.assert_array_equal(replayed, plain)
 
 
-def test_free_root_qvel_scalar_and_array_paths_agree_bit_for_bit(quadruped, monkeypatch):
-    """``get_qvel`` converts a few free bodies in Python floats and many with numpy: the same operations,
-    so a yawed, tumbling, sliding base reads the same bits either way (float64 reads)."""
-    import unisim_newton._backend as nb
-
+def test_free_root_qvel_is_converted_on_the_device_like_numpy(quadruped):
+    """``get_qvel``'s kernel (Newton's ``[v_com, w_world]`` -> MuJoCo's ``[v_origin, w_body]``, on the
+    device, float64) gives what the core's numpy conversion gives from the same float32 engine rows,
+    on a yawed, tumbling, sliding base; and ``set_state``'s inverse conversion round-trips."""
     b = quadruped
     qpos = np.tile(b.model_info.keyframes["home"], (2, 1))
     qpos[:, 3:7] = Q.quat_normalize(np.array([[0.9, 0.1, -0.3, 0.2], [0.5, -0.5, 0.5, 0.4]]))
     qvel = np.zeros((2, b.nv))
     qvel[:, 0:6] = [[0.3, -0.2, 0.1, 0.5, -1.0, 2.0], [1.0, 0.4, -0.7, -2.0, 0.3, 1.0]]
     b.set_state(np.arange(2), qpos, qvel)
+    np.testing.assert_allclose(b.get_qvel()[:, :6], qvel[:, :6], atol=2e-6)  # float32 engine rows
     b.step(np.tile(b.get_default_dof_pos(), (2, 1)), 2)
-    scalar = b.get_qvel()
-    monkeypatch.setattr(nb, "_SCALAR_ROWS", 0)
-    array = b.get_qvel()
-    assert np.abs(scalar[:, :6]).min() > 1e-3  # every free-root column is non-trivial
-    np.testing.assert_array_equal(scalar, array)
+    got = b._qvel(b.newton_state).copy()
+    lay = b._layout
+    _, joint_qd, body_q, body_qd = (a.astype(np.float64) for a in b._host(b.newton_state))
+    row = lay.body_src[lay.free[0][2]]
+    quat = Q.quat_xyzw_to_wxyz(body_q[:, row, 3:])
+    com = b._com[:, lay.free[0][2] - 1]
+    want = joint_qd[:, lay.qd_src]
+    want[:, :3] = Q.com_to_origin_velocity(quat, body_qd[:, row, :3], body_qd[:, row, 3:], com)
+    want[:, 3:6] = Q.quat_apply_inverse(quat, body_qd[:, row, 3:])
+    assert np.abs(want[:, :6]).min() > 1e-3  # every free-root column is non-trivial
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-14)

@@ -33,6 +33,7 @@ from unisim_core.plugin_support import SnapshotMemory, WarpKernelNotice, load_mj
 
 from . import _hooks
 from ._contacts import NewtonContactFill
+from ._kernels import QvelKernel
 from ._options import NewtonOptions
 from ._scene import ACCEPTED, build_model, build_solver
 
@@ -62,11 +63,6 @@ with _quiet_fds():
     wp.init()
 
 __all__ = ["NewtonBackend"]
-
-#: Up to this many free-body rows (envs x free joints) ``get_qvel`` converts in Python floats (~3.5 µs a
-#: row; the numpy form costs ~35 µs whatever the count).
-_SCALAR_ROWS = 8
-
 
 class NewtonBackend(SimBackend):
     """Newton behind the UniSim contract (``num_envs`` worlds on a CUDA or CPU warp device)."""
@@ -98,10 +94,8 @@ class NewtonBackend(SimBackend):
             self._views: dict[int, tuple[np.ndarray, ...]] = {}  # id(state) -> its host views (CPU device)
             lay = self._layout
             self._com = self._model.body_com.numpy().reshape(n, lay.bodies, 3)[:, lay.body_src[1:]].astype(np.float64)
-            roots = [body for _, _, body in lay.free]  # free bodies: their qvel columns are converted
-            self._free_rows, self._free_com = lay.body_src[roots], self._com[:, [b - 1 for b in roots]]
-            self._free_lin = np.array([da + i for _, da, _ in lay.free for i in range(3)], dtype=np.int64)
-            self._free_ang = self._free_lin + 3
+            self._qvel = QvelKernel(self._model, n, lay.qd_src, [(da, lay.body_src[body]) for _, da, body in lay.free],
+                                    self.options.graph_capture)
             self._time = np.zeros(n)
             self._fresh = np.ones(n, dtype=bool)  # envs whose last substep is unknown (accelerometer)
             self._wrench = np.zeros((n, len(lay.body_src), 6))  # staged [force, torque] at body origins
@@ -110,6 +104,7 @@ class NewtonBackend(SimBackend):
             self._reset_to_default(np.arange(n))
             if notice.first:  # one substep loads (or compiles) every kernel under the notice
                 self._solver.step(self._state, self._prev, self._control, None, self.sim_dt)
+                self._qvel(self._state)
                 wp.synchronize_device(self._device)
                 self._reset_to_default(np.arange(n))
 
@@ -236,26 +231,7 @@ class NewtonBackend(SimBackend):
         return np.ascontiguousarray(qpos, dtype=self.np_dtype)
 
     def get_qvel(self) -> np.ndarray:
-        lay = self._layout
-        _, joint_qd, body_q, body_qd = self._host(self._state)
-        qvel = joint_qd[:, lay.qd_src].astype(np.float64)
-        if not lay.free:
-            return np.ascontiguousarray(qvel, dtype=self.np_dtype)
-        # Newton [v_com, w_world] -> MuJoCo [v_origin, w_body], from the free bodies' rows alone
-        n, rows = self._num_envs, self._free_rows
-        if n * len(rows) <= _SCALAR_ROWS:  # a few frames: Python floats, the same operations as below
-            for i in range(n):
-                for (_, da, _), row, com in zip(lay.free, rows, self._free_com[i].tolist()):
-                    x, y, z, w = body_q[i, row, 3:].tolist()
-                    twist = body_qd[i, row].tolist()
-                    qvel[i, da:da + 3] = Q.com_to_origin_velocity_scalar((w, x, y, z), twist[:3], twist[3:], com)
-                    qvel[i, da + 3:da + 6] = Q.quat_apply_scalar(w, -x, -y, -z, *twist[3:])
-            return np.ascontiguousarray(qvel, dtype=self.np_dtype)
-        body_q, body_qd = body_q[:, rows].astype(np.float64), body_qd[:, rows].astype(np.float64)
-        quat, ang = Q.quat_xyzw_to_wxyz(body_q[..., 3:]), body_qd[..., 3:]
-        qvel[:, self._free_lin] = Q.com_to_origin_velocity(quat, body_qd[..., :3], ang, self._free_com).reshape(n, -1)
-        qvel[:, self._free_ang] = Q.quat_apply_inverse(quat, ang).reshape(n, -1)
-        return np.ascontiguousarray(qvel, dtype=self.np_dtype)
+        return self._qvel(self._state).astype(self.np_dtype)  # converted on the device (QvelKernel)
 
     def _body_pos_w(self, body_ids):
         return np.ascontiguousarray(self._now()[0][:, body_ids], dtype=self.np_dtype)
@@ -379,3 +355,4 @@ class NewtonBackend(SimBackend):
     def _close(self) -> None:
         self._graphs, self._views = {}, {}
         self._solver = self._model = self._state = self._prev = self._probe = self._control = None  # type: ignore[assignment]
+        self._qvel = None  # type: ignore[assignment]
