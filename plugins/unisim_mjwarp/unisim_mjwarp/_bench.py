@@ -16,10 +16,25 @@ def _loop(m, d, device: str, nsteps: int, ctrl: np.ndarray):
     import mujoco_warp as mjw
     import warp as wp
 
+    from ._kernels import host_views
+
     ctrl32 = np.ascontiguousarray(ctrl, dtype=np.float32)
     with wp.ScopedCapture(device=device) as capture:  # the substep replayed as a captured graph, as the backend
         mjw.step(m, d)  # does (a CUDA graph, or warp's recorded launches on its CPU device)
     graph = capture.graph
+    views = host_views(d, device)
+
+    if views is not None:  # warp's CPU device: ctrl written and the state read in place, as the backend does
+        ctrl_view, qpos_view, qvel_view = views
+
+        def call():
+            with wp.ScopedDevice(device):
+                ctrl_view[...] = ctrl32
+                for _ in range(nsteps):
+                    wp.capture_launch(graph)
+                return qpos_view.copy(), qvel_view.copy()
+
+        return call
 
     def call():
         with wp.ScopedDevice(device):
@@ -34,7 +49,8 @@ def _loop(m, d, device: str, nsteps: int, ctrl: np.ndarray):
 def raw_stepper(scene: str, n: int, sim_dt: float, nsteps: int, backend, ctrl: np.ndarray):
     """``(call, close)``: ``mjw.step`` x ``nsteps`` on the backend's own ``mjw.Model``/``mjw.Data`` (the
     same worlds, buffers and device, so the difference is the adapter alone), after ``d.ctrl.assign``;
-    then ``qpos.numpy()`` and ``qvel.numpy()``."""
+    then ``qpos.numpy()`` and ``qvel.numpy()`` (on warp's CPU device: ctrl written into, and qpos/qvel
+    copied from, views of the engine's memory made once)."""
     return _loop(backend.warp_model, backend.warp_data, backend.device, nsteps, ctrl), lambda: None
 
 

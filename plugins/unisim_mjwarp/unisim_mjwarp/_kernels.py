@@ -1,4 +1,5 @@
-"""The backend's own warp kernels (row writes, wrenches at body origins, a health flag per world).
+"""The backend's own warp kernels (row writes, wrenches at body origins, a health flag per world),
+and the host views of the state on warp's CPU device.
 
 Everything runs on the device of its arrays; nothing here copies to the host.
 """
@@ -8,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import warp as wp
 
-__all__ = ["NONFINITE", "flat_rows", "scatter_rows", "stage_wrench", "world_health"]
+__all__ = ["NONFINITE", "flat_rows", "host_views", "scatter_rows", "stage_wrench", "world_health"]
 
 #: Bit of ``world_health``'s output for a non-finite qpos/qvel (above mjwarp's OverflowType bits).
 NONFINITE = 1 << 30
@@ -51,6 +52,12 @@ def flat_rows(arr: wp.array) -> wp.array:
     width = wp.types.type_size_in_bytes(arr.dtype) // 4
     cols = int(np.prod(arr.shape[1:], dtype=np.int64)) * width
     return wp.array(ptr=arr.ptr, shape=(arr.shape[0], cols), dtype=wp.float32, device=arr.device, copy=False)
+
+
+def host_views(d, device: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """``d``'s ``(ctrl, qpos, qvel)`` ``(nworld, ·)`` float32 as numpy views of the engine's memory on
+    warp's CPU device (written and read in place, no ``assign``/``.numpy()`` per call); ``None`` on CUDA."""
+    return (d.ctrl.numpy(), d.qpos.numpy(), d.qvel.numpy()) if device == "cpu" else None
 
 
 def scatter_rows(dst: wp.array, env_ids: np.ndarray, rows: np.ndarray) -> None:
