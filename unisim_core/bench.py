@@ -3,8 +3,9 @@
 One workload for every engine (:data:`WORKLOAD`): each call writes a hold-position ``ctrl``
 ``(N, nu)``, steps ``nsteps`` physics substeps of ``sim_dt`` and reads ``qpos`` and ``qvel`` back
 to host numpy (the shipped quadruped holding its ``home`` pose unless told otherwise). Three loops
-run it on the same scene, interleaved in rounds so that other load on the machine hits them alike,
-each call timed alone (median of the calls, the first call of each round dropped):
+run it on the same scene, alternating in blocks of ~0.1 s within each round so that other load and
+the machine's drifting speed hit them alike, each call timed alone (median of the calls, the first
+call of each block dropped):
 
 - contract: ``backend.step(ctrl, nsteps)`` then ``get_qpos()`` and ``get_qvel()``;
 - raw: the engine's own batched API doing the same work (plugin hook ``unisim_raw_stepper``);
@@ -35,8 +36,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["WORKLOAD", "raw_stepper", "step_cost_probe", "backend_threads", "contract_stepper", "median_call_s",
-           "measure", "bench_cell", "run_bench", "format_rows", "default_backends", "cpu_count"]
+__all__ = ["WORKLOAD", "BLOCK_S", "raw_stepper", "step_cost_probe", "backend_threads", "contract_stepper",
+           "median_call_s", "measure", "bench_cell", "run_bench", "format_rows", "default_backends", "cpu_count"]
 
 Call = Callable[[], object]
 
@@ -113,16 +114,22 @@ def median_call_s(fn: Call, seconds: float, min_calls: int = 3) -> float:
     return float(np.median(samples))
 
 
+#: Seconds of one loop's block inside a round: the loops alternate in blocks this short, so that the
+#: machine's speed drifting (on a shared 2-core VM, ±30 % over seconds) hits them alike.
+BLOCK_S = 0.1
+
+
 def measure(calls: Mapping[str, Call], budget_s: float, rounds: int = 3, steps: int | None = None,
             per_round: dict[str, list[float]] | None = None, cpu: dict[str, float] | None = None) -> dict[str, float]:
-    """Median seconds per call of each callable, each call timed alone; rounds interleave the
-    callables. Every callable runs the same number of times (one warm-up call, one sizing call,
-    then ``steps`` per round, or as many as fit ``budget_s`` over all rounds, at least 3), so loops
-    that start from the same state follow the same trajectory and pay the same state-dependent
-    costs (contacts). The median drops the first call of each round, whose caches the other loops
-    left cold (it costs a one-env loop up to twice its steady time after a 512-env step).
-    ``per_round``, when given, receives each callable's median per round; ``cpu`` the median process
-    CPU seconds per call (all threads; other processes' load inflates it far less than wall time)."""
+    """Median seconds per call of each callable, each call timed alone. Every callable runs the same
+    number of times (one warm-up call, one sizing call, then ``steps`` per round, or as many as fit
+    ``budget_s`` over all rounds, at least 3), so loops that start from the same state follow the same
+    trajectory and pay the same state-dependent costs (contacts). Within a round the callables
+    alternate in blocks of about :data:`BLOCK_S` (at least 3 calls; the order reversed every block),
+    and the median drops the first call of each block, whose caches the other loops left cold (it
+    costs a one-env loop up to twice its steady time after a 512-env step). ``per_round``, when
+    given, receives each callable's median per round; ``cpu`` the median process CPU seconds per call
+    (all threads; other processes' load inflates it far less than wall time)."""
     slowest = 1e-8
     for call in calls.values():
         call()  # warm-up
@@ -131,21 +138,31 @@ def measure(calls: Mapping[str, Call], budget_s: float, rounds: int = 3, steps: 
         slowest = max(slowest, time.perf_counter() - t)
     count = steps if steps else max(3, int(budget_s / rounds / len(calls) / slowest))
     count = max(count, 2)
+    block = max(3, int(BLOCK_S / slowest))
+    names = list(calls)
     times: dict[str, list[float]] = {name: [] for name in calls}
     cpus: dict[str, list[float]] = {name: [] for name in calls}
     clock, cpu_clock = time.perf_counter, time.process_time
     for _ in range(rounds):
-        for name, call in calls.items():
-            samples, cpu_samples = [], []
-            for _ in range(count):
-                t, c = clock(), cpu_clock()
-                call()
-                samples.append(clock() - t)
-                cpu_samples.append(cpu_clock() - c)
-            times[name] += samples[1:]
-            cpus[name] += cpu_samples[1:]
+        this_round: dict[str, list[float]] = {name: [] for name in calls}
+        done = flip = 0
+        while done < count:
+            size = min(block, count - done)
+            for name in (names if flip % 2 == 0 else names[::-1]):
+                call, samples, cpu_samples = calls[name], [], []
+                for _ in range(size):
+                    t, c = clock(), cpu_clock()
+                    call()
+                    samples.append(clock() - t)
+                    cpu_samples.append(cpu_clock() - c)
+                keep = 1 if size > 1 else 0  # a block of one call (a short last block) keeps it
+                this_round[name] += samples[keep:]
+                cpus[name] += cpu_samples[keep:]
+            done, flip = done + size, flip + 1
+        for name, samples in this_round.items():
+            times[name] += samples
             if per_round is not None:
-                per_round.setdefault(name, []).append(float(np.median(samples[1:])))
+                per_round.setdefault(name, []).append(float(np.median(samples)))
     if cpu is not None:
         cpu.update({name: float(np.median(t)) for name, t in cpus.items()})
     return {name: float(np.median(t)) for name, t in times.items()}

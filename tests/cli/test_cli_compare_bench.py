@@ -180,6 +180,27 @@ def test_bench_measure_runs_every_loop_alike():
     assert set(med) == set(cpu) == {"a", "b"} and {k: len(v) for k, v in per_round.items()} == {"a": 3, "b": 3}
 
 
+def test_bench_measure_alternates_short_blocks(monkeypatch):
+    """Within a round the loops alternate in blocks (at least 3 calls, the order reversed every block),
+    so that a drift in the machine's speed hits them alike; the first call of each block is dropped."""
+    from unisim_core import bench as B
+
+    monkeypatch.setattr(B, "BLOCK_S", 0.0)  # the smallest blocks: 3 calls
+    order, clock = [], [0.0]
+
+    def loop(name, cost):
+        def call():
+            order.append(name)
+            clock[0] += cost
+        return call
+
+    monkeypatch.setattr(B.time, "perf_counter", lambda: clock[0])
+    per_round = {}
+    med = B.measure({"a": loop("a", 1.0), "b": loop("b", 2.0)}, 0.0, rounds=1, steps=7, per_round=per_round)
+    assert "".join(order[4:]) == "aaabbb" "bbbaaa" "ab"  # after warm-up and sizing: blocks of 3, 3, 1
+    assert med == {"a": 1.0, "b": 2.0} and per_round == {"a": [1.0], "b": [2.0]}
+
+
 def test_bench_without_raw_loop_and_with_a_broken_backend(capsys):
     """The fake backend has no raw-engine loop: its row says so and has no ratio; a backend that
     cannot be built gives error rows and the others still run."""
