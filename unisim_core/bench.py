@@ -11,11 +11,14 @@ call of each block dropped):
 - raw: the engine's own batched API doing the same work (plugin hook ``unisim_raw_stepper``);
 - one_env: one env doing it on one thread with the engine's plain API (hook ``unisim_step_cost_probe``).
 
-``ratio`` = raw time / contract time (1.0: no overhead); ``cpu_ratio``: the same for the
-process CPU time per call (every thread of this process), which other processes' load inflates
-far less. The physical limit is the one-env cost × N / threads (the threads the engine's batch
-can use: the backend's ``threads`` option, else the probe's ``threads`` attribute, else every
-CPU of this process); ``of_limit`` = limit / contract time. Device engines (warp) are timed to
+``ratio`` = raw time / contract time (1.0: no overhead), the median of the rounds' ratios (each
+round's loops alternate in short blocks, so a round's ratio is paired; between rounds the machine's
+speed may differ, which a ratio of medians pooled over the rounds would mix in); ``cpu_ratio``: raw /
+contract process CPU time per call (every thread of this process, pooled medians), which other
+processes' load inflates far less (but a batch's idle worker threads spinning down after their
+block count to the next block's loop). The physical limit is the one-env cost × N / threads (the
+threads the engine's batch can use: the backend's ``threads`` option, else the probe's ``threads``
+attribute, else every CPU of this process); ``of_limit`` = limit / contract time. Device engines (warp) are timed to
 the host copy of qpos/qvel, which waits for the device (``wp.array.numpy()`` synchronises its
 stream): every call ends with the device idle.
 
@@ -204,9 +207,9 @@ def bench_cell(name: str, scene: str, n: int, *, sim_dt: float = 0.002, nsteps: 
     if "raw" in med:
         row["raw_us_per_call"] = med["raw"] * 1e6
         row["raw_env_steps_per_s"] = n * nsteps / med["raw"]
-        row["ratio"] = med["raw"] / med["contract"]
-        row["cpu_ratio"] = cpu["raw"] / cpu["contract"] if cpu["contract"] > 0 else None
         row["round_ratios"] = [r / c for r, c in zip(rounds_s["raw"], rounds_s["contract"])]
+        row["ratio"] = float(np.median(row["round_ratios"]))
+        row["cpu_ratio"] = cpu["raw"] / cpu["contract"] if cpu["contract"] > 0 else None
         row["overhead_us_per_call"] = (med["contract"] - med["raw"]) * 1e6
     else:
         row["note"] = f"the {name!r} plugin offers no raw-engine loop for this scene (hook unisim_raw_stepper)"

@@ -223,9 +223,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     options = split_backend_items(args.option, backends, "--option")
     print(f"scene {scene}, dt={args.sim_dt}, nsteps={args.decimation} per call, {args.rounds} alternating rounds, "
           f"~{args.seconds:g} s per cell; workload: {B.WORKLOAD}; env-steps/s = physics steps x envs per second; "
-          "ratio = raw time / contract time; of limit = (one env's single-thread step cost x N / threads) / "
-          "contract time; first/warm start = create_backend -> first step done, for the first/second backend of that "
-          "N in this process (warm: the engine loaded and its kernels cached)",
+          "ratio = raw time / contract time (median of the rounds' ratios); of limit = (one env's single-thread "
+          "step cost x N / threads) / contract time; first/warm start = create_backend -> first step done, for "
+          "the first/second backend of that N in this process (warm: the engine loaded and its kernels cached)",
           flush=True)
     rows = B.run_bench(backends, num_envs, scene, sim_dt=args.sim_dt, nsteps=args.decimation,
                        budget_s=args.seconds, options=options, steps=args.steps, rounds=args.rounds,

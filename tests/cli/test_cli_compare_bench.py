@@ -155,6 +155,7 @@ def test_bench_json_has_ratios(tmp_path, capsys):
         # three alternating rounds of the three loops, each round's median kept; start-up both ways
         assert {k: len(v) for k, v in r["rounds_us"].items()} == {"contract": 3, "raw": 3, "one_env": 3}
         assert len(r["round_ratios"]) == 3 and r["cpu_ratio"] > 0
+        assert r["ratio"] == np.median(r["round_ratios"])  # each round paired: its ratio, then their median
         assert 0 < r["warm_start_s"] and 0 < r["first_start_s"] and 0 < r["cold_start_s"] and r["device"] == "cpu"
     doc = json.loads(out.read_text())
     assert doc["rounds"] == 3 and doc["workload"].startswith("write ctrl") and len(doc["load_avg"]) == 3
