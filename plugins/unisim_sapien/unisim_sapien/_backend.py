@@ -259,9 +259,10 @@ class SapienBackend(SimBackend):
 
     # ------------------------------------------------------------------ primitives
     def _step(self, ctrl: np.ndarray, nsteps: int) -> None:
-        write_efforts = self._efforts_writer(ctrl)
+        write_efforts, every, systems = self._efforts_writer(ctrl), self._drives.state_dependent, self._systems
+        self._reads.clear()  # the state moves on (nothing in the loop reads through them)
         for k in range(nsteps):
-            if self._drives.state_dependent or k == 0:  # motors alone: the efforts depend on ctrl only
+            if every or k == 0:  # motors alone: the efforts depend on ctrl only
                 write_efforts()
             if self._wrench:
                 self._apply_wrenches()
@@ -272,9 +273,9 @@ class SapienBackend(SimBackend):
                     self._prev_reads = self._link_reads(self._accel_bodies)
                 else:
                     self._prev_kin, self._prev_reads = self._cache, None
-            for system in self._systems:
+            for system in systems:
                 system.step()
-            self._stale()
+            self._cache = None  # the kinematics moved on (_apply_wrenches reads them before each substep)
         self._time += nsteps * self.sim_dt
         self._fresh[:] = False
 
