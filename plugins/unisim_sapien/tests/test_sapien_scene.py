@@ -155,3 +155,38 @@ def test_gravcomp_is_disabled_gravity_or_a_force_at_the_com_as_mujoco(tmp_path):
     with pytest.raises(UnsupportedCapabilityError) as info:
         create_backend("sapien", SceneCfg(model_file=str(agc)), 1, 0.002)
     assert info.value.capability == "joint_actuatorgravcomp"
+
+
+def test_each_env_holds_a_thread_key_and_a_batch_that_would_spend_them_is_refused():
+    """A PhysX CPU system holds one of the process's POSIX thread-specific keys (glibc: 1024) while it
+    lives: with them spent, importing torch deadlocked. A batch that would leave fewer than KEY_MARGIN
+    is refused by num_envs before any system is made; the keys come back when the backend is freed."""
+    import ctypes
+    import gc
+
+    from unisim_core import InvalidInputError
+    from unisim_sapien._thread_keys import KEY_MARGIN, free_thread_keys
+
+    scene = SceneCfg(model_file=str(scene_path("pendulum")))
+    create_backend("sapien", scene, 1, 0.002).close()  # the engine's one-time keys (its first use) are taken
+    gc.collect()
+    before = free_thread_keys(2000)
+    b = create_backend("sapien", scene, 3, 0.002)
+    assert free_thread_keys(2000) == before - 3
+    b.close()
+    del b
+    gc.collect()
+    assert free_thread_keys(2000) == before
+    libc, held = ctypes.CDLL(None), []
+    try:  # hold all but KEY_MARGIN + 4 keys: 5 envs are one too many, 4 fit
+        for _ in range(before - KEY_MARGIN - 4):
+            key = ctypes.c_uint()
+            assert libc.pthread_key_create(ctypes.byref(key), None) == 0
+            held.append(key)
+        with pytest.raises(InvalidInputError, match=r"num_envs: .* expected at most 4 envs, got 5"):
+            create_backend("sapien", scene, 5, 0.002)
+        assert free_thread_keys(2000) == KEY_MARGIN + 4  # nothing was built
+        create_backend("sapien", scene, 4, 0.002).close()
+    finally:
+        for key in held:
+            libc.pthread_key_delete(key)

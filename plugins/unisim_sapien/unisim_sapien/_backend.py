@@ -34,6 +34,7 @@ from ._build import build_env, check_scene, configure_engine, gravcomp_forces, l
 from ._mjcf_extra import geom_assets
 from ._options import SapienOptions
 from ._readback import read_solver_values
+from ._thread_keys import check_thread_keys
 
 __all__ = ["SapienBackend"]
 
@@ -125,6 +126,7 @@ class SapienBackend(SimBackend):
                 self.name, "frictionloss_damping", f"{path}: joints {bad} have frictionloss (their drive carries the "
                 "friction bound), so their damping acts explicitly, and damping x sim_dt / inertia reaches 2 "
                 "(unstable); a smaller sim_dt helps")
+        check_thread_keys(self._num_envs)
         cfg = self.options.physx
         configure_engine(cfg, lite.gravity)
         self._scenes, self._arts = [], []
