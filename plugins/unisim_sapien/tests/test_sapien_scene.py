@@ -180,7 +180,7 @@ def test_each_env_holds_a_thread_key_and_a_batch_that_would_spend_them_is_refuse
     libc, held = ctypes.CDLL(None), []
     try:  # hold all but KEY_MARGIN + 4 keys: 5 envs are one too many, 4 fit
         for _ in range(before - KEY_MARGIN - 4):
-            key = ctypes.c_uint()
+            key = ctypes.c_ulong()
             assert libc.pthread_key_create(ctypes.byref(key), None) == 0
             held.append(key)
         with pytest.raises(InvalidInputError, match=r"num_envs: .* expected at most 4 envs, got 5"):

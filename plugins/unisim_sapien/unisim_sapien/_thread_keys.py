@@ -20,18 +20,23 @@ KEY_MARGIN = 64
 
 def free_thread_keys(needed: int) -> int:
     """How many more keys ``pthread_key_create`` gives this process, counted up to ``needed`` by
-    creating them and deleting them again at once."""
-    libc = ctypes.CDLL(None)
+    creating them and deleting them again at once; ``needed`` where the C library has no POSIX
+    thread keys (Windows: no such limit to count)."""
+    try:
+        libc = ctypes.CDLL(None)
+        create, delete = libc.pthread_key_create, libc.pthread_key_delete
+    except (AttributeError, OSError, TypeError):
+        return needed
     keys = []
     try:
         while len(keys) < needed:
-            key = ctypes.c_uint()
-            if libc.pthread_key_create(ctypes.byref(key), None) != 0:
+            key = ctypes.c_ulong()  # pthread_key_t: unsigned int (glibc) or unsigned long (macOS)
+            if create(ctypes.byref(key), None) != 0:
                 break
             keys.append(key)
     finally:
         for key in keys:
-            libc.pthread_key_delete(key)
+            delete(key)
     return len(keys)
 
 
