@@ -36,6 +36,7 @@ from .errors import (
     UnknownNameError,
     UnsupportedCapabilityError,
 )
+from .fake import FakeBackend
 from .mjcf_lite import LiteModel, MjcfLiteError, load_mjcf
 from .model import ModelInfo
 from .options import BackendOptions
@@ -74,6 +75,7 @@ __all__ = [
     "DomainRandomizationCapabilities",
     "DuplicateBackendError",
     "EngineError",
+    "FakeBackend",
     "ForkedBackendError",
     "InitRandomizationPlan",
     "IntervalRandomizationPlan",

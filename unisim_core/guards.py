@@ -65,7 +65,7 @@ def refusal(backend: Any, name: str) -> Exception:
 
 
 _GUARD_TEMPLATE = """
-def {name}({params}):
+def _g_call({params}):
     _g_slot = self._slot
     _g_token = None
     if _g_slot:
@@ -88,12 +88,14 @@ def {name}({params}):
 """
 
 
-def guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` (a public method) under the backend's call guard (see the module docstring).
+def guarded(fn: Callable[..., Any], name: str | None = None) -> Callable[..., Any]:
+    """``fn`` (a public method, any Python function: a ``def`` or a ``lambda``) under the backend's
+    call guard (see the module docstring); ``name``: the attribute it is called by (``fn.__name__``).
 
     The wrapper is generated with ``fn``'s own parameters (as ``dataclasses`` does), so that a
     call pays no ``*args``/``**kwargs`` packing on the hot path.
     """
+    name = fn.__name__ if name is None else name
     params, args, defaults = [], [], {}
     ps = list(inspect.signature(fn).parameters.values())
     for i, p in enumerate(ps):
@@ -114,8 +116,10 @@ def guarded(fn: Callable[..., Any]) -> Callable[..., Any]:
         if p.kind is p.POSITIONAL_ONLY and (i + 1 == len(ps) or ps[i + 1].kind is not p.POSITIONAL_ONLY):
             params.append("/")
     namespace = {"_g_fn": fn, "_g_ident": get_ident, "_g_refusal": refusal, **defaults}
-    exec(_GUARD_TEMPLATE.format(name=fn.__name__, params=", ".join(params), args=", ".join(args)), namespace)
-    call = functools.wraps(fn)(namespace[fn.__name__])
+    # the generated function has a fixed name (a lambda's ``<lambda>`` is no identifier); ``wraps``
+    # gives it ``fn``'s name, and the refusal names the attribute the method was found under
+    exec(_GUARD_TEMPLATE.format(name=name, params=", ".join(params), args=", ".join(args)), namespace)
+    call = functools.wraps(fn)(namespace["_g_call"])
     call.__unisim_guarded__ = True
     return call
 
@@ -126,7 +130,7 @@ def guard_methods(cls: type, namespace: dict[str, Any], exempt: frozenset[str]) 
         if (name.startswith("_") or name.isupper() or name in exempt or not inspect.isfunction(attr)
                 or getattr(attr, "__unisim_guarded__", False)):
             continue
-        setattr(cls, name, guarded(attr))
+        setattr(cls, name, guarded(attr, name))
 
 
 def _after_fork_in_child() -> None:

@@ -278,6 +278,35 @@ def test_guarded_methods_keep_their_signatures_and_work_from_hooks(quad):
     assert len(seen) == 3
 
 
+def test_a_public_method_defined_as_a_lambda_is_guarded_like_a_def():
+    """Before #39 the guard's generated wrapper was named after the function, and a lambda's
+    ``<lambda>`` made class creation fail with a raw SyntaxError. Now any Python function works,
+    keeps its name, and is refused from another thread like every public method."""
+
+    class Lambda(FakeBackend):
+        get_gravity = lambda self: np.array([0.0, 0.0, -1.0])  # noqa: E731
+
+    b = Lambda(SceneCfg(SCENES["quadruped"]), 1, 0.01)
+    np.testing.assert_array_equal(b.get_gravity(), [0.0, 0.0, -1.0])
+    assert Lambda.get_gravity.__name__ == "<lambda>" and Lambda.get_gravity.__unisim_guarded__
+    got = []
+    b._slot.pop()  # as if another thread's call were in flight
+    b._owner = -1
+    t = threading.Thread(target=lambda: got.append(pytest.raises(Exception, b.get_gravity).value))
+    t.start()
+    t.join()
+    b._owner = None
+    b._slot.append(True)
+    assert "get_gravity called from thread" in str(got[0]), got
+
+
+def test_fake_backend_is_public_at_the_top_level():
+    """DESIGN names ``unisim_core.FakeBackend`` public; before #39 only ``unisim_core.fake`` had it."""
+    import unisim_core
+
+    assert unisim_core.FakeBackend is FakeBackend and "FakeBackend" in unisim_core.__all__
+
+
 def test_a_program_sigint_handler_is_held_too_and_called_at_the_end(quad):
     """Before #28 only Python's default SIGINT handler was held during a long step; the program's
     own ran mid-step. Now it runs when the step has run all its substeps (only the default handler,
