@@ -114,25 +114,46 @@ class ForkedBackendError(UniSimError, RuntimeError):
     the parent): create it in the child, or use the ``spawn`` start method."""
 
 
+def _exception_class(qualified_type: str) -> type | None:
+    """The class named ``module.QualName`` when it is UniSim's or the standard library's, looked
+    up without running foreign code: builtins, and modules this process has already imported whose
+    top-level package is the standard library's or UniSim's (``unisim_core``, ``unisim_*``);
+    ``unisim_core`` modules may be imported. ``None`` for anything else (a record naming ``this``
+    or a third-party module must not run its import side effects here)."""
+    import importlib
+    import sys
+
+    module, _, qualname = qualified_type.rpartition(".")
+    module = module or "builtins"
+    top = module.partition(".")[0]
+    if not (top == "builtins" or top in sys.stdlib_module_names or top.startswith("unisim_")):
+        return None
+    obj = sys.modules.get(module)
+    if obj is None and top == "unisim_core":
+        try:
+            obj = importlib.import_module(module)
+        except ImportError:
+            return None
+    try:
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+    except AttributeError:
+        return None
+    return obj if isinstance(obj, type) and issubclass(obj, BaseException) else None
+
+
 def rebuild_error(qualified_type: str, message: str, attrs: dict | None = None) -> BaseException | None:
     """The exception ``module.QualName(message)`` raised in another process, rebuilt on this side.
 
     Built without calling ``__init__`` (whose arguments may differ from the message), with
-    ``args = (message,)`` and ``attrs`` restored. ``None`` when the type cannot be imported here
-    or is not an exception.
+    ``args = (message,)`` and ``attrs`` restored. Only UniSim's and the standard library's classes
+    are rebuilt (:func:`_exception_class`); ``None`` for any other type, or one that is not an
+    exception: the caller raises a UniSim error carrying the text instead.
     """
-    import importlib
-
-    module, _, qualname = qualified_type.rpartition(".")
-    try:
-        obj = importlib.import_module(module or "builtins")
-        for part in qualname.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError):
+    cls = _exception_class(qualified_type)
+    if cls is None:
         return None
-    if not (isinstance(obj, type) and issubclass(obj, BaseException)):
-        return None
-    err = obj.__new__(obj)
+    err = cls.__new__(cls)
     err.args = (message,)
     err.__dict__.update(attrs or {})
     return err

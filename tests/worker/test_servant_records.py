@@ -39,3 +39,26 @@ def test_the_op_table_refuses_unknown_ops_and_arguments_naming_them():
         servant.call("warp")
     with pytest.raises(InvalidInputError, match=r"op 'contacts': .*expected arguments \(key\)"):
         servant.call("contacts", 1, 2)
+
+
+def test_a_record_rebuilds_only_unisim_and_standard_library_classes_without_importing():
+    """Before #39 the caller imported whatever module a record named: a record naming ``this`` ran
+    its import side effects (the Zen of Python printed) in the host. Now only builtins, modules
+    already imported from the standard library or UniSim, and ``unisim_core`` itself are looked at;
+    anything else gives ``None`` (the caller raises a UniSim error carrying the text)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from unisim_core.servant import ErrorRecord\n"
+            "assert ErrorRecord('this.Zen', 'x').rebuild() is None\n"
+            "assert ErrorRecord('antigravity.Error', 'x').rebuild() is None\n"
+            "assert ErrorRecord('numpy.linalg.LinAlgError', 'x').rebuild() is None  # third party, imported\n"
+            "assert type(ErrorRecord('tomllib.TOMLDecodeError', 'x').rebuild()) is None.__class__\n"
+            "import tomllib\n"
+            "assert type(ErrorRecord('tomllib.TOMLDecodeError', 'x').rebuild()).__name__ == 'TOMLDecodeError'\n"
+            "assert type(ErrorRecord('unisim_core.worker.errors.WorkerTimeoutError', 'x').rebuild()).__name__ "
+            "== 'WorkerTimeoutError'\n"
+            "assert 'this' not in sys.modules and 'antigravity' not in sys.modules\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "Beautiful is better than ugly" not in out.stdout, "the record's module was imported"
