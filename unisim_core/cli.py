@@ -20,6 +20,7 @@ from .compare import hold_position_ctrl
 from .config import SceneCfg
 from .errors import OptionalDependencyError, UniSimError
 from .options import describe_options
+from .output_file import check_output_file, write_output_file
 from .scenes import scene_path
 from .tables import progress
 from .tables import table as _table
@@ -180,12 +181,20 @@ def _tolerances(items: Sequence[str] | None) -> dict[str, float]:
     return out
 
 
+def _check_outputs(args: argparse.Namespace, *flags: str) -> None:
+    """Refuse an output file given by ``--FLAG`` before the run, not after it (``output_file``)."""
+    for flag in flags:
+        if getattr(args, flag, None):
+            check_output_file(f"--{flag}", getattr(args, flag))
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     from . import compare as C
     from .compare_report import format_table, plot_trajectories
 
     if args.plot:  # fail before the comparison runs, not after it
         _require("matplotlib", "unisim compare --plot", "unisim-core[plot]")
+    _check_outputs(args, "plot", "json")
     backends = _csv(args.backends)
     res = C.compare(
         backends, args.scene, steps=args.steps, num_envs=args.num_envs, sim_dt=args.sim_dt,
@@ -200,8 +209,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.json:
         import json
 
-        with open(args.json, "w") as f:
-            json.dump(res.to_json(), f, indent=1)
+        write_output_file("--json", args.json, lambda f: json.dump(res.to_json(), f, indent=1))
         print(f"json: {args.json}")
     return 1 if res.verdict == "FAIL" else 0
 
@@ -220,6 +228,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.rounds < 1:
         raise ValueError(f"--rounds: expected a positive integer, got {args.rounds}")
     scene, _ = resolve_scene(args.scene)
+    _check_outputs(args, "json")
     options = split_backend_items(args.option, backends, "--option")
     print(f"scene {scene}, dt={args.sim_dt}, nsteps={args.decimation} per call, {args.rounds} alternating rounds, "
           f"~{args.seconds:g} s per cell; workload: {B.WORKLOAD}; env-steps/s = physics steps x envs per second; "
@@ -235,10 +244,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.json:
         import json
 
-        with open(args.json, "w") as f:
-            json.dump({"scene": scene, "sim_dt": args.sim_dt, "nsteps": args.decimation, "cpus": B.cpu_count(),
-                       "rounds": args.rounds, "workload": B.WORKLOAD, "load_avg": os.getloadavg(), "rows": rows},
-                      f, indent=1)
+        doc = {"scene": scene, "sim_dt": args.sim_dt, "nsteps": args.decimation, "cpus": B.cpu_count(),
+               "rounds": args.rounds, "workload": B.WORKLOAD, "load_avg": os.getloadavg(), "rows": rows}
+        write_output_file("--json", args.json, lambda f: json.dump(doc, f, indent=1))
         print(f"json: {args.json}")
     return 1 if any("error" in r for r in rows) else 0
 
@@ -248,6 +256,7 @@ def cmd_zoo(args: argparse.Namespace) -> int:
 
     if args.plot:  # fail before the matrix runs, not after it
         _require("matplotlib", "unisim zoo --plot", "unisim-core[plot]")
+    _check_outputs(args, "json", "markdown", "plot")
     if not args.dirs and not args.from_json:
         raise ValueError("zoo: expected DIR... to run, or --from-json F... to merge earlier runs, got neither")
     prior, runs = Z.load_runs(args.from_json or [])
@@ -269,11 +278,10 @@ def cmd_zoo(args: argparse.Namespace) -> int:
         if args.json:
             import json
 
-            with open(args.json, "w") as f:
-                json.dump({**Z.to_json(cells, meta), "complete": final}, f, indent=1)
+            doc = {**Z.to_json(cells, meta), "complete": final}
+            write_output_file("--json", args.json, lambda f: json.dump(doc, f, indent=1))
         if args.markdown:
-            with open(args.markdown, "w") as f:
-                f.write(Z.to_markdown(cells, meta))
+            write_output_file("--markdown", args.markdown, lambda f: f.write(Z.to_markdown(cells, meta)))
 
     def shown(done: int, total: int, cell) -> None:
         done_cells.append(cell)

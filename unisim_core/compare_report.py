@@ -10,6 +10,7 @@ import numpy as np
 
 from .compare import QUANTITIES, CompareResult
 from .errors import OptionalDependencyError
+from .output_file import write_output_file
 from .tables import table
 
 __all__ = ["format_table", "plot_trajectories"]
@@ -81,6 +82,8 @@ def plot_trajectories(res: CompareResult, path: str, max_joints: int = 3) -> str
     axes[-1, 0].set_xlabel("time (s)")
     fig.suptitle(f"unisim compare: {res.scene} — {res.verdict}", fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    try:
+        write_output_file("--plot", path, lambda f: fig.savefig(f, dpi=100, format="png"), binary=True)
+    finally:
+        plt.close(fig)
     return path

@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from .compare import QUANTITIES, TIERS, Trajectory, deviation_series, verdict
+from .output_file import write_output_file
 from .tables import table
 from .zoo_causes import CAUSES
 
@@ -538,8 +539,10 @@ def plot_matrix(cells: Sequence[Cell], path: str) -> str:
               bbox_to_anchor=(1.01, 1.0), fontsize=8)
     ax.set_title("unisim zoo", fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    try:
+        write_output_file("--plot", path, lambda f: fig.savefig(f, dpi=100, format="png"), binary=True)
+    finally:
+        plt.close(fig)
     return path
 
 
