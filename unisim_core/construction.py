@@ -3,7 +3,8 @@
 - :func:`env_memory_check`: an estimate of the memory ``num_envs`` envs need, checked against
   what this machine still has *before* the engine allocates (an engine asked for too much
   aborts the process, raises ``std::bad_alloc`` or numpy's ``MemoryError``).
-- :func:`model_file_memory_check`: the same for the height fields of the model file.
+- :func:`model_file_memory_check`: the same for the height fields and asset files of the model file,
+  which must be regular files (a FIFO hangs a loader, ``/dev/zero`` never ends).
 - :func:`construction_error`: what an engine raised while loading the scene or allocating the
   envs becomes a UniSim error naming the file (or ``num_envs``), chained to the original.
 """
@@ -81,14 +82,31 @@ def env_memory_check(label: str, num_envs: int, bytes_per_env: float, what: str)
         f"(unisim-ray)")
 
 
+#: ``<asset>`` elements whose ``file`` an engine reads, and the ``<compiler>`` folder each is found in.
+_ASSET_DIRS = {"mesh": "meshdir", "hfield": "meshdir", "skin": "meshdir", "texture": "texturedir"}
+#: Memory a loader holds per byte of a file, beyond the bytes themselves: an OBJ's text becomes
+#: vertex and face lists (the reader's Python lists: ~16 bytes per byte of text), a binary STL's
+#: 50-byte records float64 triangles (72 bytes), anything else (PNG, MSH) about its own size.
+_PER_BYTE = {".obj": 16.0, ".stl": 1.5}
+
+
 def model_file_memory_check(label: str, path: str) -> None:
-    """Refuse a model file whose height fields (``<hfield nrow ncol>``, float32 samples) need more
-    memory than is available, before an engine compiles it (MuJoCo would allocate and zero them)."""
+    """Refuse a model file before an engine reads it when what it names cannot be read in bounded
+    memory and time: height fields (``<hfield nrow ncol>``, float32 samples) or asset files
+    (meshes, height-field images, textures, skins) needing more memory than is available, an asset
+    that is not a regular file (a FIFO would hang every loader, ``/dev/zero`` would grow without
+    end), or a binary STL whose header disagrees with its size (a sparse file of zeros)."""
+    from .mjcf_lite import MjcfLiteError
+    from .mjcf_lite._includes import read_tree
+
     try:
-        hfields = [(h.get("name", ""), int(h.get("nrow", 0)), int(h.get("ncol", 0)))
-                   for h in ET.parse(path).getroot().iter("hfield")]
-    except (ET.ParseError, OSError, UnicodeError, ValueError):
+        root = read_tree(path)
+    except (MjcfLiteError, ET.ParseError, OSError, UnicodeError, ValueError):
         return  # the engine names what is wrong with the file
+    try:
+        hfields = [(h.get("name", ""), int(h.get("nrow", 0)), int(h.get("ncol", 0))) for h in root.iter("hfield")]
+    except ValueError:
+        return
     need = sum(4.0 * r * c for _, r, c in hfields)
     avail, source = available_memory()
     if avail is not None and need > avail:
@@ -96,6 +114,60 @@ def model_file_memory_check(label: str, path: str) -> None:
         raise InvalidInputError(
             f"scene.model_file: {path!r}: its height fields need about {_size(need)} (hfield {name!r} is {r} x {c}), "
             f"more than the {_size(avail)} available ({source}); backend {label!r} was not asked to load it")
+    files = [(f, _asset_bytes(path, f)) for f in _asset_files(root, path)]
+    total = sum(n for _, n in files)
+    if avail is not None and total > avail:
+        big, n = max(files, key=lambda fn: fn[1])
+        raise InvalidInputError(
+            f"scene.model_file: {path!r}: its asset files need about {_size(total)} to load ({big!r} alone "
+            f"{_size(n)}), more than the {_size(avail)} available ({source}); backend {label!r} was not asked to "
+            f"load it")
+
+
+def _asset_files(root: ET.Element, path: str) -> list[str]:
+    """The files ``<asset>`` elements name, resolved as MuJoCo does: ``<compiler meshdir texturedir>``
+    (``assetdir`` for both) relative to the main file's folder; absolute paths as given."""
+    main = os.path.dirname(os.path.abspath(path))
+    dirs = {"meshdir": "", "texturedir": ""}
+    for c in root.iter("compiler"):
+        for key in dirs:
+            dirs[key] = c.get(key, c.get("assetdir", dirs[key]))
+    files = []
+    for tag, key in _ASSET_DIRS.items():
+        for e in root.iter(tag):
+            for attr in ("file", "fileright", "fileleft", "fileup", "filedown", "filefront", "fileback"):
+                if e.get(attr):
+                    files.append(os.path.join(main, dirs[key], e.get(attr)))
+    return files
+
+
+def _asset_bytes(model: str, path: str) -> float:
+    """Memory a loader needs for the asset file ``path``; refuses one that is not a regular file or
+    a binary STL whose 84-byte header disagrees with its size. 0 for a missing file (the engine
+    names it)."""
+    import stat
+
+    try:
+        st = os.stat(path)  # follows links: a link to /dev/zero is a character device
+    except OSError:
+        return 0.0
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(
+            st.st_mode) else "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+        raise InvalidInputError(f"scene.model_file: {model!r} names the asset file {path!r}, which is {kind}; "
+                                "an asset must be a regular file (nothing was read)")
+    ext = os.path.splitext(path)[1].lower()
+    if ext == ".stl":
+        with open(path, "rb") as f:
+            head = f.read(84)
+        n = int.from_bytes(head[80:84], "little") if len(head) == 84 else 0
+        if n < 1 or st.st_size < 84 + 50 * n:
+            raise InvalidInputError(
+                f"scene.model_file: {model!r} names the mesh {path!r}: not a binary STL of {st.st_size} bytes (its "
+                f"header gives {n} triangles, {84 + 50 * n} bytes); MuJoCo's loaders read binary STL with at least "
+                "one triangle (nothing else was read)")
+        return (84 + 50 * n) * (1 + _PER_BYTE[ext])
+    return st.st_size * (1 + _PER_BYTE.get(ext, 0.0))
 
 
 def _scene_and_envs(args: Sequence[Any], kwargs: Mapping[str, Any]) -> tuple[str | None, Any]:

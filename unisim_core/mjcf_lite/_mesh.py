@@ -26,13 +26,16 @@ MODES = frozenset({"legacy", "exact", "shell"})
 _MINVAL = 1e-15  # MuJoCo's mjMINVAL: smaller volumes or areas are an error there
 
 
-def _stl(data: bytes) -> np.ndarray:
-    """``(faces, 3, 3)`` triangles of a binary STL file's bytes (MuJoCo reads no ASCII STL)."""
-    n = int(np.frombuffer(data, dtype="<u4", count=1, offset=80)[0]) if len(data) >= 84 else -1
-    if n <= 0 or len(data) != 84 + 50 * n:
-        raise ValueError(f"not a binary STL ({len(data)} bytes; MuJoCo reads binary STL only)")
-    rec = np.frombuffer(data, dtype=np.dtype([("n", "<f4", 3), ("v", "<f4", (3, 3)), ("a", "<u2")]), count=n,
-                        offset=84)
+def _stl(fh) -> np.ndarray:
+    """``(faces, 3, 3)`` triangles of an open binary STL file (MuJoCo reads no ASCII STL): the
+    84-byte header gives the triangle count, and only that many 50-byte records are read."""
+    head = fh.read(84)
+    n = int.from_bytes(head[80:84], "little") if len(head) == 84 else -1
+    size = os.fstat(fh.fileno()).st_size
+    if n <= 0 or size < 84 + 50 * n:
+        raise ValueError(f"not a binary STL ({size} bytes, header gives {n} triangles; MuJoCo reads binary STL only)")
+    rec = np.frombuffer(fh.read(50 * n), dtype=np.dtype([("n", "<f4", 3), ("v", "<f4", (3, 3)), ("a", "<u2")]),
+                        count=n)
     return rec["v"].astype(np.float64)
 
 
@@ -57,18 +60,33 @@ def _obj(text: str) -> np.ndarray:
 
 
 def read_mesh(path: str) -> np.ndarray:
-    """The triangles ``(faces, 3, 3)`` of the mesh file ``path`` (``.stl`` or ``.obj``), in its units."""
+    """The triangles ``(faces, 3, 3)`` of the mesh file ``path`` (``.stl`` or ``.obj``), in its units.
+    Only a regular file is read (a FIFO would block, ``/dev/zero`` never ends), an STL only as far as
+    its header says."""
     ext = os.path.splitext(path)[1].lower()
     if ext not in (".stl", ".obj"):
         raise MjcfLiteError(f"{path}: mesh files {ext!r} are not read (only .stl and .obj)", "mesh_inertia")
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-        return _stl(data) if ext == ".stl" else _obj(data.decode("utf-8", errors="replace"))
+        with open(path, "rb", opener=_regular_file) as fh:
+            return _stl(fh) if ext == ".stl" else _obj(fh.read().decode("utf-8", errors="replace"))
     except OSError as exc:
-        raise MjcfLiteError(f"{path}: mesh file cannot be read ({exc.strerror})") from None
+        raise MjcfLiteError(f"{path}: mesh file cannot be read ({exc.strerror or exc})") from None
+    except MemoryError:
+        raise MjcfLiteError(f"{path}: mesh file too large to read in the memory available") from None
     except (ValueError, IndexError) as exc:
         raise MjcfLiteError(f"{path}: not a valid mesh file ({exc})") from None
+
+
+def _regular_file(path: str, flags: int) -> int:
+    """``open``'s opener: a descriptor of ``path`` only when it is a regular file (opened without
+    blocking, so that a FIFO cannot hang the reader)."""
+    import stat
+
+    fd = os.open(path, flags | os.O_NONBLOCK)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(f"not a regular file (a FIFO, device or folder): {path}")
+    return fd
 
 
 def mesh_inertia(tris: np.ndarray, mode: str, scale=(1.0, 1.0, 1.0), refpos=(0.0, 0.0, 0.0),
