@@ -26,7 +26,7 @@ from mujoco_warp._src import types as mjw_types
 
 from unisim_core.backend import DeviceArrays, SimBackend
 from unisim_core.config import SceneCfg
-from unisim_core.errors import EngineError, InvalidInputError, UnsupportedCapabilityError
+from unisim_core.errors import InvalidInputError, UnsupportedCapabilityError
 from unisim_core.model import ModelInfo
 from unisim_core.plugin_support import SnapshotMemory, WarpKernelNotice, warp_device
 from unisim_mujoco import (
@@ -40,7 +40,7 @@ from unisim_mujoco import (
 )
 
 from . import _hooks
-from ._buffers import buffer_sizes
+from ._buffers import FATAL_OVERFLOWS, buffer_sizes, overflow_error
 from ._contacts import MjwarpContactFill
 from ._features import check_model_features
 from ._kernels import NONFINITE, host_views, scatter_rows, stage_wrench, world_health
@@ -48,11 +48,7 @@ from ._options import CONES, SOLVERS, MjwarpOptions
 
 __all__ = ["MjwarpBackend"]
 
-_O = mjw.OverflowType
-#: Overflows that lose contacts or constraints -> the option that sizes the buffer.
-_OVERFLOW_FIX = {_O.NEFC: "njmax", _O.NJMAX_NNZ: "njmax", _O.BROADPHASE: "nconmax", _O.NARROWPHASE: "nconmax",
-                 _O.CCD: "nconmax", _O.HFIELD: "nconmax (or a coarser height field)"}
-_FATAL = int(sum(_OVERFLOW_FIX))
+_FATAL = FATAL_OVERFLOWS
 _STAGE_ACC = int(mujoco.mjtStage.mjSTAGE_ACC)
 #: Model fields held per world (the randomizable ones and what ``set_const`` derives from them).
 _PER_WORLD = ("body_mass", "body_inertia", "body_ipos", "body_subtreemass", "body_invweight0", "geom_friction",
@@ -102,6 +98,7 @@ class MjwarpBackend(SimBackend):
                 self._model = mjw.put_model(m, batch_sizes={f: n for f in _PER_WORLD if f in _BATCHABLE})
             except (NotImplementedError, ValueError) as exc:  # a model feature MuJoCo Warp lacks
                 raise UnsupportedCapabilityError(self.name, _feature(str(exc)), str(exc)) from None
+            self._model.opt.warn_overflow = 0  # no wp.printf per world and substep: _check_health raises instead
             nconmax, njmax = buffer_sizes(m, d)
             self._buffers = (opts.nconmax or nconmax, opts.njmax or njmax)
             try:
@@ -172,14 +169,8 @@ class MjwarpBackend(SimBackend):
         flags = np.where(self._nonfinite, 0, flags)
         if not flags.any():
             return
-        bad = np.flatnonzero(flags)
-        bits = int(np.bitwise_or.reduce(flags[bad]))
         self._data.overflow.zero_()  # reported once; the next overflow raises again
-        fixes = sorted({fix for bit, fix in _OVERFLOW_FIX.items() if bits & int(bit)})
-        names = [b.name for b in _OVERFLOW_FIX if bits & int(b)]
-        raise EngineError(f"MuJoCo Warp buffer overflow ({', '.join(names)}) in env(s) {bad.tolist()}: contacts or "
-                          f"constraints were dropped. Raise the option(s) {', '.join(fixes)} "
-                          f"(now nconmax={self._buffers[0]}, njmax={self._buffers[1]}).")
+        raise overflow_error(flags, *self._buffers)
 
     # ------------------------------------------------------------------ primitives
     @property

@@ -8,15 +8,30 @@ counts what the model can produce: the contacts each collidable geom can make wi
 each at the rows its friction cone takes, plus every equality, limit and friction-loss row as
 if all were active. It never goes below MuJoCo Warp's own default for the model, nor below twice
 what the initial state already uses.
+
+The overflow bits that mean lost contacts or constraints, the option that sizes each buffer and the
+``EngineError`` naming both are shared with ``unisim-newton`` (its ``SolverMuJoCo`` is MuJoCo Warp).
 """
 
 from __future__ import annotations
 
 import mujoco
+import mujoco_warp as mjw
 import numpy as np
 from mujoco_warp._src.io import _default_nconmax, _default_njmax
 
-__all__ = ["buffer_sizes"]
+from unisim_core.errors import EngineError
+
+__all__ = ["FATAL_OVERFLOWS", "OVERFLOWS", "buffer_sizes", "overflow_error"]
+
+_O = mjw.OverflowType
+#: Overflows that lose contacts or constraints -> (the buffer, the option that sizes it).
+OVERFLOWS = {_O.NEFC: ("constraint rows", "njmax"), _O.NJMAX_NNZ: ("constraint Jacobian nonzeros", "njmax"),
+             _O.BROADPHASE: ("broadphase pairs", "nconmax"), _O.NARROWPHASE: ("contacts", "nconmax"),
+             _O.CCD: ("CCD contacts", "nconmax"),
+             _O.HFIELD: ("height field contacts", "nconmax (or a coarser height field)")}
+#: Their bits together (``mjw.Data.overflow`` holds them per world).
+FATAL_OVERFLOWS = int(sum(OVERFLOWS))
 
 _G = mujoco.mjtGeom
 #: Contacts one geom of this type makes with the rest of the scene at most (MuJoCo's colliders).
@@ -60,3 +75,17 @@ def buffer_sizes(m: mujoco.MjModel, d0: mujoco.MjData) -> tuple[int, int]:
     njmax = _round_up(max(eq + limits + friction + nconmax * _contact_rows(m, condim), _default_njmax(m, d),
                           2 * d.nefc))
     return nconmax, njmax
+
+
+def overflow_error(flags: np.ndarray, nconmax: int, njmax: int) -> EngineError:
+    """The error for per-world overflow ``flags (nworld,)`` (``mjw.OverflowType`` bits, some set): the
+    overflowing buffers, the envs, and the options to raise with the sizes in use (per world;
+    MuJoCo Warp's contact pool ``naconmax`` is ``nconmax`` times the number of worlds)."""
+    bad = np.flatnonzero(flags)
+    bits = int(np.bitwise_or.reduce(flags[bad]))
+    hit = [(b, *OVERFLOWS[b]) for b in OVERFLOWS if bits & int(b)]
+    buffers = ", ".join(f"{b.name}: {buffer} dropped" for b, buffer, _ in hit)
+    options = ", ".join(sorted({option for _, _, option in hit}))
+    return EngineError(f"MuJoCo Warp buffer overflow ({buffers}) in env(s) {bad.tolist()}: contacts or constraints "
+                       f"were dropped. Raise the option(s) {options} (now nconmax={nconmax}, njmax={njmax} per "
+                       f"env; naconmax={nconmax * len(flags)} contacts for all envs).")

@@ -30,12 +30,13 @@ from unisim_core import quat as Q
 from unisim_core.backend import SimBackend, diverged_rows
 from unisim_core.model import ModelInfo
 from unisim_core.plugin_support import SnapshotMemory, WarpKernelNotice, load_mjcf_or_refuse, warp_device
+from unisim_mjwarp import FATAL_OVERFLOWS, overflow_error
 
 from . import _hooks
 from ._contacts import NewtonContactFill
-from ._kernels import QvelKernel
+from ._kernels import QvelKernel, gather_overflow
 from ._options import NewtonOptions
-from ._scene import ACCEPTED, build_model, build_solver
+from ._scene import ACCEPTED, build_model, build_solver, scene_buffer_sizes
 
 
 @contextlib.contextmanager
@@ -83,11 +84,16 @@ class NewtonBackend(SimBackend):
         self._lite = load_mjcf_or_refuse(path, self.name, accept=ACCEPTED)
         _ = self.model_info  # names given by the options (base_name, ...) are checked before the engine loads
         self._device = warp_device(wp, self.options.device)
-        n = self._num_envs
+        n, opts = self._num_envs, self.options
         self._cache: tuple[np.ndarray, ...] | None = None
+        sized = (None, None) if opts.nconmax and opts.njmax else scene_buffer_sizes(path, self.scene.default_keyframe)
+        buffers = (opts.nconmax or sized[0], opts.njmax or sized[1])
         with WarpKernelNotice(wp, "unisim-newton", self._device, "Newton and MuJoCo Warp kernels") as notice:
             self._model, self._layout = build_model(path, self._lite, n, self._device)
-            self._solver = build_solver(self._model, path, self._lite)
+            self._solver = build_solver(self._model, path, self._lite, buffers)
+            #: per world, MuJoCo Warp's buffers that overflowed during the last step (gathered per substep)
+            self._overflow = wp.zeros(n, dtype=wp.int32, device=self._device)
+            self._overflow_view = self._overflow.numpy() if self._device == "cpu" else None
             self._state, self._prev, self._probe = self._model.state(), self._model.state(), self._model.state()
             self._control = self._model.control()
             self._graphs: dict[int, object] = {}  # id(state stepped from) -> its captured substep
@@ -113,6 +119,13 @@ class NewtonBackend(SimBackend):
     def device(self) -> str:
         """The warp device the worlds live on (``"cpu"``, ``"cuda:0"``, ...)."""
         return self._device
+
+    @property
+    def buffers(self) -> tuple[int, int]:
+        """``(nconmax, njmax)``: MuJoCo Warp's contacts and constraint rows per world (options, or sized
+        from the model); all worlds share a pool of ``nconmax * num_envs`` contacts (``naconmax``)."""
+        d = self._solver.mjw_data
+        return d.naconmax // self._num_envs, int(d.njmax)
 
     @property
     def newton_model(self) -> newton.Model:
@@ -175,6 +188,22 @@ class NewtonBackend(SimBackend):
             self._cache = None
         self._time += nsteps * self.sim_dt
         self._fresh[:] = False  # a non-finite state is caught by the core's divergence policy
+        self._check_overflow()
+
+    def _check_overflow(self) -> None:
+        """A MuJoCo Warp buffer overflow during the step (contacts or constraint rows dropped) in a
+        world whose state is finite is an ``EngineError`` naming the buffer and the option to raise;
+        a non-finite world is left to the core's divergence policy."""
+        flags = self._overflow.numpy() if self._overflow_view is None else self._overflow_view
+        if not flags.any():
+            return
+        flags = flags.copy()
+        self._overflow.zero_()  # reported once; the next overflow raises again
+        diverged = self._diverged_mask()
+        if diverged is not None:
+            flags[diverged] = 0
+        if flags.any():
+            raise overflow_error(flags, *self.buffers)
 
     def _substep(self) -> None:
         """One ``SolverMuJoCo.step`` from ``_state`` into ``_prev``: replayed from the graph captured
@@ -182,12 +211,16 @@ class NewtonBackend(SimBackend):
         graph = self._graphs.get(id(self._state))
         if graph is None and self.options.graph_capture:
             with wp.ScopedDevice(self._device), wp.ScopedCapture(device=self._device) as capture:
-                self._solver.step(self._state, self._prev, self._control, None, self.sim_dt)
+                self._solve()
             graph = self._graphs[id(self._state)] = capture.graph
         if graph is None:
-            self._solver.step(self._state, self._prev, self._control, None, self.sim_dt)
+            self._solve()
         else:
             wp.capture_launch(graph)
+
+    def _solve(self) -> None:
+        self._solver.step(self._state, self._prev, self._control, None, self.sim_dt)
+        gather_overflow(self._solver.mjw_data.overflow, FATAL_OVERFLOWS, self._overflow)
 
     def _diverged_mask(self) -> np.ndarray | None:
         """Non-finite or out-of-range rows of Newton's own joint coordinates and velocities (what the

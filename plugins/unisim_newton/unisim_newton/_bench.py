@@ -59,7 +59,7 @@ def step_cost_probe(scene: str, sim_dt: float, nsteps: int, backend, ctrl: np.nd
     from ._scene import build_model, build_solver
 
     model, _ = build_model(scene, backend._lite, 1, backend.device)
-    solver = build_solver(model, scene)
+    solver = build_solver(model, scene, buffers=backend.buffers)
     states = [model.state(), model.state()]
     world0 = backend.newton_state.joint_q.numpy()[:model.joint_q.shape[0]]  # the backend's env 0 (its state)
     model.joint_q.assign(world0)

@@ -1,4 +1,5 @@
-"""The backend's own warp kernel: the contract's ``qvel`` from a Newton state, on the state's device.
+"""The backend's own warp kernels: the contract's ``qvel`` from a Newton state, on the state's device,
+and MuJoCo Warp's overflow flags gathered over the substeps of a step.
 
 Newton's free-joint velocity is ``[v_com, w]`` (both world frame); MuJoCo's, the contract's, is
 ``[v_origin (world), w (body frame)]``. Converting on the device costs one replay of a captured
@@ -11,7 +12,19 @@ from __future__ import annotations
 import numpy as np
 import warp as wp
 
-__all__ = ["QvelKernel"]
+__all__ = ["QvelKernel", "gather_overflow"]
+
+
+@wp.kernel(enable_backward=False)
+def _gather_overflow(overflow: wp.array(dtype=wp.int32), mask: wp.int32, out: wp.array(dtype=wp.int32)):
+    w = wp.tid()
+    out[w] = out[w] | (overflow[w] & mask)
+
+
+def gather_overflow(overflow: wp.array, mask: int, out: wp.array) -> None:
+    """``out |= overflow & mask`` per world: ``SolverMuJoCo.step`` clears MuJoCo Warp's ``overflow``
+    before each substep, so a step's flags are gathered after every substep (a launch: it may be captured)."""
+    wp.launch(_gather_overflow, dim=out.shape[0], device=out.device, inputs=[overflow, mask, out])
 
 
 @wp.func

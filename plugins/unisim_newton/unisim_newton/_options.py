@@ -5,7 +5,7 @@ from __future__ import annotations
 import attrs
 
 from unisim_core.errors import InvalidInputError
-from unisim_core.options import BackendOptions, boolean, optional_device
+from unisim_core.options import BackendOptions, boolean, optional_device, optional_positive_int
 
 __all__ = ["NewtonOptions", "SOLVERS"]
 
@@ -29,6 +29,10 @@ class NewtonOptions(BackendOptions):
     - ``graph_capture``: replay each substep (``SolverMuJoCo.step`` from one state buffer into the
       other) as a captured graph, one per direction: a CUDA graph on CUDA, warp's recorded launches
       on its CPU device (no per-launch Python); ``False`` launches every kernel from Python.
+    - ``nconmax``: contacts allocated per world; ``njmax``: constraint rows per world (``None``: sized
+      from the model as ``unisim-mjwarp`` sizes them, ``unisim_mjwarp.buffer_sizes``). MuJoCo Warp's
+      contact pool ``naconmax`` is ``nconmax`` times ``num_envs``. Exceeding either is an
+      ``EngineError`` naming the buffer and the option, never silently dropped contacts.
 
     The time step always comes from ``sim_dt``.
     """
@@ -36,3 +40,5 @@ class NewtonOptions(BackendOptions):
     device: str | None = attrs.field(default=None, validator=optional_device)
     solver: str = attrs.field(default="mujoco", validator=_solver)
     graph_capture: bool = attrs.field(default=True, validator=boolean)
+    nconmax: int | None = attrs.field(default=None, validator=optional_positive_int)
+    njmax: int | None = attrs.field(default=None, validator=optional_positive_int)

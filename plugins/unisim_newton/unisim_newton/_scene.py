@@ -9,17 +9,22 @@ scene is refused naming the feature rather than simulated as something else.
 
 from __future__ import annotations
 
+import os
+import re
 import warnings
 from dataclasses import dataclass
 
+import mujoco
 import newton
 import numpy as np
 from newton.solvers import SolverMuJoCo
 
 from unisim_core import LiteModel, UnsupportedCapabilityError
+from unisim_core.errors import InvalidInputError
 from unisim_core.mjcf_lite import read_tree
+from unisim_mjwarp import buffer_sizes
 
-__all__ = ["ACCEPTED", "Layout", "build_model", "build_solver"]
+__all__ = ["ACCEPTED", "Layout", "NewtonModellingWarning", "build_model", "build_solver", "scene_buffer_sizes"]
 
 #: ``mjcf_lite`` optional features the importer and SolverMuJoCo simulate (each checked after the build)
 #: (not ``fixed_tendon``: a tendon spring moves the joints otherwise than MuJoCo does, docs/newton.md);
@@ -102,6 +107,9 @@ def _d6_slot(path: str, lite: LiteModel, joint: dict, names: list) -> int | None
 def _template(path: str, lite: LiteModel) -> tuple[newton.ModelBuilder, Layout]:
     b = newton.ModelBuilder()
     SolverMuJoCo.register_custom_attributes(b)
+    # a geom without `gap` has MuJoCo's gap 0, not Newton's rigid_gap 0.1 m: such contacts are detected
+    # and inactive (no force) but take MuJoCo Warp's contact slots (the Go2 standing: 64 a world overflowed)
+    b.rigid_gap = 0.0
     # ctrl_direct: every actuator keeps MuJoCo's own law (gain, bias, gear, clamps) in SolverMuJoCo.
     # mesh_maxhullvert=-1: MuJoCo collides a mesh as its whole convex hull unless the file sets maxhullvert;
     # Newton's default cuts the hull it hands MuJoCo to 64 vertices (pal_talos: docs/newton.md)
@@ -240,25 +248,78 @@ def _check_constraints(solver: SolverMuJoCo, lite: LiteModel, path: str) -> None
                           f"gives {got} {kind} rows to SolverMuJoCo, the file has {want}")
 
 
-def build_solver(model: newton.Model, path: str, lite: LiteModel | None = None) -> SolverMuJoCo:
-    """``SolverMuJoCo`` over all worlds; a model MuJoCo's compiler rejects is refused by feature, and
-    so is one whose equality constraints or tendons (``lite.constraints``) did not all reach it."""
-    solver = _solver(model, path)
+def scene_buffer_sizes(path: str, keyframe: str | None) -> tuple[int, int]:
+    """``(nconmax, njmax)`` per world for the scene at its default keyframe, sized as ``unisim-mjwarp``
+    sizes them (``unisim_mjwarp.buffer_sizes``) from MuJoCo's compile of the file: the model
+    ``SolverMuJoCo`` hands MuJoCo Warp is compiled from the same file (Newton's defaults for a geom's
+    margin and gap only remove contacts)."""
+    m = mujoco.MjModel.from_xml_path(path)
+    d = mujoco.MjData(m)
+    key = -1 if keyframe is None else mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_KEY, keyframe)
+    if key >= 0:
+        mujoco.mj_resetDataKeyframe(m, d, key)
+    return buffer_sizes(m, d)
+
+
+def build_solver(model: newton.Model, path: str, lite: LiteModel | None = None,
+                 buffers: tuple[int | None, int | None] = (None, None)) -> SolverMuJoCo:
+    """``SolverMuJoCo`` over all worlds with ``buffers = (nconmax, njmax)`` per world (``None``: Newton's
+    estimate); a model MuJoCo's compiler rejects is refused by feature, and so is one whose equality
+    constraints or tendons (``lite.constraints``) did not all reach it. MuJoCo Warp's overflow
+    warnings (a ``wp.printf`` per world and substep) are off: the backend raises ``EngineError`` instead."""
+    solver = _solver(model, path, *buffers)
+    solver.mjw_model.opt.warn_overflow = 0
     if lite is not None:
         _check_constraints(solver, lite, path)
     return solver
 
 
-def _solver(model: newton.Model, path: str) -> SolverMuJoCo:
+class NewtonModellingWarning(UserWarning):
+    """A value of the file that ``SolverMuJoCo`` simulates otherwise than MuJoCo (measured, docs/newton.md)."""
+
+
+#: SolverMuJoCo's warning for each geom whose margin it zeroes (its workaround for MuJoCo Warp's CCD, newton #2106)
+_MARGIN_ZEROED = re.compile(r"authored margin=([0-9.eE+-]+) zeroed")
+#: SolverMuJoCo's warning when the initial state needs more room than an explicit nconmax/njmax gives
+_BUFFER_RAISED = re.compile(r"Value for (nconmax|njmax) is changed from (\d+) to (\d+)")
+
+
+def _solver(model: newton.Model, path: str, nconmax: int | None, njmax: int | None) -> SolverMuJoCo:
     try:
-        with warnings.catch_warnings():  # newton[sim] pins mujoco(-warp) 3.17; UniSim runs 4.x (docs/newton.md)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            # newton[sim] pins mujoco(-warp) 3.17; UniSim runs 4.x (docs/newton.md)
             warnings.filterwarnings("ignore", message="MuJoCo dependency version mismatch")
             warnings.filterwarnings("ignore", message="set_const", category=DeprecationWarning)
             # enable_multiccd: MuJoCo 4 makes up to 4 contacts per convex pair (mjDSBL_MULTICCD clear) unless the
             # file disables it (an <option><flag> mjcf_lite refuses); Newton's default disables it
-            return SolverMuJoCo(model, separate_worlds=True, enable_multiccd=True)
+            solver = SolverMuJoCo(model, separate_worlds=True, enable_multiccd=True, nconmax=nconmax, njmax=njmax)
     except ValueError as exc:
         if "inertia must satisfy" in str(exc):  # principal inertias on the triangle edge (A + B = C): float32
             # rounding inside Newton breaks them for SolverMuJoCo's compiler
             raise UnsupportedCapabilityError("newton", "edge_inertia", f"{path}: {exc}".replace("\n", " ")) from None
         raise
+    _report(caught, path)
+    return solver
+
+
+def _report(caught: list, path: str) -> None:
+    """SolverMuJoCo's construction warnings, made the backend's: an explicit ``nconmax``/``njmax`` it
+    raised is an error naming the option (never silently changed); its one warning per geom whose
+    margin it zeroed becomes one ``NewtonModellingWarning`` for the scene; any other is re-issued."""
+    margins = []
+    for w in caught:
+        text = str(w.message)
+        raised, zeroed = _BUFFER_RAISED.search(text), _MARGIN_ZEROED.search(text)
+        if raised:
+            option, given, needed = raised.groups()
+            raise InvalidInputError(f"{option}: expected at least {needed} for scene {path!r} (its initial state "
+                                    f"uses {needed} per env), got {given}")
+        if zeroed:
+            margins.append(float(zeroed.group(1)))
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if margins:
+        warnings.warn(f"{os.path.basename(path)}: SolverMuJoCo zeroes the margin of {len(margins)} geom(s) (largest "
+                      f"{max(margins):g} m) for MuJoCo Warp's convex collision (newton #2106): their contacts start "
+                      "at touch, MuJoCo's at the margin (docs/newton.md)", NewtonModellingWarning, stacklevel=5)
