@@ -177,6 +177,15 @@ class DeferredInterrupt:
     def _hold(self, signum: int, frame: object) -> None:
         self.pending = True
 
+    @staticmethod
+    def holder() -> DeferredInterrupt | None:
+        """The block holding SIGINT now (the outermost active one), or ``None`` (none active, or
+        not the main thread). Code waiting inside a nested block reads its ``stop``."""
+        if threading.current_thread() is not threading.main_thread():
+            return None
+        owner = getattr(signal.getsignal(signal.SIGINT), "__self__", None)
+        return owner if isinstance(owner, DeferredInterrupt) else None
+
     @property
     def stop(self) -> bool:
         """An interrupt arrived whose handler raises ``KeyboardInterrupt``: end the work early."""

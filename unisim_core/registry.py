@@ -130,9 +130,9 @@ def compatibility_reason(spec: BackendSpec) -> str | None:
         return f"malformed contract range: {exc}"
     if ok:
         return None
-    return (f"backend {spec.name!r} supports contract {spec.contract_range} but unisim-core implements "
+    return (f"backend {spec.name!r} supports contract {spec.contract_range} but unisim-contract implements "
             f"contract {CONTRACT_VERSION}; install a release of the plugin whose range admits "
-            f"{CONTRACT_VERSION}, or a unisim-core whose contract version fits {spec.contract_range}")
+            f"{CONTRACT_VERSION}, or a unisim-contract whose contract version fits {spec.contract_range}")
 
 
 def dependency_reason(spec: BackendSpec) -> str | None:
@@ -233,7 +233,7 @@ class _Registry:
     def _load(self, name: str) -> BackendRecord:
         claimants: list[tuple[str, str, Callable[[], Any]]] = []
         if name in BUILTINS:
-            claimants.append(("unisim-core", __version__, lambda: load_object(BUILTINS[name])))
+            claimants.append(("unisim-contract", __version__, lambda: load_object(BUILTINS[name])))
         for ep in self.entry_points().get(name, []):
             dist, ver = distribution_of(ep)
             claimants.append((dist, ver, ep.load))
@@ -331,20 +331,27 @@ def _not_a_backend(name: str, obj: Any):
 
 
 def create_backend(backend: str | type[SimBackend], scene, num_envs: int, sim_dt: float, *,
-                   isolation: str = "inprocess", **options: Any) -> SimBackend:
-    """Construct a backend. ``isolation="subprocess"`` hosts it in a worker process.
+                   isolation: str = "inprocess", call_timeout_s: float | None = None, **options: Any) -> SimBackend:
+    """Construct a backend. ``isolation="subprocess"`` hosts it in a worker process;
+    ``call_timeout_s`` (subprocess only; default 60 s) is how long a call waits for the worker's
+    answer before the backend faults with ``WorkerTimeoutError`` (Ctrl-C lands within about 1 s
+    whatever it is).
 
     Unknown options raise ``TypeError`` listing the valid ones before anything is built.
     """
     if isolation not in ISOLATION_MODES:
         raise TypeError(f"isolation: expected one of {ISOLATION_MODES}, got {isolation!r}")
+    if call_timeout_s is not None and isolation != "subprocess":
+        raise TypeError(f"call_timeout_s: only with isolation='subprocess' (a worker's answer is waited for), "
+                        f"got isolation={isolation!r}")
     cls = get_backend_class(backend)
     build_options(cls.options_cls, cls.name or cls.__name__, options)
     if isolation == "subprocess":
         from .worker.backend import WorkerBackend
 
         target = backend if isinstance(backend, str) else f"{cls.__module__}:{cls.__qualname__}"
-        return WorkerBackend(scene, num_envs, sim_dt, target=target, target_cls=cls, **options)
+        return WorkerBackend(scene, num_envs, sim_dt, target=target, target_cls=cls, call_timeout_s=call_timeout_s,
+                             **options)
     return cls(scene, num_envs, sim_dt, **options)
 
 

@@ -189,3 +189,57 @@ def test_pickling_a_worker_backend_is_refused_in_unisim_terms(hosted):
     with pytest.raises(InvalidTypeError, match="cannot be pickled"):
         copy.deepcopy(b)
     b.step(np.zeros((1, b.num_actuators)))
+
+
+# ----------------------------------------------------------------------------- round four (#39)
+def _stopped_step(b, nsteps=4):
+    """SIGSTOP the worker, then call ``step``: the call waits for an answer that never comes."""
+    os.kill(b.worker_pid, signal.SIGSTOP)
+    return lambda: b.step(np.zeros((b.num_envs, b.num_actuators)), nsteps)
+
+
+def test_ctrl_c_interrupts_a_hung_worker_within_two_seconds(hosted):
+    """Before #39 a SIGSTOPped worker kept a Ctrl-C held for the whole 60 s call timeout, which then
+    dropped it (no KeyboardInterrupt). Now the worker gets INTERRUPT_GRACE (1 s) to answer after the
+    interrupt, is killed, and KeyboardInterrupt is raised from a WorkerInterruptedError; the backend
+    is faulted with that error and its worker process is gone."""
+    import time
+
+    from unisim_core.worker import WorkerInterruptedError
+
+    b = hosted(n=2)
+    pid, step = b.worker_pid, _stopped_step(b)
+    fired = []
+    timer = threading.Timer(0.3, lambda: (fired.append(time.monotonic()), os.kill(os.getpid(), signal.SIGINT)))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt, match="no answer to op 'step' within 1 s of the interrupt") as info:
+            step()
+    finally:
+        timer.cancel()
+    assert time.monotonic() - fired[0] < 2.0, "Ctrl-C took 2 s or more to land"
+    assert isinstance(info.value.__cause__, WorkerInterruptedError)
+    with pytest.raises(WorkerFaultedError, match="WorkerInterruptedError"):
+        b.step(np.zeros((2, b.num_actuators)), 1)
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # killed and reaped
+
+
+def test_call_timeout_is_an_option_of_a_subprocess_backend(hosted):
+    """``create_backend(..., isolation="subprocess", call_timeout_s=...)`` (before #39 the 60 s
+    deadline could not be set): a stopped worker faults the backend after it, not after 60 s."""
+    import time
+
+    from unisim_core.errors import InvalidInputError
+    from unisim_core.worker import WorkerTimeoutError
+
+    b = hosted(n=1, call_timeout_s=0.5)
+    step = _stopped_step(b)
+    t0 = time.monotonic()
+    with pytest.raises(WorkerTimeoutError, match="no answer to op 'step' within 0.5 s"):
+        step()
+    assert time.monotonic() - t0 < 5.0
+    with pytest.raises(InvalidInputError, match=r"call_timeout_s: expected a positive finite number .* got -1"):
+        hosted(n=1, call_timeout_s=-1)
+    with pytest.raises(TypeError, match="call_timeout_s: only with isolation='subprocess'"):
+        create_backend("mujoco", QUAD, 1, 0.005, call_timeout_s=5.0)

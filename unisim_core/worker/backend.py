@@ -36,7 +36,7 @@ import numpy as np
 from ..backend import SimBackend
 from ..capabilities import Capability
 from ..config import CameraCfg, SceneCfg
-from ..errors import EngineError, InvalidTypeError, UniSimError
+from ..errors import EngineError, InvalidInputError, InvalidTypeError, UniSimError
 from ..model import ModelInfo
 from ..servant.plain import adopt_description, pack_array, scene_to_plain, unpack_array
 from .client import WorkerClient
@@ -96,6 +96,12 @@ def _remote_error(exc: WorkerCallError) -> BaseException:
     return exc
 
 
+def _positive_seconds(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not np.isfinite(value) or value <= 0:
+        raise InvalidInputError(f"{name}: expected a positive finite number of seconds, got {value!r}")
+    return float(value)
+
+
 def _engine_rows(env_rows: Any, num_envs: int) -> np.ndarray | None:
     """``rows[e]`` = engine row of contract env ``e``; ``None`` for the identity layout."""
     if env_rows is None:
@@ -119,11 +125,14 @@ class WorkerBackend(SimBackend):
     ATOMIC_STEP_CALLS = True  # an interrupt must not cut a request/reply pair in two
 
     def __init__(self, scene: SceneCfg, num_envs: int, sim_dt: float, *, target: str | None = None,
-                 target_cls: type[SimBackend] | None = None, **options: Any) -> None:
+                 target_cls: type[SimBackend] | None = None, call_timeout_s: float | None = None,
+                 **options: Any) -> None:
         if target_cls is not None:
             self.name = target_cls.name or target
             self.version = target_cls.version
             self.options_cls = target_cls.options_cls
+        if call_timeout_s is not None:
+            call_timeout_s = _positive_seconds("call_timeout_s", call_timeout_s)
         self._target = target
         self._client: WorkerClient | None = None
         super().__init__(scene, num_envs, sim_dt, **options)
@@ -131,6 +140,8 @@ class WorkerBackend(SimBackend):
         self._forces_staged = False
         self._step_diverged: list[int] | None = None
         launch = self._worker_launch(options)
+        if call_timeout_s is not None:
+            launch = attrs.evolve(launch, call_timeout=call_timeout_s)
         try:
             self._client = WorkerClient(launch.argv, env=launch.env, init_args=launch.init_args,
                                         init_timeout=launch.init_timeout, call_timeout=launch.call_timeout,

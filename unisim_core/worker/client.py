@@ -21,6 +21,7 @@ from .errors import (
     WorkerCrashedError,
     WorkerError,
     WorkerFaultedError,
+    WorkerInterruptedError,
     WorkerProtocolError,
     WorkerStartupError,
     WorkerTimeoutError,
@@ -34,6 +35,10 @@ SHUTDOWN_GRACE = 2.0  # seconds after SHUTDOWN before SIGTERM
 TERM_GRACE = 1.0  # seconds after SIGTERM before SIGKILL
 EXIT_GRACE = 1.0  # seconds to wait for the exit status once the channel closed
 TAIL_LINES, TAIL_BYTES = 64, 8192
+#: Seconds a call may still take once Ctrl-C arrived before the worker is killed (its reply
+#: within them keeps it usable: the op completed); the whole interrupt lands in about this long.
+INTERRUPT_GRACE = 1.0
+_POLL = 0.05  # while a call waits under a held SIGINT: how often it looks whether one arrived
 
 
 def describe_exit(returncode: int) -> str:
@@ -117,12 +122,15 @@ class _Worker:
         except subprocess.TimeoutExpired:
             return None
 
-    def stop(self, graceful: bool = True) -> None:
-        """SHUTDOWN (if graceful), then SIGTERM, then SIGKILL; always reap; close the channel."""
+    def stop(self, graceful: bool = True, kill: bool = False) -> None:
+        """SHUTDOWN (if graceful), then SIGTERM, then SIGKILL (at once with ``kill``); always reap;
+        close the channel."""
         if self.stopped:
             return
         self.stopped = True
         p = self.popen
+        if kill and p.poll() is None:
+            p.kill()
         if p.poll() is None and graceful:
             try:
                 self.chan.send({"op": SHUTDOWN_OP, "args": {}}, monotonic() + SHUTDOWN_GRACE)
@@ -149,7 +157,9 @@ class WorkerClient:
     """One worker process serving ops (see `server.serve`), one call at a time: a call from
     another thread while one is in flight raises ConcurrentUseError (nothing is sent). A
     SIGINT during a call is held until its reply arrived (then KeyboardInterrupt is raised), so
-    Ctrl-C never leaves a request without its reply.
+    Ctrl-C never leaves a request without its reply; a worker that gives no reply within
+    ``INTERRUPT_GRACE`` seconds of the interrupt is killed (``WorkerInterruptedError``, the client
+    faulted) and ``KeyboardInterrupt`` is raised from that fault.
 
     `argv` starts the worker (e.g. [sys.executable, "-m", "unisim_core.worker", "pkg.mod:factory"]),
     `env` replaces the environment like in subprocess.Popen. Construction runs INIT under
@@ -275,11 +285,15 @@ class WorkerClient:
                 frame = None
             with DeferredInterrupt() as interrupt:
                 interrupt.message = f"interrupted during worker op {op!r} (the op completed; the worker is usable)"
-                return self._exchange(op, frame, timeout)
+                try:
+                    return self._exchange(op, frame, timeout, DeferredInterrupt.holder())
+                except WorkerInterruptedError as fault:
+                    raise KeyboardInterrupt(str(fault)) from fault
         finally:
             self._busy.release()
 
-    def _exchange(self, op: str, frame: bytes | None, timeout: float | None) -> Any:
+    def _exchange(self, op: str, frame: bytes | None, timeout: float | None,
+                  interrupt: DeferredInterrupt | None = None) -> Any:
         chan = self._worker.chan
         timeout = self.call_timeout if timeout is None else timeout
         try:
@@ -288,7 +302,7 @@ class WorkerClient:
                 chan.flush(deadline)
             else:
                 chan.write_raw(frame, deadline)
-            return self._await(op, timeout, deadline)
+            return self._await(op, timeout, deadline, interrupt)
         except WorkerCallError as e:
             if e.poisoned:
                 self._fail(e, op, timeout)
@@ -299,10 +313,31 @@ class WorkerClient:
                 raise
             raise err from e
 
-    def _await(self, op: str, timeout: float, deadline: float) -> Any:
+    def _recv_interruptible(self, op: str, deadline: float, interrupt: DeferredInterrupt) -> Any:
+        """One reply frame, looking every ``_POLL`` s whether ``interrupt`` holds a Ctrl-C; once
+        it does, at most ``INTERRUPT_GRACE`` s more (then ``WorkerInterruptedError``)."""
+        recv = self._worker.chan.recv
+        grace_end = None
+        while True:
+            now = monotonic()
+            if grace_end is None and interrupt.stop:
+                grace_end = now + INTERRUPT_GRACE
+            try:
+                return recv(min(deadline, now + _POLL if grace_end is None else grace_end))  # restartable
+            except TimeoutError:
+                now = monotonic()
+                if now >= deadline:
+                    raise
+                if grace_end is not None and now >= grace_end:
+                    raise WorkerInterruptedError(
+                        f"interrupted: the worker gave no answer to op {op!r} within {INTERRUPT_GRACE:g} s of "
+                        f"the interrupt (hung, stopped or in one long engine call); it was killed and the "
+                        f"backend is unusable", stderr_tail=self._worker.stderr.text()) from None
+
+    def _await(self, op: str, timeout: float, deadline: float, interrupt: DeferredInterrupt | None = None) -> Any:
         recv = self._worker.chan.recv
         while True:
-            msg = recv(deadline)
+            msg = recv(deadline) if interrupt is None else self._recv_interruptible(op, deadline, interrupt)
             ok = msg.get("ok") if type(msg) is dict else None
             if ok is True:
                 return msg.get("result")
@@ -360,7 +395,7 @@ class WorkerClient:
         else:
             err = exc  # already complete, or not ours (KeyboardInterrupt, a progress callback)
         self._fault = err
-        w.stop(graceful=False)
+        w.stop(graceful=False, kill=isinstance(err, WorkerInterruptedError))
         return err
 
     def forget(self) -> None:

@@ -29,6 +29,12 @@ class WorkerTimeoutError(WorkerError):
     """The worker did not answer within the deadline."""
 
 
+class WorkerInterruptedError(WorkerTimeoutError):
+    """Ctrl-C arrived during a call and the worker gave no answer within the grace that follows
+    it (hung, stopped, or in one long engine call): it was killed; the client raises
+    ``KeyboardInterrupt`` from this fault and refuses later calls."""
+
+
 class WorkerCrashedError(WorkerError):
     """The worker process died after INIT (`returncode` < 0 means killed by that signal)."""
 
