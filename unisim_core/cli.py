@@ -193,7 +193,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from .compare_report import format_table, plot_trajectories
 
     if args.plot:  # fail before the comparison runs, not after it
-        _require("matplotlib", "unisim compare --plot", "unisim-core[plot]")
+        _require("matplotlib", "unisim compare --plot", "unisim-contract[plot]")
     _check_outputs(args, "plot", "json")
     backends = _csv(args.backends)
     res = C.compare(
@@ -255,7 +255,7 @@ def cmd_zoo(args: argparse.Namespace) -> int:
     from . import zoo as Z
 
     if args.plot:  # fail before the matrix runs, not after it
-        _require("matplotlib", "unisim zoo --plot", "unisim-core[plot]")
+        _require("matplotlib", "unisim zoo --plot", "unisim-contract[plot]")
     _check_outputs(args, "json", "markdown", "plot")
     if not args.dirs and not args.from_json:
         raise ValueError("zoo: expected DIR... to run, or --from-json F... to merge earlier runs, got neither")

@@ -54,13 +54,13 @@ def format_table(res: CompareResult, checkpoints: int = 4) -> str:
 
 def plot_trajectories(res: CompareResult, path: str, max_joints: int = 3) -> str:
     """PNG of base height and the first ``max_joints`` joints over time (env 0), one subplot
-    per quantity, one line per backend. Needs matplotlib (``pip install 'unisim-core[plot]'``)."""
+    per quantity, one line per backend. Needs matplotlib (``pip install 'unisim-contract[plot]'``)."""
     try:
         import matplotlib
     except ImportError:
         raise OptionalDependencyError(
-            "plotting (unisim compare --plot) needs matplotlib, which unisim-core's 'plot' extra installs: "
-            "pip install 'unisim-core[plot]'") from None
+            "plotting (unisim compare --plot) needs matplotlib, which unisim-contract's 'plot' extra installs: "
+            "pip install 'unisim-contract[plot]'") from None
 
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt

@@ -48,7 +48,7 @@ __all__ = ["FakeBackend"]
 
 def _dist_version() -> str:
     try:
-        return metadata.version("unisim-core")
+        return metadata.version("unisim-contract")
     except metadata.PackageNotFoundError:  # pragma: no cover - source checkout without install
         return "0"
 

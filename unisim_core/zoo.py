@@ -516,13 +516,13 @@ def to_json(cells: Sequence[Cell], meta: dict) -> dict:
 
 
 def plot_matrix(cells: Sequence[Cell], path: str) -> str:
-    """A PNG of the matrix, one square per cell coloured by class. Needs matplotlib (``unisim-core[plot]``)."""
+    """A PNG of the matrix, one square per cell coloured by class. Needs matplotlib (``unisim-contract[plot]``)."""
     from .errors import OptionalDependencyError
 
     try:
         import matplotlib
     except ImportError:
-        raise OptionalDependencyError("unisim zoo --plot needs matplotlib: pip install 'unisim-core[plot]'") from None
+        raise OptionalDependencyError("unisim zoo --plot needs matplotlib: pip install 'unisim-contract[plot]'") from None
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
     from matplotlib.colors import ListedColormap

@@ -108,7 +108,7 @@ class Kit:
         for mark in item.iter_markers("contract"):
             version = str(mark.args[0])
             if parse_version(version) > parse_version(CONTRACT_VERSION):
-                pytest.skip(f"check introduced in contract {version}; unisim-core implements {CONTRACT_VERSION}")
+                pytest.skip(f"check introduced in contract {version}; unisim-contract implements {CONTRACT_VERSION}")
             rng = getattr(self.backend_cls, "contract_range", ">=1.0")
             if not version_in_range(version, rng):
                 pytest.skip(f"check introduced in contract {version}; backend {self.label!r} implements {rng}")

@@ -23,13 +23,13 @@ def test_compare_plot_without_matplotlib_names_the_plot_extra(no_matplotlib, tmp
     rc = cli.main(["compare", "--backends", "mujoco,fake", "--scene", "quadruped", "--steps", "2",
                    "--plot", str(tmp_path / "p.png")])
     err = capsys.readouterr().err
-    assert rc == 2 and "unisim-core[plot]" in err and "Traceback" not in err
+    assert rc == 2 and "unisim-contract[plot]" in err and "Traceback" not in err
     assert not (tmp_path / "p.png").exists()
 
 
 def test_plot_trajectories_without_matplotlib_raises_optional_dependency_error(no_matplotlib, tmp_path):
     res = C.compare(["mujoco", "fake"], "quadruped", steps=2)
-    with pytest.raises(OptionalDependencyError, match=r"unisim-core\[plot\]"):
+    with pytest.raises(OptionalDependencyError, match=r"unisim-contract\[plot\]"):
         plot_trajectories(res, str(tmp_path / "p.png"))
 
 

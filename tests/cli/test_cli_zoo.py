@@ -183,7 +183,7 @@ def test_zoo_on_the_corpus_subset_for_every_installed_engine(tmp_path, capsys):
 
 
 def test_plot_colours_the_matrix_by_class(tmp_path):
-    pytest.importorskip("matplotlib", reason="--plot needs unisim-core[plot]")
+    pytest.importorskip("matplotlib", reason="--plot needs unisim-contract[plot]")
     ref, ref_a = _ran(), _arrays()
     cells = [Z.classify("a", "motrix", _ran(), _arrays(), ref, ref_a),
              Z.classify("a", "newton", {"status": "refused", "feature": "mesh"}, {}, ref, ref_a)]

@@ -51,6 +51,6 @@ def test_snapshot_memory_keeps_the_newest_rows_per_env():
 
 
 def test_installed_versions_in_the_order_given():
-    out = installed_versions("unisim-core", "no-such-distribution-for-unisim")
-    assert list(out) == ["unisim-core", "no-such-distribution-for-unisim"]
-    assert out == {"unisim-core": core_version, "no-such-distribution-for-unisim": "not installed"}
+    out = installed_versions("unisim-contract", "no-such-distribution-for-unisim")
+    assert list(out) == ["unisim-contract", "no-such-distribution-for-unisim"]
+    assert out == {"unisim-contract": core_version, "no-such-distribution-for-unisim": "not installed"}

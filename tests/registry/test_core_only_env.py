@@ -1,4 +1,4 @@
-"""Acceptance: a fresh virtual environment with only unisim-core installed."""
+"""Acceptance: a fresh virtual environment with only unisim-contract installed."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Scenes: those shipped with unisim-core (MJCF text; no engine needed to read them), and what a
+"""Scenes: those shipped with unisim-contract (MJCF text; no engine needed to read them), and what a
 ``--scene`` argument names (a file, a shipped scene or a conformance-kit / plugin scene).
 
 ``scenes.mjcf_file`` reads and patches an MJCF scene file (timestep, keyframes, ``<option>``).

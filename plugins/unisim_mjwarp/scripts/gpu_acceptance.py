@@ -2,7 +2,7 @@
 
     python plugins/unisim_mjwarp/scripts/gpu_acceptance.py [report.json]
 
-Run from a repository checkout with unisim-core, unisim-mujoco and unisim-mjwarp installed.
+Run from a repository checkout with unisim-contract, unisim-mujoco and unisim-mjwarp installed.
 Under a 5-minute budget it checks, on ``cuda``: the first backend (kernel compilation is timed;
 warp caches it), that stepping runs as a captured CUDA graph and matches the uncaptured path
 over 100 steps (float32 rounding: 1e-4), that the device arrays are CUDA DLPack views of the

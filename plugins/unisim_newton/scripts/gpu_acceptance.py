@@ -2,7 +2,7 @@
 
     python plugins/unisim_newton/scripts/gpu_acceptance.py [report.json]
 
-Run from a repository checkout with unisim-core, unisim-mujoco and unisim-newton installed.
+Run from a repository checkout with unisim-contract, unisim-mujoco and unisim-newton installed.
 Under a 5-minute budget it checks, on ``cuda``: the first backend (kernel compilation is timed;
 warp caches it), that 1 s of the PD-held quadruped stands like CPU MuJoCo (base height within
 ``unisim compare``'s contact tier, 5 mm; level within 3 degrees), then prints the overhead table
