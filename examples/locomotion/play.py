@@ -1,12 +1,15 @@
-"""Run the shipped velocity-tracking policy, unchanged, on any installed UniSim backend.
+"""Run a shipped velocity-tracking policy, unchanged, on any installed UniSim backend.
 
     python examples/locomotion/play.py --backend motrix            # one engine
     python examples/locomotion/play.py --backend mujoco --video walk.mp4
     python examples/locomotion/play.py --all                       # the sim2sim table, every engine
+    python examples/locomotion/play.py --task go1 --all --baseline # Go1 on rough terrain, + standing still
 
-The policy (``policy.pt`` beside this file) was trained on MuJoCo by ``train.py``. Each run uses the
-training task without randomization (nominal friction and mass, no pushes) and the same seeded
-command sequence on every engine. ``--all`` evaluates every installed backend except the test
+The policies (``policy.pt`` beside this file for ``--task quadruped``, ``go1/policy.pt`` for
+``--task go1``) were trained on MuJoCo by ``train.py``. Each run uses the training task without
+randomization (nominal friction and mass, no pushes; noise, delay and terrain as trained) and the
+same seeded command sequence on every engine; ``--baseline`` adds a standing-still row (zero
+action: the default pose held) per engine. ``--all`` evaluates every installed backend except the test
 double (``fake``) and the example plugin (``example``), prints a Markdown table and plots it
 (``--plot``, default ``sim2sim.png`` beside this file). A backend that cannot run the task gets a
 row with its error instead of stopping the table.
@@ -19,6 +22,9 @@ import sys
 import warnings
 from pathlib import Path
 
+import attrs
+import numpy as np
+
 from unisim_core import Capability, list_backends
 from unisim_gym import (
     UniSimVectorEnv,
@@ -26,10 +32,14 @@ from unisim_gym import (
     VelocityTrackingCfg,
     VelocityTrackingTask,
     evaluate_velocity_policy,
+    go1_rough_cfg,
     load_policy,
 )
 
 HERE = Path(__file__).resolve().parent
+#: ``--task`` name -> (evaluation config: the training task without randomization, default policy).
+TASKS = {"quadruped": (lambda: VelocityTrackingCfg(randomize=False), HERE / "policy.pt"),
+         "go1": (lambda: go1_rough_cfg(randomize=False, terrain_curriculum=False), HERE / "go1" / "policy.pt")}
 #: Registered backends that are not engines: the core's test double and the third-party example.
 NOT_ENGINES = frozenset({"fake", "example"})
 COLUMNS = ("backend", "episodes", "mean return", "v_xy error (m/s)", "w_z error (rad/s)", "falls / 100 ep",
@@ -75,18 +85,18 @@ def plot_table(results: list[VelocityEvaluation], path: Path) -> None:
 
 
 def record_video(policy, backend: str, path: Path, seconds: float, seed: int, size: tuple[int, int] = (480, 320),
-                 fps: int = 50) -> None:
+                 fps: int = 50, cfg: VelocityTrackingCfg | None = None, track_body: str = "base") -> None:
     """A one-env clip with the camera tracking the base (needs the backend's VIDEO_CAPTURE);
     ``size`` is ``(width, height)`` in pixels, ``fps`` at most the 50 Hz control rate."""
     import imageio.v2 as imageio
 
-    env = UniSimVectorEnv(VelocityTrackingTask(VelocityTrackingCfg(randomize=False)), backend, 1, seed=seed)
+    env = UniSimVectorEnv(VelocityTrackingTask(cfg or VelocityTrackingCfg(randomize=False)), backend, 1, seed=seed)
     try:
         if Capability.VIDEO_CAPTURE not in env.backend.capabilities:
             raise SystemExit(f"--video: backend {backend!r} offers no video capture; record with --backend mujoco")
         env.backend.init_renderer(0.0, offset_mode="none", headless=True, capture=True, width=size[0], height=size[1],
                                   camera_kwargs={"distance": 1.6, "azimuth": 120.0, "elevation": -15.0,
-                                                 "track_body": "base"})
+                                                 "track_body": track_body})
         obs, _ = env.reset(seed=seed)
         stride = max(1, round(1.0 / (env.control_dt * fps)))
         with imageio.get_writer(str(path), fps=1.0 / (env.control_dt * stride)) as writer:
@@ -103,7 +113,9 @@ def main(argv: list[str] | None = None) -> int:
     which = p.add_mutually_exclusive_group()
     which.add_argument("--backend", default="mujoco", help="backend name, e.g. mujoco, motrix, ray")
     which.add_argument("--all", action="store_true", help="every installed engine (the sim2sim table)")
-    p.add_argument("--policy", type=Path, default=HERE / "policy.pt")
+    p.add_argument("--task", choices=sorted(TASKS), default="quadruped")
+    p.add_argument("--policy", type=Path, help="default: the task's shipped policy")
+    p.add_argument("--baseline", action="store_true", help="add a standing-still row (zero action) per engine")
     p.add_argument("--num-envs", type=int, default=32)
     p.add_argument("--episodes-per-env", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)
@@ -113,22 +125,28 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--video-fps", type=int, default=50)
     p.add_argument("--plot", type=Path, default=HERE / "sim2sim.png", help="with --all: the table as a PNG")
     a = p.parse_args(argv)
-    policy = load_policy(a.policy)
+    make_cfg, default_policy = TASKS[a.task]
+    policy = load_policy(a.policy or default_policy)
     names = installed_engines() if a.all else [a.backend]
     results, rows = [], []
-    for name in names:
-        print(f"evaluating on {name} ...", file=sys.stderr, flush=True)
+    runs = [(name, policy, name) for name in names]
+    if a.baseline:
+        runs += [(name, lambda obs: np.zeros_like(policy(obs)), f"{name} (standing still)")
+                 for name in names]
+    for name, pol, label in runs:
+        print(f"evaluating on {label} ...", file=sys.stderr, flush=True)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # engines' modelling notes; the table is the output
-                ev = evaluate_velocity_policy(policy, name, num_envs=a.num_envs, episodes_per_env=a.episodes_per_env,
-                                              seed=a.seed)
+                ev = evaluate_velocity_policy(pol, name, num_envs=a.num_envs, episodes_per_env=a.episodes_per_env,
+                                              seed=a.seed, task=lambda: VelocityTrackingTask(make_cfg()))
         except Exception as exc:  # one engine's failure is a row, not the end of the table
             if not a.all:
                 raise
-            rows.append([name, "-", f"failed: {type(exc).__name__}: {str(exc).splitlines()[0][:80]}", "", "", "",
+            rows.append([label, "-", f"failed: {type(exc).__name__}: {str(exc).splitlines()[0][:80]}", "", "", "",
                          ""])
             continue
+        ev = attrs.evolve(ev, backend=label)
         results.append(ev)
         rows.append(row(ev))
     print(markdown(rows))
@@ -136,7 +154,8 @@ def main(argv: list[str] | None = None) -> int:
         plot_table(results, a.plot)
         print(f"plot: {a.plot}", file=sys.stderr)
     if a.video is not None:
-        record_video(policy, a.backend, a.video, a.video_seconds, a.seed, tuple(a.video_size), a.video_fps)
+        record_video(policy, a.backend, a.video, a.video_seconds, a.seed, tuple(a.video_size), a.video_fps,
+                     cfg=make_cfg(), track_body="base" if a.task == "quadruped" else "trunk")
         print(f"video: {a.video}", file=sys.stderr)
     return 0
 

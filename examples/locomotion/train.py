@@ -1,7 +1,8 @@
-"""Train the quadruped velocity-tracking policy with rsl-rl-lib PPO on a UniSim backend (CPU).
+"""Train a velocity-tracking policy with rsl-rl-lib PPO on a UniSim backend (CPU).
 
-    python examples/locomotion/train.py                       # MuJoCo, 256 envs, 35 min
+    python examples/locomotion/train.py                       # the shipped quadruped: MuJoCo, 256 envs, 35 min
     python examples/locomotion/train.py --iterations 20 --out /tmp/run
+    python examples/locomotion/train.py --task go1 --num-envs 512 --max-minutes 150 --out examples/locomotion/go1
 
 Writes to ``--out`` (default: this folder): ``policy.pt`` (TorchScript: observation normalizer +
 MLP, deterministic actions), ``learning_curve.png`` and ``training_log.json`` (per iteration: mean
@@ -22,9 +23,18 @@ import torch
 from rsl_rl.runners import OnPolicyRunner
 from tqdm import tqdm
 
-from unisim_gym import RslRlVecEnv, UniSimVectorEnv, VelocityTrackingTask, ppo_runner_cfg
+from unisim_gym import (
+    RslRlVecEnv,
+    UniSimVectorEnv,
+    VelocityTrackingCfg,
+    VelocityTrackingTask,
+    go1_rough_cfg,
+    ppo_runner_cfg,
+)
 
 HERE = Path(__file__).resolve().parent
+#: ``--task`` name -> the task config it trains.
+TASKS = {"quadruped": VelocityTrackingCfg, "go1": go1_rough_cfg}
 
 
 class EpisodeReturns(RslRlVecEnv):
@@ -44,14 +54,15 @@ class EpisodeReturns(RslRlVecEnv):
         return obs, reward, dones, extras
 
 
-def train(*, backend: str = "mujoco", num_envs: int = 256, iterations: int | None = None, max_minutes: float = 35.0,
-          seed: int = 0, threads: int = 1, out: Path | None = None, progress: bool = True) -> list[dict]:
+def train(*, task: str = "quadruped", backend: str = "mujoco", num_envs: int = 256, iterations: int | None = None,
+          max_minutes: float = 35.0, seed: int = 0, threads: int = 1, out: Path | None = None,
+          progress: bool = True, save_every: int = 50) -> list[dict]:
     """Run PPO for ``iterations`` (``None``: until ``max_minutes``, which bounds it either way); return
     the per-iteration log. Saves the policy and the curve every 50 iterations and at the end into ``out``."""
     torch.manual_seed(seed)
     torch.set_num_threads(1)  # small MLPs: more threads only contend with the engine (5-8x slower measured)
     options = {"threads": threads} if backend == "mujoco" else {}
-    env = EpisodeReturns(UniSimVectorEnv(VelocityTrackingTask(), backend, num_envs, seed=seed,
+    env = EpisodeReturns(UniSimVectorEnv(VelocityTrackingTask(TASKS[task]()), backend, num_envs, seed=seed,
                                          backend_options=options), seed=seed)
     runner = OnPolicyRunner(env, ppo_runner_cfg(), log_dir=None, device="cpu")
     log: list[dict] = []
@@ -65,13 +76,18 @@ def train(*, backend: str = "mujoco", num_envs: int = 256, iterations: int | Non
             runner.learn(1, init_at_random_ep_len=(it == 0))
             done, env.finished = env.finished, []
             rets = [r for r, _ in done]
+            task_ = env.env.task
             log.append({"iteration": it, "wall_s": round(time.perf_counter() - start, 2),
                         "env_steps": (it + 1) * num_envs * runner.cfg["num_steps_per_env"],
                         "episodes": len(done), "mean_return": float(np.mean(rets)) if rets else None,
-                        "timeouts": sum(t for _, t in done)})
+                        "timeouts": sum(t for _, t in done),
+                        "v_xy_error": float(task_.lin_vel_error.mean()),
+                        "terrain_level": task_.curriculum.mean_level if task_.curriculum is not None else None})
+            if not progress:
+                print(json.dumps(log[-1]), flush=True)
             bar.update(log[-1]["wall_s"] - bar.n if by_time else 1)
             bar.set_postfix(it=it, ret=f"{log[-1]['mean_return'] or float('nan'):.2f}", eps=len(done))
-            if out is not None and (it + 1) % 50 == 0:
+            if out is not None and (it + 1) % save_every == 0:
                 save(runner, log, out)
             if time.perf_counter() - start > max_minutes * 60:
                 break
@@ -87,7 +103,11 @@ def save(runner: OnPolicyRunner, log: list[dict], out: Path) -> None:
     """Write ``policy.pt``, ``training_log.json`` and ``learning_curve.png`` into ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     runner.export_policy_to_jit(str(out), "policy.pt")
+    runner.save(str(out / "checkpoint.pt"))  # the full runner state, to resume (not shipped)
     (out / "training_log.json").write_text(json.dumps(log, indent=0))
+    keys = list(log[0])
+    (out / "training_log.csv").write_text("\n".join([",".join(keys)] + [",".join(
+        "" if e.get(k) is None else str(e[k]) for k in keys) for e in log]) + "\n")
     plot_curve(log, out / "learning_curve.png")
 
 
@@ -108,7 +128,7 @@ def plot_curve(log: list[dict], path: Path) -> None:
     ax.set_xlabel("wall time on 2 CPU cores (min)")
     ax.set_ylabel("episode return")
     steps = log[-1]["env_steps"] if log else 0
-    ax.set_title(f"PPO on MuJoCo via UniSim: {len(log)} iterations, {steps / 1e6:.1f} M env steps")
+    ax.set_title(f"PPO via UniSim: {len(log)} iterations, {steps / 1e6:.1f} M env steps")
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
@@ -118,6 +138,7 @@ def plot_curve(log: list[dict], path: Path) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--task", choices=sorted(TASKS), default="quadruped")
     p.add_argument("--backend", default="mujoco")
     p.add_argument("--num-envs", type=int, default=256)
     p.add_argument("--iterations", type=int, default=None, help="default: until --max-minutes")
@@ -125,8 +146,11 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1, help="MuJoCo batch threads")
     p.add_argument("--out", type=Path, default=HERE)
+    p.add_argument("--save-every", type=int, default=50, help="iterations between saves of the policy and log")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar (for a log file)")
     a = p.parse_args(argv)
-    log = train(backend=a.backend, num_envs=a.num_envs, iterations=a.iterations, max_minutes=a.max_minutes,
+    log = train(task=a.task, backend=a.backend, save_every=a.save_every, progress=not a.no_progress,
+                num_envs=a.num_envs, iterations=a.iterations, max_minutes=a.max_minutes,
                 seed=a.seed, threads=a.threads, out=a.out)
     print(f"{len(log)} iterations in {log[-1]['wall_s'] / 60:.1f} min; policy in {a.out / 'policy.pt'}")
 

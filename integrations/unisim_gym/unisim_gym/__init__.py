@@ -11,13 +11,40 @@ access (the ``rslrl`` extra); each raises ``OptionalDependencyError`` naming its
 
 from ._ant import ANT_XML, AntCfg, AntTask
 from ._evaluate import VelocityEvaluation, evaluate_velocity_policy
-from ._locomotion import DEFAULT_REWARD_WEIGHTS, OBSERVATION_LAYOUT, VelocityTrackingCfg, VelocityTrackingTask
+from ._locomotion import (
+    DEFAULT_OBSERVATIONS,
+    DEFAULT_REWARD_WEIGHTS,
+    OBSERVATION_LAYOUT,
+    OBSERVATION_TERMS,
+    VelocityTrackingCfg,
+    VelocityTrackingTask,
+)
+from ._observations import NoiseCfg, ObservationManager, ObsTermCfg
+from ._presets import GO1_OBSERVATIONS, GO1_TERRAIN, go1_rough_cfg
 from ._registry import ANT_CONTACT_ID, ANT_ID, QUADRUPED_ID, register
+from ._robot import GO1, GO1_XML, QUADRUPED, RobotCfg, build_scene
 from ._task import StepResult, Task
+from ._terrain import (
+    ROUGH_TERRAINS,
+    FlatCfg,
+    GeneratedTerrain,
+    RandomRoughCfg,
+    SlopeCfg,
+    StairsCfg,
+    SteppingStonesCfg,
+    SubTerrainCfg,
+    TerrainCurriculum,
+    TerrainGeneratorCfg,
+    generate_terrain,
+)
 from ._vector_env import UniSimVectorEnv
 
 __all__ = ["UniSimVectorEnv", "Task", "StepResult", "VelocityTrackingCfg", "VelocityTrackingTask",
            "VelocityEvaluation", "evaluate_velocity_policy", "DEFAULT_REWARD_WEIGHTS", "OBSERVATION_LAYOUT",
+           "DEFAULT_OBSERVATIONS", "OBSERVATION_TERMS", "NoiseCfg", "ObsTermCfg", "ObservationManager",
+           "RobotCfg", "QUADRUPED", "go1_rough_cfg", "GO1_OBSERVATIONS", "GO1_TERRAIN", "GO1", "GO1_XML", "build_scene",
+           "TerrainGeneratorCfg", "SubTerrainCfg", "FlatCfg", "RandomRoughCfg", "SlopeCfg", "StairsCfg",
+           "SteppingStonesCfg", "ROUGH_TERRAINS", "GeneratedTerrain", "generate_terrain", "TerrainCurriculum",
            "AntCfg", "AntTask", "ANT_XML", "ANT_ID", "ANT_CONTACT_ID", "QUADRUPED_ID",
            "SB3VecEnv", "TorchVecEnv", "RslRlVecEnv", "ppo_runner_cfg", "load_policy"]
 __version__ = "0.1.0"
