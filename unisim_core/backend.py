@@ -50,6 +50,7 @@ from .model import ModelInfo
 from .model_queries import ModelQueries
 from .options import BackendOptions, build_options
 from .playback import Playback
+from .portable_options import split_portable
 from .randomize import Randomizing
 from .state import StateSnapshots
 from .stepping import _MIN_CHUNK, Stepping, diverged_rows
@@ -167,6 +168,8 @@ class SimBackend(Lifecycle, ModelQueries, Stepping, Frames, StateSnapshots, Rand
         self.scene = scene
         self.sim_dt = float(sim_dt)
         self.options = build_options(self.options_cls, self.name or type(self).__name__, options)
+        #: ``{option: why}``: cross-backend options given that this backend accepted as no-ops (``portable_options``).
+        self.noop_options = split_portable({f.name for f in attrs.fields(self.options_cls)}, options)[1]
         self.np_dtype = np.dtype(self.options.np_dtype).type
         # values the getters could not return finite are out of bounds too
         self.MAX_ABS_VALUE = min(self.MAX_ABS_VALUE, float(np.finfo(self.np_dtype).max))

@@ -122,8 +122,12 @@ class BackendOptions:
 
 
 def build_options(options_cls: type[BackendOptions], backend_name: str, kwargs: dict) -> BackendOptions:
-    """Construct ``options_cls(**kwargs)``; an unknown key is a ``TypeError`` listing valid ones."""
+    """Construct ``options_cls(**kwargs)``; an unknown key is a ``TypeError`` listing valid ones. A
+    cross-backend option the class lacks (``portable_options``) is checked and accepted as a no-op."""
+    from .portable_options import split_portable
+
     valid = [f.name for f in attrs.fields(options_cls)]
+    kwargs, _ = split_portable(set(valid), kwargs)
     unknown = [k for k in kwargs if k not in valid]
     if unknown:
         hints = []
