@@ -331,20 +331,18 @@ def _not_a_backend(name: str, obj: Any):
 
 
 def create_backend(backend: str | type[SimBackend], scene, num_envs: int, sim_dt: float, *,
-                   isolation: str = "inprocess", call_timeout_s: float | None = None, **options: Any) -> SimBackend:
-    """Construct a backend. ``isolation="subprocess"`` hosts it in a worker process;
-    ``call_timeout_s`` (subprocess only; default 60 s) is how long a call waits for the worker's
-    answer before the backend faults with ``WorkerTimeoutError`` (Ctrl-C lands within about 1 s
-    whatever it is).
+                   isolation: str = "inprocess", **options: Any) -> SimBackend:
+    """Construct a backend. ``isolation="subprocess"`` hosts it in a worker process; there the
+    option ``call_timeout_s`` (default 60 s) is how long a call waits for the worker's answer
+    before the backend faults with ``WorkerTimeoutError`` (Ctrl-C lands within about 1 s whatever
+    it is).
 
     Unknown options raise ``TypeError`` listing the valid ones before anything is built.
     """
     if isolation not in ISOLATION_MODES:
         raise TypeError(f"isolation: expected one of {ISOLATION_MODES}, got {isolation!r}")
-    if call_timeout_s is not None and isolation != "subprocess":
-        raise TypeError(f"call_timeout_s: only with isolation='subprocess' (a worker's answer is waited for), "
-                        f"got isolation={isolation!r}")
     cls = get_backend_class(backend)
+    call_timeout_s = options.pop("call_timeout_s", None) if isolation == "subprocess" else None
     build_options(cls.options_cls, cls.name or cls.__name__, options)
     if isolation == "subprocess":
         from .worker.backend import WorkerBackend
