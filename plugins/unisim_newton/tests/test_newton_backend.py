@@ -335,3 +335,15 @@ def test_free_root_qvel_is_converted_on_the_device_like_numpy(quadruped):
     want[:, 3:6] = Q.quat_apply_inverse(quat, body_qd[:, row, 3:])
     assert np.abs(want[:, :6]).min() > 1e-3  # every free-root column is non-trivial
     np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-14)
+
+
+@pytest.mark.parametrize("option", ["", '<option integrator="RK4"/>'])
+def test_integrator_is_the_files(make, tmp_path, option):
+    """MuJoCo's integrator is the file's, Euler when it names none; SolverMuJoCo's own default is
+    implicitfast (a damped joint then moves otherwise), so the backend passes the file's."""
+    mujoco = pytest.importorskip("mujoco", reason="the reference is MuJoCo's compiled model")
+    path = tmp_path / "damped.xml"
+    path.write_text(f'<mujoco>{option}<worldbody><body name="arm"><joint name="j" damping="1"/>'
+                    '<geom type="capsule" fromto="0 0 0 0.5 0 0" size="0.05"/></body></worldbody></mujoco>')
+    b = make(path)
+    assert b._solver.mjw_model.opt.integrator == mujoco.MjModel.from_xml_path(str(path)).opt.integrator

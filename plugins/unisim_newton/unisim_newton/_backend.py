@@ -21,6 +21,7 @@ import contextlib
 import io
 import os
 import sys
+import warnings
 
 import newton
 import numpy as np
@@ -36,6 +37,7 @@ from . import _hooks
 from ._contacts import NewtonContactFill
 from ._kernels import QvelKernel, gather_overflow
 from ._options import NewtonOptions
+from ._randomization import NewtonModelTerms
 from ._scene import ACCEPTED, build_model, build_solver, scene_buffer_sizes
 
 
@@ -73,6 +75,9 @@ class NewtonBackend(SimBackend):
     contract_range = ">=1.0,<2"
     options_cls = NewtonOptions
     CAPABILITIES = _hooks.CAPABILITIES
+    INIT_TERMS = _hooks.INIT_TERMS
+    INTERVAL_TERMS = _hooks.INTERVAL_TERMS
+    RESET_TERMS = _hooks.RESET_TERMS
     SNAPSHOT_TIER = "state"  # the solver's warm start is not part of a snapshot
     MAX_ABS_VALUE = float(np.finfo(np.float32).max)  # the engine's state and inputs are float32
 
@@ -99,7 +104,8 @@ class NewtonBackend(SimBackend):
             self._graphs: dict[int, object] = {}  # id(state stepped from) -> its captured substep
             self._views: dict[int, tuple[np.ndarray, ...]] = {}  # id(state) -> its host views (CPU device)
             lay = self._layout
-            self._com = self._model.body_com.numpy().reshape(n, lay.bodies, 3)[:, lay.body_src[1:]].astype(np.float64)
+            self._com = self._body_com()
+            self._terms = NewtonModelTerms(self)
             self._qvel = QvelKernel(self._model, n, lay.qd_src, [(da, lay.body_src[body]) for _, da, body in lay.free],
                                     self.options.graph_capture)
             self._time = np.zeros(n)
@@ -136,6 +142,12 @@ class NewtonBackend(SimBackend):
     def newton_state(self) -> newton.State:
         """The current Newton ``State`` (advanced use; writes bypass validation)."""
         return self._state
+
+    def _body_com(self) -> np.ndarray:
+        """Each contract body's COM in its frame ``(n, nbody - 1, 3)`` float64 (world body left out)."""
+        lay = self._layout
+        return self._model.body_com.numpy().reshape(self._num_envs, lay.bodies, 3)[:, lay.body_src[1:]].astype(
+            np.float64)
 
     def _load_model_info(self) -> ModelInfo:
         return self._lite.model_info()
@@ -230,6 +242,17 @@ class NewtonBackend(SimBackend):
 
     def _set_state(self, env_ids: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> None:
         self._check_open()
+        self._write_state(env_ids, qpos, qvel)
+        warm = getattr(self._solver.mjw_data, "qacc_warmstart", None)
+        if warm is not None:  # a new state starts the constraint solver cold, independent of history
+            rows = warm.numpy()
+            rows[env_ids] = 0.0
+            warm.assign(rows)
+        self._fresh[env_ids] = True
+
+    def _write_state(self, env_ids: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> None:
+        """The contract's ``qpos``/``qvel`` rows of ``env_ids`` into Newton's state (converted with the
+        current COMs), bodies by forward kinematics; other envs keep their state bit for bit."""
         n, lay, st = self._num_envs, self._layout, self._state
         jq, jqd = self._world_rows(st.joint_q, lay.coords).copy(), self._world_rows(st.joint_qd, lay.dofs).copy()
         jq[np.ix_(env_ids, lay.q_src)] = qpos
@@ -251,12 +274,6 @@ class NewtonBackend(SimBackend):
             body_q[others], body_qd[others] = keep_q[others], keep_qd[others]
             st.body_q.assign(body_q.reshape(-1, 7))
             st.body_qd.assign(body_qd.reshape(-1, 6))
-        warm = getattr(self._solver.mjw_data, "qacc_warmstart", None)
-        if warm is not None:  # a new state starts the constraint solver cold, independent of history
-            rows = warm.numpy()
-            rows[env_ids] = 0.0
-            warm.assign(rows)
-        self._fresh[env_ids] = True
         self._cache = None
 
     def get_qpos(self) -> np.ndarray:
@@ -347,6 +364,31 @@ class NewtonBackend(SimBackend):
         body_f[:, lay.body_src[1:], :3] = force
         body_f[:, lay.body_src[1:], 3:] = torque - np.cross(arm, force)
         self._state.body_f.assign(body_f.reshape(-1, 6).astype(np.float32))
+
+    # ------------------------------------------------------------------ randomization
+    def _read_model_field(self, term: str) -> np.ndarray:
+        return self._terms.read(term).astype(self.np_dtype)
+
+    def _check_model_values(self, term: str, env_ids: np.ndarray, target_ids: np.ndarray | None,
+                            values: np.ndarray) -> None:
+        self._terms.check(term, target_ids)
+
+    def _write_model_field(self, term: str, env_ids: np.ndarray, target_ids: np.ndarray | None,
+                           values: np.ndarray) -> None:
+        """Newton's model arrays (``NewtonModelTerms``), then ``SolverMuJoCo.notify_model_changed``
+        (MuJoCo Warp's per-world model and its derived constants). A new COM keeps the contract's
+        state (MuJoCo's qvel is the origin's velocity; Newton's free joints hold the COM's)."""
+        self._check_open()
+        kept = (self.get_qpos()[env_ids], self.get_qvel()[env_ids]) if term == "body_com_offset" else None
+        flag = self._terms.write(term, env_ids, target_ids, values)
+        with wp.ScopedDevice(self._device), warnings.catch_warnings():
+            # MuJoCo Warp 4 deprecates the set_const_* calls Newton 1.8 makes (it passes the same groups)
+            warnings.filterwarnings("ignore", message="set_const", category=DeprecationWarning)
+            self._solver.notify_model_changed(flag)
+        if kept is not None:
+            self._com = self._body_com()
+            self._write_state(env_ids, *kept)
+        self._cache = None
 
     # ------------------------------------------------------------------ snapshots
     def _engine_rows(self) -> list[np.ndarray]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from unisim_core.capabilities import Capability
 from unisim_core.hooks import bench_hooks, hookimpl
 from unisim_core.plugin_support import installed_versions
+from unisim_core.randomization import MODEL_TERMS
 from unisim_core.registry import BackendSpec
 
 from ._options import NewtonOptions
@@ -14,8 +15,15 @@ __version__ = "0.1.0"
 CAPABILITIES = frozenset({
     Capability.CONTACTS, Capability.SENSORS, Capability.BODY_FORCE, Capability.BODY_TORQUE, Capability.PUSH,
     Capability.PRE_STEP_CONTROL, Capability.PHYSICS_SNAPSHOT, Capability.CONTACT_FORCES,
-    Capability.CONTACT_FILTERS, Capability.CONTACT_TORQUES,
+    Capability.CONTACT_FILTERS, Capability.CONTACT_TORQUES, Capability.INIT_RANDOMIZATION,
+    Capability.INTERVAL_RANDOMIZATION, Capability.RESET_RANDOMIZATION,
+    Capability.VIDEO_CAPTURE, Capability.PLAYBACK,
 })
+#: every model term, as MuJoCo (on Newton's per-world model arrays, _randomization.py), and the state terms
+STATE_TERMS = frozenset({"root_lin_vel_delta", "root_ang_vel_delta", "body_force", "body_torque"})
+INIT_TERMS = frozenset(MODEL_TERMS)
+INTERVAL_TERMS = frozenset(MODEL_TERMS | STATE_TERMS)
+RESET_TERMS = frozenset(MODEL_TERMS | STATE_TERMS)
 
 
 @hookimpl

@@ -30,7 +30,7 @@ __all__ = ["ACCEPTED", "Layout", "NewtonModellingWarning", "build_model", "build
 #: (not ``fixed_tendon``: a tendon spring moves the joints otherwise than MuJoCo does, docs/newton.md);
 #: ``gravcomp``/``actuatorgravcomp`` reach MuJoCo Warp as its ``body_gravcomp``/``jnt_actgravcomp``
 ACCEPTED = frozenset({"frictionloss", "multi_joint_body", "joint_stiffness", "joint_equality", "connect_equality",
-                      "weld_equality", "body_gravcomp", "joint_actuatorgravcomp"})
+                      "weld_equality", "body_gravcomp", "joint_actuatorgravcomp", "hfield"})
 
 
 _JOINT_TYPES = {"free": newton.JointType.FREE, "hinge": newton.JointType.REVOLUTE,
@@ -274,6 +274,12 @@ def build_solver(model: newton.Model, path: str, lite: LiteModel | None = None,
     return solver
 
 
+def _integrator(path: str) -> str:
+    """The file's ``<option integrator>`` (the last one given), ``"euler"`` (MuJoCo's default) without one."""
+    names = [o.get("integrator") for o in read_tree(path).iter("option") if o.get("integrator")]
+    return names[-1].lower() if names else "euler"
+
+
 class NewtonModellingWarning(UserWarning):
     """A value of the file that ``SolverMuJoCo`` simulates otherwise than MuJoCo (measured, docs/newton.md)."""
 
@@ -293,7 +299,9 @@ def _solver(model: newton.Model, path: str, nconmax: int | None, njmax: int | No
             warnings.filterwarnings("ignore", message="set_const", category=DeprecationWarning)
             # enable_multiccd: MuJoCo 4 makes up to 4 contacts per convex pair (mjDSBL_MULTICCD clear) unless the
             # file disables it (an <option><flag> mjcf_lite refuses); Newton's default disables it
-            solver = SolverMuJoCo(model, separate_worlds=True, enable_multiccd=True, nconmax=nconmax, njmax=njmax)
+            # integrator: the file's, MuJoCo's Euler when it names none (SolverMuJoCo's own default is implicitfast)
+            solver = SolverMuJoCo(model, separate_worlds=True, enable_multiccd=True, nconmax=nconmax, njmax=njmax,
+                                  integrator=_integrator(path))
     except ValueError as exc:
         if "inertia must satisfy" in str(exc):  # principal inertias on the triangle edge (A + B = C): float32
             # rounding inside Newton breaks them for SolverMuJoCo's compiler
