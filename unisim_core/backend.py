@@ -44,6 +44,7 @@ from .contacts import ContactSensing
 from .errors import InvalidInputError, InvalidTypeError, UnknownNameError, UnsupportedCapabilityError
 from .frames import Frames
 from .guards import guard_methods, init_guard
+from .heightfield import HeightScanner, HFieldSampler, terrain_spawn_data
 from .kit_facts import KitFacts
 from .lifecycle import _UNGUARDED, READABLE_AFTER_CLOSE, Lifecycle, _BackendMeta
 from .model import ModelInfo
@@ -60,14 +61,15 @@ from .validation import as_plain_array, check_float_array, check_index_array, ch
 # user guide and plugins (unisim-motrix) name them as ``unisim_core.backend``'s.
 __all__ = ["SimBackend", "DeviceArrays", "diverged_rows", "READABLE_AFTER_CLOSE"]
 
-#: Primitive methods a backend must override for each capability it declares.
-CAPABILITY_PRIMITIVES: dict[Capability, tuple[str, ...]] = {
+#: Primitive methods a backend must override for each capability it declares (a tuple of names: one
+#: of them, e.g. ``_height_field``, from which the base derives the other, or the other itself).
+CAPABILITY_PRIMITIVES: dict[Capability, tuple[str | tuple[str, ...], ...]] = {
     Capability.SENSORS: ("_read_sensor",),
     Capability.BODY_FORCE: ("_apply_body_force", "_clear_body_forces"),
     Capability.BODY_TORQUE: ("_apply_body_force", "_clear_body_forces"),
     Capability.SITE_JACOBIAN: ("_site_jacobian",),
-    Capability.HEIGHT_SCAN: ("_create_hfield_scanner",),
-    Capability.TERRAIN: ("_terrain_spawn_data",),
+    Capability.HEIGHT_SCAN: (("_height_field", "_create_hfield_scanner"),),
+    Capability.TERRAIN: (("_height_field", "_terrain_spawn_data"),),
     Capability.MOCAP: ("_bind_mocap_pose",),
     Capability.PHYSICS_SNAPSHOT: ("_get_physics_state", "_set_physics_state"),
     Capability.RENDER: ("_init_renderer", "_render"),
@@ -196,8 +198,10 @@ class SimBackend(Lifecycle, ModelQueries, Stepping, Frames, StateSnapshots, Rand
         caps = cls.CAPABILITIES
         for cap in caps:
             for prim in CAPABILITY_PRIMITIVES.get(cap, ()):
-                if getattr(cls, prim) is getattr(SimBackend, prim):
-                    raise TypeError(f"{cls.__name__} declares {cap.value!r} but does not implement {prim}()")
+                names = (prim,) if isinstance(prim, str) else prim
+                if all(getattr(cls, n) is getattr(SimBackend, n) for n in names):
+                    raise TypeError(f"{cls.__name__} declares {cap.value!r} but does not implement "
+                                    f"{' or '.join(n + '()' for n in names)}")
             for need in CAPABILITY_REQUIRES.get(cap, ()):
                 if need not in caps:
                     raise TypeError(f"{cls.__name__} declares {cap.value!r}, which needs {need.value!r}")
@@ -277,15 +281,23 @@ class SimBackend(Lifecycle, ModelQueries, Stepping, Frames, StateSnapshots, Rand
         """Primitive (SITE_JACOBIAN): ``(jacp, jacr)``, each ``(num_envs, 3, len(dof_indices))``."""
         raise self._unsupported(Capability.SITE_JACOBIAN)
 
+    def _height_field(self, geom_id: int) -> HFieldSampler:
+        """Primitive (HEIGHT_SCAN, TERRAIN): the sampler of the height-field geom ``geom_id``
+        (``HFieldSampler.from_lite(self._lite, geom_id)`` for a backend that reads the scene with
+        ``mjcf_lite`` and ``accept={"hfield"}``; ``HFieldSampler.from_mjmodel(m, geom_id)`` from an
+        ``mjModel``). The base builds the scanner and the spawn data from it."""
+        raise self._unsupported(Capability.HEIGHT_SCAN)
+
     def _create_hfield_scanner(
         self, hfield_geom_id: int, offsets: np.ndarray, frame_body_id: int, alignment: str, output: str
     ) -> BackendHeightScanner:
-        """Primitive (HEIGHT_SCAN): build a scanner from validated arguments."""
-        raise self._unsupported(Capability.HEIGHT_SCAN)
+        """HEIGHT_SCAN: a scanner from validated arguments; by default the core's ``HeightScanner`` over
+        ``_height_field`` and the body pose primitives (override only with a native scanner proven equal)."""
+        return HeightScanner(self, self._height_field(hfield_geom_id), offsets, frame_body_id, alignment, output)
 
     def _terrain_spawn_data(self) -> BackendTerrainSpawnData:
-        """Primitive (TERRAIN): materialize terrain metadata for ``scene.terrain``."""
-        raise self._unsupported(Capability.TERRAIN)
+        """TERRAIN: terrain metadata for ``scene.terrain``; by default sampled with ``_height_field``."""
+        return terrain_spawn_data(self, self.scene.terrain)
 
     def _bind_mocap_pose(self, body_id: int) -> BackendMocapPoseBinding:
         """Primitive (MOCAP): binding for the mocap body ``body_id``."""

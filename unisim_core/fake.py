@@ -25,7 +25,9 @@ documented model, vectorized over envs in float64 (semi-implicit Euler, step ``s
   (last ctrl, no external wrench).
 - Snapshots are float64 rows ``[time, qpos, qvel]`` (lossless, so restore + step is bitwise).
 
-Not simulated (so not declared): contacts, terrain, mocap, rendering. Joints are decoupled (no
+Height scans and terrain spawn data come from the core (:mod:`unisim_core.heightfield`) over the
+file's height fields, read by ``mjcf_lite`` with ``accept={"hfield"}`` (the bodies do not collide
+with them). Not simulated (so not declared): contacts, mocap, rendering. Joints are decoupled (no
 Coriolis, centrifugal or reaction coupling between joints or with the root), so multi-link chains
 such as the double pendulum are qualitative only. ``sim_dt`` replaces ``<option timestep>``.
 """
@@ -39,6 +41,7 @@ import numpy as np
 from . import quat as Q
 from .backend import SimBackend
 from .capabilities import Capability as C
+from .heightfield import HFieldSampler
 from .mjcf_lite import MjcfLiteError
 from .model import ModelInfo
 from .plugin_support import load_mjcf_or_refuse
@@ -71,6 +74,7 @@ class FakeBackend(SimBackend):
     CAPABILITIES = frozenset({
         C.PRE_STEP_CONTROL, C.SENSORS, C.BODY_FORCE, C.BODY_TORQUE, C.PUSH, C.PHYSICS_SNAPSHOT,
         C.SITE_JACOBIAN, C.INIT_RANDOMIZATION, C.RESET_RANDOMIZATION, C.INTERVAL_RANDOMIZATION,
+        C.HEIGHT_SCAN, C.TERRAIN,  # the core's sampler and scanner over the file's height fields (_height_field)
     })
     INIT_TERMS = frozenset({"body_mass", "gravity", "dof_damping", "actuator_kp", "actuator_kd"})
     RESET_TERMS = INIT_TERMS | {"root_lin_vel_delta", "root_ang_vel_delta"}
@@ -89,7 +93,7 @@ class FakeBackend(SimBackend):
 
     def __init__(self, scene, num_envs, sim_dt, **options) -> None:
         super().__init__(scene, num_envs, sim_dt, **options)
-        m = self._lite = load_mjcf_or_refuse(self.scene.model_file, self.name)
+        m = self._lite = load_mjcf_or_refuse(self.scene.model_file, self.name, accept={"hfield"})
         info = self.model_info
         n, nb = self._num_envs, len(info.body_names)
         self._check_env_memory(8 * (info.nq + 2 * info.nv + 2 * len(info.actuator_names) + 40 * nb
@@ -365,6 +369,9 @@ class FakeBackend(SimBackend):
             b = int(self._parent[b])
         cast = lambda x: np.ascontiguousarray(x[:, :, dof_indices], dtype=self.np_dtype)
         return cast(jacp), cast(jacr)
+
+    def _height_field(self, geom_id: int) -> HFieldSampler:
+        return HFieldSampler.from_lite(self._lite, geom_id)
 
     def _get_physics_state(self) -> np.ndarray:
         return np.concatenate((self._time[:, None], self._qpos, self._qvel), axis=1)

@@ -52,8 +52,6 @@ def test_option_values_are_validated_and_used():
 
 
 UNDECLARED = {
-    Capability.HEIGHT_SCAN: lambda b: b.create_hfield_scanner(hfield_geom_id=0, offsets=np.zeros((1, 2)),
-                                                              frame_body_id=1),
     Capability.MOCAP: lambda b: b.bind_mocap_pose("box"),
     Capability.RENDER: lambda b: b.render(),
     Capability.VIDEO_CAPTURE: lambda b: b.capture_video_frame(),
@@ -75,12 +73,13 @@ def test_undeclared_capabilities_raise_naming_backend_and_capability(cap, free_b
 def test_declared_and_undeclared_sets(free_body):
     caps = free_body.capabilities
     assert caps == FakeBackend.CAPABILITIES
-    for cap in (Capability.CONTACTS, Capability.HEIGHT_SCAN, Capability.TERRAIN, Capability.MOCAP,
-                Capability.RENDER, Capability.VIDEO_CAPTURE, Capability.PLAYBACK):
+    for cap in (Capability.CONTACTS, Capability.MOCAP, Capability.RENDER, Capability.VIDEO_CAPTURE,
+                Capability.PLAYBACK):
         assert cap not in caps
     for cap in (Capability.PRE_STEP_CONTROL, Capability.SENSORS, Capability.BODY_FORCE, Capability.BODY_TORQUE,
-                Capability.PUSH, Capability.PHYSICS_SNAPSHOT, Capability.SITE_JACOBIAN,
-                Capability.INIT_RANDOMIZATION, Capability.RESET_RANDOMIZATION, Capability.INTERVAL_RANDOMIZATION):
+                Capability.PUSH, Capability.PHYSICS_SNAPSHOT, Capability.SITE_JACOBIAN, Capability.HEIGHT_SCAN,
+                Capability.TERRAIN, Capability.INIT_RANDOMIZATION, Capability.RESET_RANDOMIZATION,
+                Capability.INTERVAL_RANDOMIZATION):
         assert cap in caps
     with pytest.raises(UnsupportedCapabilityError, match="'render'"):
         free_body.init_renderer()
@@ -88,7 +87,7 @@ def test_declared_and_undeclared_sets(free_body):
         free_body.init_renderer(capture=True)
     with pytest.raises(UnsupportedCapabilityError, match="'playback'"):
         free_body.run_playback(env=None, initialize=lambda: None, step=lambda: None, num_steps=1)
-    assert free_body.get_terrain_spawn_data() is None  # no terrain in the scene, no TERRAIN support
+    assert free_body.get_terrain_spawn_data() is None  # no terrain in the scene
     play = free_body.get_play_capabilities()
     assert not (play.supports_render or play.supports_video_capture or play.supports_playback)
     dr = free_body.get_dr_capabilities()

@@ -40,7 +40,12 @@ The subset it reads (everything else raises :class:`MjcfLiteError`):
   accelerometer`` (frame sensors on sites, bodies or xbodies);
 - ``<key name qpos>``; ``mesh``/``hfield``/``texture``/``material`` assets and ``<contact>``
   pairs are accepted (the reader records them, it does not collide anything: see
-  :meth:`LiteModel.collision_pairs`).
+  :meth:`LiteModel.collision_pairs`);
+- height fields, only when the caller collides with them (``accept={"hfield"}``; otherwise a
+  ``type="hfield"`` geom raises with feature ``hfield``): ``<hfield>`` assets (inline ``elevation``,
+  ``nrow``/``ncol`` zeros, PNG and MuJoCo's binary files) into :attr:`LiteModel.hfields` with the
+  samples MuJoCo compiles (:mod:`._hfield`), each geom's ``hfield`` id, and
+  :meth:`LiteModel.geom_pose_w` for static geoms.
 
 Outside the subset (tendons, equality constraints, ball joints, several joints in one body or joint
 stiffness unless accepted, other actuators, transmissions or sensors, mocap bodies, ``boundmass``/

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import quat as Q
 from ..model import ModelInfo
 
 __all__ = ["LiteModel", "collision_candidates", "SENSOR_DIMS"]
@@ -77,8 +78,15 @@ class LiteModel:
     #: (joint | site | body | xbody; ``body`` frame sensors read the inertial frame, as MuJoCo)
     sensors: list = field(default_factory=list)
     sites: list = field(default_factory=list)  #: dicts ``name body pos quat`` (in the body frame)
-    #: dicts ``name type body size friction solref solimp contype conaffinity`` (``size`` (3,))
+    #: dicts ``name type body size pos quat hfield friction solref solimp contype conaffinity``: ``size`` (3,)
+    #: (a height field's is MuJoCo's ``(x half, y half, z / 4 + base / 2)``), ``pos``/``quat`` the geom in
+    #: its body's frame (m, wxyz), ``hfield`` the row of :attr:`hfields` of a height-field geom (-1 otherwise)
     geoms: list = field(default_factory=list)
+    #: ``<asset><hfield>`` rows, read when the caller accepts ``"hfield"`` (else empty, and a height-field
+    #: geom is refused): dicts ``name nrow ncol size data``: ``size`` (4,) ``[x half, y half, max z, base
+    #: depth]`` m, ``data`` ``(nrow, ncol)`` float64 in [0, 1] exactly as MuJoCo's ``hfield_data`` (row 0 at
+    #: ``y = -size[1]``, column 0 at ``x = -size[0]``; a sample's height is ``data * size[2]`` above the geom)
+    hfields: list = field(default_factory=list)
     keyframes: dict = field(default_factory=dict)  #: ``{name: (nq,) qpos}``
     #: ``<contact><pair geom1 geom2>`` as geom-name pairs and ``<exclude body1 body2>`` as body-name pairs
     contact_pairs: list = field(default_factory=list)
@@ -119,6 +127,19 @@ class LiteModel:
         if objtype == "body":
             return obj, self.body_ipos[obj], self.body_iquat[obj]
         return obj, np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])
+
+    def geom_pose_w(self, geom: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(pos (3,), quat (4,))``: world pose (m, wxyz) of a geom fixed to the world, i.e. on the world
+        body or on bodies welded to it (no joint up the chain). ``ValueError`` for a geom on a moving body."""
+        b = self.geoms[geom]["body"]
+        pos, quat = self.geoms[geom]["pos"], self.geoms[geom]["quat"]
+        while b != 0:
+            if self.body_joint[b] >= 0:
+                raise ValueError(f"geom {geom} ({self.geoms[geom]['name']!r}) is on body {self.body_names[b]!r}, "
+                                 "which moves (a joint up its chain); only geoms fixed to the world have a fixed pose")
+            pos, quat = self.body_pos[b] + Q.quat_apply(self.body_quat[b], pos), Q.quat_mul(self.body_quat[b], quat)
+            b = self.body_parent[b]
+        return np.asarray(pos, dtype=np.float64), np.asarray(quat, dtype=np.float64)
 
     def qpos0(self) -> np.ndarray:
         q = np.zeros(self.nq)

@@ -13,6 +13,7 @@ from .. import quat as Q
 from ..errors import InvalidInputError
 from ..mjcf_features import TRANSMISSIONS, feature_name, normalize_key_quats
 from ._errors import MjcfLiteError
+from ._hfield import hfield_data
 from ._includes import read_tree
 from ._inertia import PRIMITIVES, combine, eig3, unit_inertia, z_to_quat
 from ._mesh import MODES as MESH_MODES
@@ -25,7 +26,7 @@ __all__ = ["load_mjcf", "OPTIONAL_FEATURES"]
 #: otherwise they raise :class:`MjcfLiteError` with that ``feature``.
 OPTIONAL_FEATURES = frozenset({"frictionloss", "multi_joint_body", "joint_stiffness", "joint_equality",
                                "connect_equality", "weld_equality", "fixed_tendon", "body_gravcomp",
-                               "joint_actuatorgravcomp"})
+                               "joint_actuatorgravcomp", "hfield"})
 #: Sections whose elements a caller that accepts them all simulates itself; the reader only counts them
 #: (:attr:`LiteModel.constraints`): they change no layout (nq, nv, nu, sensors).
 _COUNTED_SECTIONS = ("equality", "tendon")
@@ -86,6 +87,7 @@ class _Parser:
         self.meshdir = os.path.dirname(os.path.abspath(path))  # <compiler meshdir/assetdir>, from the main file
         self.meshes: dict[str, dict[str, str]] = {}  # <asset><mesh> attributes by name
         self.mesh_props: dict[str, tuple] = {}  # mesh name -> mesh_inertia() (or the reason it has none)
+        self.hfields: list[dict] = []  # <asset><hfield> rows (read only when the caller accepts "hfield")
 
     def fail(self, elem: ET.Element, why: str, feature: str | None):
         name = elem.get("name")
@@ -197,7 +199,9 @@ class _Parser:
                     ma = self.attrs(a, "main")
                     name = ma.get("name") or os.path.splitext(os.path.basename(ma.get("file", "")))[0]
                     self.meshes[name] = ma
-        m = LiteModel(gravity=gravity, timestep=timestep, contact=contact, constraints=counted)
+                elif a.tag == "hfield" and "hfield" in self.accept:
+                    self._hfield(a)
+        m = LiteModel(gravity=gravity, timestep=timestep, contact=contact, constraints=counted, hfields=self.hfields)
         for wb in root.findall("worldbody"):
             self._body_children(m, wb, 0, "main")
         self._check_actuatorgravcomp(m)
@@ -369,6 +373,18 @@ class _Parser:
                                     "actuatorfrcrange clamp; it is read only when the backend accepts it "
                                     "(unisim_core.mjcf_lite.OPTIONAL_FEATURES)", "joint_actuatorgravcomp")
 
+    def _hfield(self, elem: ET.Element) -> None:
+        """One ``<asset><hfield>``: name (the file's stem when unnamed), ``size`` (4 positive numbers) and
+        MuJoCo's normalized samples (:func:`~._hfield.hfield_data`)."""
+        a = elem.attrib
+        name = a.get("name") or os.path.splitext(os.path.basename(a.get("file", "")))[0]
+        where = f"{self.path}: <hfield name={name!r}>"
+        size = _vec(a.get("size"), 4, None, f"hfield {name!r} size") if "size" in a else None
+        if size is None or not np.all(size > 0):
+            raise MjcfLiteError(f"{where} needs size=\"x y z base\", 4 positive numbers (m), got {a.get('size')!r}")
+        data = hfield_data(a, self.meshdir, where)
+        self.hfields.append({"name": name, "nrow": data.shape[0], "ncol": data.shape[1], "size": size, "data": data})
+
     def _geom(self, m: LiteModel, elem: ET.Element, b: int, childclass: str) -> None:
         a = dict(_GEOM_DEFAULTS)
         a.update(self.attrs(elem, childclass))
@@ -379,6 +395,18 @@ class _Parser:
             raise self.fail(elem, f"is a {gtype} with mesh={a['mesh']!r}: MuJoCo fits its size and frame to the mesh, "
                                   "which this reader does not compute", "mesh_fitted_primitive")
         size = _padded(_vec(a.get("size"), None, [], "geom.size"), [0.0, 0.0, 0.0])
+        hfield = -1
+        if gtype == "hfield":
+            if "hfield" not in self.accept:
+                raise self.fail(elem, "is a height field; it is read only when the backend collides with it "
+                                      "(accept \"hfield\", unisim_core.mjcf_lite.OPTIONAL_FEATURES)", "hfield")
+            names = [h["name"] for h in self.hfields]
+            if a.get("hfield") not in names:
+                raise self.fail(elem, f"has hfield={a.get('hfield')!r}, which is not an <asset><hfield> of the model",
+                                None)
+            hfield = names.index(a["hfield"])
+            hs = self.hfields[hfield]["size"]  # MuJoCo's geom_size of a height field
+            size = np.array([hs[0], hs[1], 0.25 * hs[2] + 0.5 * hs[3]])
         pos, quat = _vec(a.get("pos"), 3, [0, 0, 0], "geom.pos"), self.orient(a, elem)
         if "fromto" in a and gtype in ("capsule", "cylinder", "box", "ellipsoid"):
             ft = _vec(a["fromto"], 6, None, "geom.fromto")
@@ -388,6 +416,7 @@ class _Parser:
             size[1 if gtype in ("capsule", "cylinder") else 2] = np.linalg.norm(ft[3:] - ft[:3]) / 2.0
         m.geoms.append({
             "name": a.get("name", ""), "type": gtype, "body": b, "size": size, "pos": pos, "quat": quat,
+            "hfield": hfield,
             "friction": _padded(_vec(a["friction"], None, None, "geom.friction"), [1.0, 0.005, 0.0001]),
             "solref": _padded(_vec(a["solref"], None, None, "geom.solref"), [0.02, 1.0]),
             "solimp": _padded(_vec(a["solimp"], None, None, "geom.solimp"), [0.9, 0.95, 0.001, 0.5, 2.0]),

@@ -66,7 +66,7 @@ class ExampleBackend(SimBackend):
     def __init__(self, scene, num_envs, sim_dt, **options) -> None:
         super().__init__(scene, num_envs, sim_dt, **options)
         path = self.scene.model_file
-        self._lite = load_mjcf_or_refuse(path, self.name, accept={"frictionloss"})
+        self._lite = load_mjcf_or_refuse(path, self.name, accept={"frictionloss", "hfield"})
         self._rig = build_rig(self._lite, path, self.name)
         info = self.model_info
         n, lite = self.num_envs, self._lite

@@ -24,8 +24,9 @@ import numpy as np
 from mujoco.batch import Batch, SimulationError
 
 from unisim_core.backend import SimBackend
-from unisim_core.config import BackendTerrainSpawnData, CameraCfg, SceneCfg
+from unisim_core.config import CameraCfg, SceneCfg
 from unisim_core.errors import EngineError
+from unisim_core.heightfield import HFieldSampler
 from unisim_core.model import ModelInfo
 from unisim_core.plugin_support import SnapshotMemory
 
@@ -35,7 +36,6 @@ from ._mocap import MujocoMocapPoseBinding
 from ._model_info import actuator_gains, build_model_info, load_model
 from ._options import MujocoOptions
 from ._randomization import SETCONST_TERMS, TERM_FIELDS, check_term_targets, primitive_aabb
-from ._scanner import HFieldSampler, MujocoHeightScanner, terrain_spawn_data
 
 __all__ = ["MujocoBackend"]
 
@@ -310,12 +310,8 @@ class MujocoBackend(SimBackend):
                 jacr[:, :, dof_indices].astype(self.np_dtype, copy=False))
 
     # ------------------------------------------------------------------ terrain and mocap
-    def _create_hfield_scanner(self, hfield_geom_id, offsets, frame_body_id, alignment, output):
-        sampler = HFieldSampler(self._m, hfield_geom_id)
-        return MujocoHeightScanner(self, sampler, offsets, frame_body_id, alignment, output)
-
-    def _terrain_spawn_data(self) -> BackendTerrainSpawnData:
-        return terrain_spawn_data(self._m, self.scene.terrain)
+    def _height_field(self, geom_id: int) -> HFieldSampler:
+        return HFieldSampler.from_mjmodel(self._m, geom_id)
 
     def _bind_mocap_pose(self, body_id: int) -> MujocoMocapPoseBinding:
         return MujocoMocapPoseBinding(self, self.model_info.body_names[body_id], int(self._m.body_mocapid[body_id]))

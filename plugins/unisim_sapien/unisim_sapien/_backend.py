@@ -111,7 +111,7 @@ class SapienBackend(SimBackend):
     def __init__(self, scene, num_envs, sim_dt, **options) -> None:
         super().__init__(scene, num_envs, sim_dt, **options)
         path = str(self.scene.model_file)
-        self._lite = lite = load_mjcf_or_refuse(path, self.name, accept={"frictionloss", "body_gravcomp"})
+        self._lite = lite = load_mjcf_or_refuse(path, self.name, accept={"frictionloss", "body_gravcomp", "hfield"})
         assets, integrator = geom_assets(path, lite), mujoco_integrator(path)
         if integrator not in IMPLICIT_KV:
             raise UnsupportedCapabilityError(self.name, "integrator", f"{path}: <option integrator={integrator!r}>; "
