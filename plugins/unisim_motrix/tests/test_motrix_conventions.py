@@ -133,11 +133,9 @@ def test_options_validation(make):
 
 def test_undeclared_capabilities_raise(make):
     b = make("pendulum.xml", 1)
-    assert Capability.RENDER not in b.capabilities and Capability.MOCAP not in b.capabilities
+    assert Capability.RENDER not in b.capabilities
     with pytest.raises(UnsupportedCapabilityError):
         b.init_renderer()
-    with pytest.raises(UnsupportedCapabilityError):
-        b.bind_mocap_pose("pole")
 
 
 def test_entry_point_and_lazy_engine_import():

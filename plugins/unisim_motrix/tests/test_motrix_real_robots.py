@@ -39,13 +39,11 @@ def _refused(path: str) -> UnsupportedCapabilityError:
     ("bitcraze_crazyflie_2/scene.xml", "site_transmission", "actuator 'body_thrust' with a site transmission"),
     ("tetheria_aero_hand_open/left_hand.xml", "spatial_tendon", "tendon 'if_tendon0' of type <spatial>"),
     ("shadow_dexee/scene.xml", "plugin", "<plugin> (unnamed)"),
-    ("arx_l5/scene.xml", "mesh_fitted_primitive", "geom (unnamed) of type 'capsule' fitted to a mesh"),
-    ("umi_gripper/scene.xml", "quality_shadowsize", "attribute 'shadowsize' of <quality>"),
-    ("i2rt_yam/scene.xml", "actuator_inheritrange", "attribute 'inheritrange' of <actuator> 'gripper'"),
+    ("iit_softfoot/scene.xml", "spatial_tendon", "softfoot.xml: tendon 'tendon_1' of type <spatial>"),
 ])
 def test_corpus_robot_refused_by_feature_and_element(robot, feature, element):
-    """Before: cassie failed naming the sensor only, the drones loaded with 0 actuators, arx_l5
-    panicked in step 81 (LTL factorization), the others raised engine text."""
+    """Before: cassie failed naming the sensor only, the drones loaded with 0 actuators, the others
+    raised engine text; iit_softfoot's spatial tendons are in its ``<model>`` asset's file."""
     err = _refused(os.path.join(CORPUS, robot))
     assert err.capability == feature
     assert f"{element} is not supported by motrix" in str(err)
@@ -114,15 +112,47 @@ def test_contact_time_constant_below_two_steps_warns(tmp_path):
     b.close()
 
 
-def test_inertia_unlike_mujocos_warns(tmp_path):
-    """Inertia from a capsule geom: MotrixSim's principal moments are not MuJoCo's (README difference 2)."""
-    body = ('<body name="b" pos="0 0 1"><freejoint/>{}'
-            '<geom type="capsule" fromto="0 0 -0.2 0 0 0.2" size="0.05"/></body>')
-    for inertial, expect in (("", True), ('<inertial pos="0 0 0" mass="2" diaginertia="0.03 0.03 0.002"/>', False)):
-        xml = tmp_path / f"capsule{int(expect)}.xml"
-        xml.write_text(f"<mujoco><worldbody>{body.format(inertial)}</worldbody></mujoco>")
-        with warnings.catch_warnings(record=True) as rec:
-            warnings.simplefilter("always")
-            MotrixBackend(SceneCfg(str(xml)), 1, 0.002).close()
-        said = [str(w.message) for w in rec if "masses/inertias differ from MuJoCo's" in str(w.message)]
-        assert bool(said) == expect, said
+@corpus
+def test_rewritten_for_motrixsim_as_mujoco_compiles_it():
+    """Refused before, loaded now from a copy carrying MuJoCo's compiled values: arx_l5's mesh-fitted
+    capsules get MuJoCo's fitted size and pose (MotrixSim alone: radius 0.162 m for MuJoCo's 0.024 m,
+    and the arm panicked at step 81), i2rt_yam's ``inheritrange`` actuators MuJoCo's ctrlrange
+    (MotrixSim's parser rejected ``inheritrange`` beside ``ctrlrange``), umi_gripper loads without
+    its ``<visual>`` (the parser rejected ``shadowsize="0"``). MotrixSim's geoms and ranges are
+    compared with ``mujoco.MjModel`` of the original file (float32)."""
+    import mujoco
+
+    path = os.path.join(CORPUS, "arx_l5", "scene.xml")
+    m = mujoco.MjModel.from_xml_path(path)
+    with _backend(path) as b:
+        fitted = [g for g in range(m.ngeom) if m.geom_type[g] == mujoco.mjtGeom.mjGEOM_CAPSULE]
+        assert len(fitted) >= 7
+        for g in fitted:
+            mx = b.model.geoms[g]
+            np.testing.assert_allclose(np.asarray(mx.size)[:2], m.geom_size[g][:2], rtol=1e-6)
+            np.testing.assert_allclose(np.asarray(mx.local_pose)[:3], m.geom_pos[g], atol=1e-6)
+        b.step(np.tile(m.key_ctrl[0] if m.nkey else np.zeros(m.nu), (2, 1)), 100)
+        assert np.isfinite(b.get_qpos()).all()
+    path = os.path.join(CORPUS, "i2rt_yam", "scene.xml")
+    m = mujoco.MjModel.from_xml_path(path)
+    with _backend(path) as b:
+        np.testing.assert_allclose(b.get_actuator_ctrl_range(), m.actuator_ctrlrange, rtol=1e-6)
+    with _backend(os.path.join(CORPUS, "umi_gripper", "scene.xml")) as b:
+        assert b.num_bodies == mujoco.MjModel.from_xml_path(os.path.join(CORPUS, "umi_gripper", "scene.xml")).nbody
+
+
+def test_inertia_unlike_mujocos_warns():
+    """The guard after loading: a body whose mass or principal inertia differs from MuJoCo's by more
+    than 1e-3 relative is named in a warning (every inertia MotrixSim loads is MuJoCo's now; this
+    catches an engine reading an ``<inertial>`` unlike MuJoCo)."""
+    from types import SimpleNamespace
+
+    from unisim_motrix._features import warn_inertia
+
+    m = SimpleNamespace(body_inertia=np.array([[0, 0, 0], [0.03, 0.03, 0.002]]), body_mass=np.array([0.0, 2.0]))
+    link = SimpleNamespace(name="b", mass=2.0)
+    with pytest.warns(MotrixModellingWarning, match="body 'b'"):
+        warn_inertia("x.xml", [link], [np.array([0.03, 0.0375, 0.002])], m)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warn_inertia("x.xml", [link], [np.array([0.03, 0.03, 0.002])], m)

@@ -18,9 +18,11 @@ from unisim_core.capabilities import Capability
 from unisim_core.config import BackendTerrainSpawnData, SceneCfg
 from unisim_core.errors import EngineError, InvalidInputError
 from unisim_core.model import ModelInfo
+from unisim_core.plugin_support import SnapshotMemory
 
 from . import _model
 from ._contacts import MotrixContactFill, enable_contact_report
+from ._engine_mjcf import EngineMjcf
 from ._errors import engine_call, engine_error
 from ._features import (
     check_layout,
@@ -30,6 +32,7 @@ from ._features import (
     warn_stiff_contacts,
 )
 from ._mjcf import read_mjcf, warn_ignored_options
+from ._mocap import MotrixMocapPoseBinding, write_mocap_poses
 from ._options import MotrixOptions
 from ._scanner import MotrixHeightScanner, terrain_spawn_data
 from ._threads import ensure_thread_pool
@@ -73,11 +76,14 @@ class MotrixBackend(SimBackend):
         Capability.SITE_JACOBIAN, Capability.HEIGHT_SCAN, Capability.TERRAIN, Capability.PRE_STEP_CONTROL,
         Capability.INIT_RANDOMIZATION, Capability.INTERVAL_RANDOMIZATION,
         Capability.RESET_RANDOMIZATION, Capability.CONTACT_FORCES, Capability.CONTACT_TORQUES,
+        Capability.MOCAP, Capability.PHYSICS_SNAPSHOT,
+        Capability.VIDEO_CAPTURE, Capability.PLAYBACK,
     })
     INIT_TERMS = _SUPPORTED_MODEL_TERMS
     INTERVAL_TERMS = _SUPPORTED_MODEL_TERMS | _STATE_AND_FORCE_TERMS
     RESET_TERMS = _SUPPORTED_MODEL_TERMS | _STATE_AND_FORCE_TERMS
     MAX_ABS_VALUE = float(np.finfo(np.float32).max)  # the engine's state and inputs are float32
+    SNAPSHOT_TIER = "state"  # the contact solver's warm start is kept by the engine and not exposed (README)
     KIT_RULES = 3  # conformance kit rules this backend passes (unisim_conformance CHANGELOG)
     KNOWN_KIT_DEVIATIONS = {  # measured, README "Solver warm start" and "Sensors"
         "determinism::reset_reproduces_trajectory[qpos_trajectory]": "MotrixSim keeps its contact-solver warm start "
@@ -101,11 +107,8 @@ class MotrixBackend(SimBackend):
         self._facts = read_mjcf(path)
         check_model_features(self.name, path, self._facts.uses)
         warn_ignored_options(path, self._facts.ignored)
-        try:
-            with engine_call(f"load_model({path!r})"):
-                M = motrixsim.load_model(path)
-        except EngineError as exc:
-            raise load_error(self.name, path, exc) from exc.__cause__
+        self._source = EngineMjcf(self.name, path)  # the file MotrixSim loads (MuJoCo's compiled values)
+        M = self._load_model()
         with engine_call("options"):
             M.options.timestep = self.sim_dt
             if self.options.max_iterations is not None:
@@ -163,6 +166,8 @@ class MotrixBackend(SimBackend):
         self._ctrl32 = np.zeros((N, M.num_actuators), np.float32)
         self._forces: dict[int, tuple[np.ndarray, np.ndarray | None]] = {}
         self._origin = np.zeros((N, 3))
+        self._time = np.zeros(N)  # s, per env: MotrixSim keeps no simulation time
+        self._snapshots = SnapshotMemory(N)
         self._stale_state = self._stale_body = self._stale_sens = True
         self._fk_fresh = True
         # which links move (a mass/inertia override on a link welded to the world is ignored)
@@ -177,6 +182,19 @@ class MotrixBackend(SimBackend):
         self._root_signs = [(r.link + 1, int(a)) for r, a in zip(self._layout.joints, self._layout.qposadr)
                             if r.type == "free"]
         self._root_signs = [(b, a + 3) for b, a in self._root_signs]
+
+    def _load_model(self, contact_pairs: tuple[tuple[str, str], ...] = ()) -> Any:
+        """``motrixsim.load_model`` of the scene as :class:`EngineMjcf` rewrites it (with contact
+        sensors for ``contact_pairs``); a file its parser rejects is refused or an ``EngineError``."""
+        import motrixsim
+
+        path = self.scene.model_file
+        with self._source.file(contact_pairs) as file:
+            try:
+                with engine_call(f"load_model({path!r})"):
+                    return motrixsim.load_model(file)
+            except EngineError as exc:
+                raise load_error(self.name, path, exc, file) from exc.__cause__
 
     @property
     def model(self) -> Any:
@@ -301,6 +319,8 @@ class MotrixBackend(SimBackend):
             raise err from exc
         self._fk_fresh = False
         self._mark_stale()
+        for _ in range(nsteps):  # per substep, as MuJoCo accumulates it: one step of n == n steps of 1
+            self._time += self.sim_dt
 
     def _sub(self, env_ids: np.ndarray):
         """``(sub-data, row order)``: the worlds ``env_ids`` (ascending) and the permutation that
@@ -394,11 +414,64 @@ class MotrixBackend(SimBackend):
         jacr = np.ascontiguousarray(full[:, 0:3][:, :, dof_indices], self.np_dtype)
         return jacp, jacr
 
+    def _moved_kinematically(self) -> None:
+        """After a mocap pose write: bodies, sensors and sites below it need forward kinematics."""
+        self._fk_fresh = False
+        self._stale_body = self._stale_sens = True
+
+    def _bind_mocap_pose(self, body_id: int) -> MotrixMocapPoseBinding:
+        return MotrixMocapPoseBinding(self, self.model_info.body_names[body_id], body_id)
+
     def _create_hfield_scanner(self, hfield_geom_id, offsets, frame_body_id, alignment, output):
         return MotrixHeightScanner(self, hfield_geom_id, offsets, frame_body_id, alignment, output)
 
     def _terrain_spawn_data(self) -> BackendTerrainSpawnData:
         return terrain_spawn_data(self)
+
+    # ------------------------------------------------------------------ snapshots
+    def _mocap_bodies(self) -> np.ndarray:
+        info = self.model_info
+        return np.array([info.body_names.index(n) for n in info.mocap_body_names], np.int64)
+
+    def _reads(self) -> tuple[np.ndarray, ...]:
+        """Every cached read of the current state (refreshed): the tables the getters serve."""
+        if self._stale_state:
+            self._refresh_state()
+        if self._stale_body:
+            self._refresh_bodies()
+        if self._stale_sens:
+            self._refresh_sensors()
+        return self._qpos, self._qvel, self._xpos, self._xquat, self._xlin, self._xang, self._sens
+
+    def _get_physics_state(self) -> np.ndarray:
+        """Rows ``[time, qpos, qvel, mocap_pos, mocap_quat]`` (float64 copies of the float32 engine
+        state). Each row's reads (bodies, sensors: an accelerometer is only computed by a step) are
+        remembered, so restoring a row taken here reads back bit for bit (``SNAPSHOT_TIER`` "state")."""
+        reads = self._reads()
+        mocap = self._mocap_bodies()
+        rows = np.concatenate([self._time[:, None], reads[0], reads[1],
+                               reads[2][:, mocap].reshape(self._num_envs, -1),
+                               reads[3][:, mocap].reshape(self._num_envs, -1)], axis=1, dtype=np.float64)
+        self._snapshots.remember(rows, (tuple(t[i].copy() for t in reads) for i in range(self._num_envs)))
+        return rows
+
+    def _set_physics_state(self, state: np.ndarray) -> None:
+        nq, nv, n = self.nq, self.nv, self._num_envs
+        mocap = self._mocap_bodies()
+        ids = np.arange(n)
+        self._set_state(ids, state[:, 1:1 + nq], state[:, 1 + nq:1 + nq + nv])
+        adr = 1 + nq + nv
+        for k, b in enumerate(mocap):
+            write_mocap_poses(self, int(b), ids, state[:, adr + 3 * k:adr + 3 * k + 3],
+                              state[:, adr + 3 * len(mocap) + 4 * k:adr + 3 * len(mocap) + 4 * k + 4])
+        self._time = state[:, 0].copy()
+        known = [(i, self._snapshots.recall(state[i])) for i in range(n)]
+        known = [(i, extra) for i, extra in known if extra is not None]
+        if known:
+            tables = self._reads()  # rows this backend did not take keep what the engine computes
+            for i, extra in known:
+                for table, row in zip(tables, extra):
+                    table[i] = row
 
     # ------------------------------------------------------------------ model randomization
     def _link(self, b: int, term: str):

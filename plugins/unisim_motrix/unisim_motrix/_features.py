@@ -68,12 +68,7 @@ REFUSED_FEATURES: dict[str, str] = {
     **{f: _WHY["model"] for f in ("plugin", "flex", "skin", "composite")},
     "plugin_sensor": _WHY["sensor"],
     "unnamed_sensor": f"{_ENGINE} reads sensors by name only; name the sensor",
-    "mesh_fitted_primitive": f"{_ENGINE} sizes a primitive geom fitted to a mesh differently from MuJoCo "
-                             "(arx_l5: capsule radius 0.162 m vs 0.024 m); give the primitive's size",
-    "material_emission": f"{_ENGINE}'s MJCF parser rejects a scalar emission (MuJoCo's form)",
     "compiler_eulerseq": f"{_ENGINE} reads intrinsic (lower-case) euler sequences only",
-    "quality_shadowsize": f"{_ENGINE}'s MJCF parser rejects shadowsize 0",
-    "actuator_inheritrange": f"{_ENGINE}'s MJCF parser rejects ctrlrange together with inheritrange (even 0)",
     "joint_actuatorgravcomp": f"{_ENGINE} applies gravcomp as a passive force on every joint: it does not route a "
                               "joint's share through its actuators and their actuatorfrcrange clamp (measured: an "
                               "arm whose 2.45 N m of compensation MuJoCo clamps to 1 N m stays put)",
@@ -143,18 +138,20 @@ def warn_stiff_contacts(path: str, m, sim_dt: float) -> None:
 #: Valid MJCF the engine's parser rejects: ``(pattern of its message, tag of the attribute)``;
 #: group 1 names the element where the message does.
 _PARSER_REJECTS = (
-    (re.compile(r"(\w+)@(\w+): (?:invalid|unknown variant)"), None),  # material@emission as a scalar,
-    # compiler@eulerseq="ZYX" (extrinsic)
-    (re.compile(r"visual (\w+) (\w+) should be"), None),  # <quality shadowsize="0"/> (MuJoCo: no shadows)
-    (re.compile(r'Actuator Some\("([^"]*)"\) has both ctrlrange and inheritrange'), "actuator@inheritrange"),
+    (re.compile(r"(\w+)@(\w+): (?:invalid|unknown variant)"), None),  # compiler@eulerseq="ZYX" (extrinsic)
+    (re.compile(r"visual (\w+) (\w+) should be"), None),  # a <visual> value (the rewrite drops <visual>)
 )
 
 
-def load_error(backend: str, path: str, exc: BaseException) -> UnsupportedCapabilityError | EngineError:
+def load_error(backend: str, path: str, exc: BaseException, loaded: str | None = None
+               ) -> UnsupportedCapabilityError | EngineError:
     """The error for a failed ``load_model``: valid MJCF that MotrixSim's parser rejects is refused
-    by the attribute (``material_emission``, ``actuator_inheritrange``); anything else is an
-    ``EngineError`` quoting the engine."""
+    by the attribute (``compiler_eulerseq``); anything else is an ``EngineError`` quoting the
+    engine. ``loaded``: the file the engine read when it was a rewritten copy of ``path`` (named so
+    in the quote)."""
     text = str(exc.__cause__ or exc).strip()
+    if loaded is not None and loaded != path:
+        text = text.replace(loaded, f"{path} (as rewritten for MotrixSim, <include>s expanded)")
     first = text.splitlines()[0] if text else type(exc).__name__
     for pattern, tag in _PARSER_REJECTS:
         m = pattern.search(text)

@@ -5,7 +5,8 @@
 - Options MotrixSim parses but ignores (``option@integrator``, ``option@cone`` …):
   each is reported once with ``warnings.warn`` naming it.
 - Height-field ``size`` (MotrixSim ignores the base depth ``size[3]``).
-- The MJCF features the file uses (checked against what MotrixSim honours, ``_features.py``).
+- The MJCF features the file uses, those of its ``<model>`` assets included (checked against what
+  MotrixSim honours, ``_features.py``).
 """
 
 from __future__ import annotations
@@ -28,8 +29,6 @@ IGNORED_ATTRIBUTES: dict[tuple[str, str], str] = {
     ("option", "impratio"): "frictional-to-normal impedance ratio is not modelled",
     ("option", "noslip_iterations"): "no noslip solver pass",
     ("option", "solver"): "MotrixSim uses its own constraint solver",
-    ("compiler", "inertiafromgeom"): "inertia is always derived from geoms when <inertial> is absent",
-    ("compiler", "settotalmass"): "body masses are NOT rescaled to the requested total mass",
     ("compiler", "coordinate"): "legacy global coordinates are not supported",
 }
 
@@ -71,7 +70,21 @@ def read_mjcf(path: str) -> MjcfFacts:
             vals = [float(x) for x in el.get("size").split()]
             if len(vals) == 4:
                 hfields[el.get("name", "")] = tuple(vals)  # type: ignore[assignment]
-    return MjcfFacts(tuple(sensors), tuple(ignored), hfields, scan_mjcf(path))
+    return MjcfFacts(tuple(sensors), tuple(ignored), hfields, _uses(path))
+
+
+def _uses(path: str, seen: frozenset[str] = frozenset()) -> tuple[FeatureUse, ...]:
+    """``scan_mjcf`` of ``path`` and of the files of its ``<model>`` assets (``<attach>`` puts them in
+    the model), recursively."""
+    path = os.path.abspath(path)
+    uses = scan_mjcf(path)
+    for el, _, _ in walk_mjcf(path):
+        file = el.get("file") if el.tag == "model" else None
+        if file:
+            sub = file if os.path.isabs(file) else os.path.join(os.path.dirname(path), file)
+            if sub not in seen:
+                uses += _uses(sub, seen | {path})
+    return uses
 
 
 _warned: set[tuple[str, str, str]] = set()

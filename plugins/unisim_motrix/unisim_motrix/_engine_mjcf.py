@@ -1,0 +1,288 @@
+"""The MJCF file MotrixSim loads: the scene's own file, or a copy carrying MuJoCo's compiled values.
+
+MotrixSim parses MJCF itself and departs from MuJoCo's compiler where a rewritten copy of the file
+closes the gap; each value written comes from ``mujoco.MjModel`` of the same file (MuJoCo is the
+plugin's reference and a dependency), so the engine gets what MuJoCo compiles:
+
+- ``visual``: ``<visual>`` and the appearance attributes of ``<material>`` (:data:`MATERIAL_LOOKS`)
+  are removed: only a renderer reads them, and MotrixSim's parser rejects valid MJCF among them
+  (a scalar ``emission``, ``shadowsize="0"``; iit_softfoot, umi_gripper).
+- ``inheritrange``: the attribute is removed everywhere and each actuator gets MuJoCo's compiled
+  ``ctrlrange``/``ctrllimited`` (MotrixSim's parser rejects ``inheritrange`` beside a
+  ``ctrlrange``, even ``inheritrange="0"``; i2rt_yam).
+- ``mesh_fitted_primitive``: a primitive geom with ``mesh=`` gets MuJoCo's fitted ``size``, ``pos``
+  and ``quat`` (``<compiler fitaabb>``, ``fitscale``: MuJoCo's fitting rule, applied by MuJoCo)
+  and loses ``mesh`` (MotrixSim fits its own way: arx_l5's capsule radius 0.162 m, MuJoCo 0.024 m).
+- ``inertia``: every body with mass gets MuJoCo's compiled ``<inertial>`` (mass, COM, principal
+  axes and moments) and ``<compiler>`` loses the mass settings baked into them
+  (:data:`MASS_COMPILER`), when a body's inertia would otherwise come from its geoms or one of those
+  settings is used (MotrixSim derives inertia from geoms its own way and ignores
+  ``inertiafromgeom``/``settotalmass``: gymnasium's humanoid 0.16 rad off MuJoCo in 100 steps).
+- contact sensors: ``<contact>`` sensors (``reduce="netforce"``) for the body pairs of contact
+  filters (:mod:`~unisim_motrix._contacts`), added when a filtered binding needs them.
+
+The copy has its ``<include>`` files expanded and its asset folders made absolute; it is written to
+a temporary folder, loaded and removed. Elements the rewrite must address by name but that have none
+get a name starting with :data:`TEMP_PREFIX` (the probe compiled by MuJoCo names every body, geom and
+actuator; the engine's copy keeps only the contact sensors' body names).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+
+from unisim_core.errors import UnsupportedCapabilityError
+from unisim_core.mjcf_features import _defaults, _resolved  # the vocabulary scanner's default-class rules
+from unisim_core.mjcf_lite._includes import read_tree
+
+__all__ = ["EngineMjcf", "MATERIAL_LOOKS", "MASS_COMPILER", "TEMP_PREFIX", "CONTACT_DATA"]
+
+TEMP_PREFIX = "__unisim_"
+#: ``<material>`` attributes only a renderer reads (MotrixSim rejects MuJoCo's scalar ``emission``).
+MATERIAL_LOOKS = ("emission", "specular", "shininess", "reflectance", "metallic", "roughness")
+#: ``<compiler>`` attributes whose effect is in MuJoCo's compiled inertials.
+MASS_COMPILER = ("inertiafromgeom", "inertiagrouprange", "settotalmass", "boundmass", "boundinertia",
+                 "balanceinertia", "exactmeshinertia")
+#: ``data`` of the contact-filter sensors, and the width of one reading (found 1, force, torque,
+#: pos, normal, tangent 3 each).
+CONTACT_DATA = ("found force torque pos normal tangent", 16)
+_PRIMITIVES = ("sphere", "capsule", "cylinder", "ellipsoid", "box")
+_SIZE_WIDTH = {"sphere": 1, "capsule": 2, "cylinder": 2, "ellipsoid": 3, "box": 3}
+_ORIENTATIONS = ("quat", "euler", "axisangle", "xyaxes", "zaxis")
+_ACTUATOR_TAGS = ("general", "motor", "position", "velocity", "intvelocity", "damper", "cylinder", "muscle",
+                  "adhesion", "dcmotor")
+
+
+def _walk(el: ET.Element, anc: list[ET.Element]) -> Iterator[tuple[ET.Element, list[ET.Element]]]:
+    for child in el:
+        if isinstance(child.tag, str):
+            yield child, anc
+            yield from _walk(child, anc + [child])
+
+
+def _fit(el: ET.Element, g) -> None:
+    """A fitted primitive as MuJoCo compiled it (``g``: ``MjModel.geom(...)``): type, size, pose."""
+    import mujoco
+
+    gtype = next(t for t in _PRIMITIVES if int(g.type[0]) == int(getattr(mujoco.mjtGeom, f"mjGEOM_{t.upper()}")))
+    for a in ("mesh", "fromto", "fitscale", "size", "pos") + _ORIENTATIONS:
+        el.attrib.pop(a, None)
+    el.set("type", gtype)
+    el.set("size", _vec(g.size[:_SIZE_WIDTH[gtype]]))
+    el.set("pos", _vec(g.pos))
+    el.set("quat", _vec(g.quat))
+
+
+def _ctrlrange(el: ET.Element, a) -> None:
+    """MuJoCo's compiled control range (``a``: ``MjModel.actuator(...)``)."""
+    limited = bool(int(a.ctrllimited[0]))
+    el.set("ctrllimited", "true" if limited else "false")
+    if limited:
+        el.set("ctrlrange", _vec(a.ctrlrange))
+
+
+def _inertial(body: ET.Element, b) -> None:
+    """MuJoCo's compiled mass properties (``b``: ``MjModel.body(...)``) as the body's ``<inertial>``
+    (bodies without mass are left as they are)."""
+    if float(b.mass[0]) <= 0.0:
+        return
+    for old in body.findall("inertial"):
+        body.remove(old)
+    body.insert(0, ET.Element("inertial", {"pos": _vec(b.ipos), "quat": _vec(b.iquat), "mass": _num(b.mass[0]),
+                                           "diaginertia": _vec(b.inertia)}))
+
+
+def _num(x: float) -> str:
+    return repr(float(x))
+
+
+def _vec(v) -> str:
+    return " ".join(_num(x) for x in np.asarray(v, np.float64).reshape(-1))
+
+
+class EngineMjcf:
+    """The engine's view of the scene file ``path``: which fixes it needs (``fixes``; a ``<model>``
+    asset's file gets its own, applied to its own copy) and, on :meth:`file`, the file to load
+    (``path`` itself when nothing is to change)."""
+
+    def __init__(self, backend: str, path: str) -> None:
+        self.path = os.path.abspath(path)
+        self._backend = backend
+        self._main = os.path.dirname(self.path)
+        root = read_tree(self.path)
+        self._elements = [(el, [root] + anc, self.path) for el, anc in _walk(root, [])]
+        self._defaults = _defaults(self._elements)
+        self._fitted = {id(el) for el, anc, _ in self._elements if self._is_fitted(el, anc)}
+        self._actuators = {id(el) for el, anc, _ in self._elements
+                           if anc[-1].tag == "actuator" and el.tag in _ACTUATOR_TAGS}
+        self._models = {id(el): EngineMjcf(backend, self._asset(el.get("file"))) for el in root.iter("model")
+                        if el.get("file")}
+        self.fixes = tuple(f for f, needed in (
+            ("visual", root.find("visual") is not None
+             or any(m.get(a) is not None for m in root.iter("material") for a in MATERIAL_LOOKS)),
+            ("inheritrange", any("inheritrange" in el.attrib for el in root.iter())),
+            ("mesh_fitted_primitive", bool(self._fitted)),
+            ("inertia", self._needs_inertia(root)),
+        ) if needed) + tuple(f for m in self._models.values() for f in m.fixes)
+        self._patched: ET.Element | None = None
+
+    def _asset(self, file: str) -> str:
+        return file if os.path.isabs(file) else os.path.join(self._main, file)
+
+    @staticmethod
+    def _in_default(anc: list[ET.Element]) -> bool:
+        return any(a.tag == "default" for a in anc)
+
+    def _is_fitted(self, el: ET.Element, anc: list[ET.Element]) -> bool:
+        if el.tag != "geom" or self._in_default(anc) or anc[-1].tag not in ("body", "worldbody", "frame"):
+            return False
+        gtype = _resolved(el, anc, self._defaults, "type", "sphere")
+        if gtype not in _PRIMITIVES or not _resolved(el, anc, self._defaults, "mesh", ""):
+            return False
+        where = f"{self.path}: geom {el.get('name', '')!r} of type {gtype!r} fitted to a mesh"
+        if "mesh" not in el.attrib:
+            raise UnsupportedCapabilityError(self._backend, "mesh_fitted_primitive", (
+                f"{where} names the mesh in its default class; MotrixSim fits such a geom its own way (arx_l5: "
+                "capsule radius 0.162 m, MuJoCo 0.024 m) and a class's mesh cannot be taken off one geom: write "
+                "mesh= on the geom"))
+        if anc[-1].tag == "frame":
+            raise UnsupportedCapabilityError(self._backend, "mesh_fitted_primitive", (
+                f"{where} sits in a <frame>; MotrixSim fits such a geom its own way and MuJoCo's fitted pose is "
+                "relative to the body: move the geom out of the frame"))
+        return True
+
+    def _needs_inertia(self, root: ET.Element) -> bool:
+        """Whether a body's inertia would come from its geoms, or a ``<compiler>`` mass setting is used."""
+        if any(a in c.attrib for c in root.iter("compiler") for a in MASS_COMPILER):
+            return True
+        return any(body.find("inertial") is None and body.get("mocap") != "true"
+                   and (body.find("geom") is not None or body.find("frame/geom") is not None)
+                   for body in root.iter("body"))
+
+    # -- the copy ------------------------------------------------------------------------
+    def _absolute_assets(self, root: ET.Element) -> None:
+        """Asset folders as MuJoCo resolves them (the main file's folder; ``assetdir`` for both);
+        ``<model file>`` assets relative to the main file's folder."""
+        dirs = {"meshdir": "", "texturedir": ""}
+        compilers = list(root.iter("compiler"))
+        for c in compilers:
+            for key in dirs:
+                dirs[key] = c.get(key, c.get("assetdir", dirs[key]))
+        for c in compilers:
+            for key in ("meshdir", "texturedir", "assetdir"):
+                c.attrib.pop(key, None)
+        if not compilers:
+            compilers = [ET.Element("compiler")]
+            root.insert(0, compilers[0])
+        for key, folder in dirs.items():
+            compilers[-1].set(key, os.path.join(self._main, folder))
+        for el in root.iter("model"):
+            if el.get("file"):
+                el.set("file", self._asset(el.get("file")))
+
+    def _write(self, root: ET.Element, folder: str) -> str:
+        """Write ``root`` (this file's tree) into ``folder``, the ``<model>`` assets needing fixes as
+        their own copies beside it; returns the path written."""
+        for el in root.iter("model"):
+            child = self._models.get(id(el))
+            if child is not None and child.fixes:
+                el.set("file", child._write(child._patch(), folder))
+        fd, out = tempfile.mkstemp(suffix=".xml", prefix=os.path.splitext(os.path.basename(self.path))[0] + ".",
+                                   dir=folder)
+        with os.fdopen(fd, "wb") as f:
+            ET.ElementTree(root).write(f, encoding="utf-8", xml_declaration=True)
+        return out
+
+    @contextlib.contextmanager
+    def _written(self, root: ET.Element) -> Iterator[str]:
+        folder = tempfile.mkdtemp(prefix="unisim-motrix-")
+        try:
+            yield self._write(root, folder)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def _compiled(self) -> tuple[list[ET.Element], object]:
+        """``(elements, mujoco.MjModel)``: a copy of the file naming every body, geom and actuator
+        (its elements in :func:`_walk` order), compiled by MuJoCo."""
+        import mujoco
+
+        probe = read_tree(self.path)
+        elements = [el for el, _ in _walk(probe, [])]
+        counts: dict[str, int] = {}
+        for el, anc in _walk(probe, []):
+            if el.tag in ("body", "geom") + _ACTUATOR_TAGS and "name" not in el.attrib and not self._in_default(anc):
+                counts[el.tag] = counts.get(el.tag, 0) + 1
+                el.set("name", f"{TEMP_PREFIX}{el.tag}_{counts[el.tag]}")
+        self._absolute_assets(probe)
+        folder = tempfile.mkdtemp(prefix="unisim-motrix-")
+        try:
+            fd, path = tempfile.mkstemp(suffix=".xml", dir=folder)
+            with os.fdopen(fd, "wb") as f:
+                ET.ElementTree(probe).write(f, encoding="utf-8", xml_declaration=True)
+            return elements, mujoco.MjModel.from_xml_path(path)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def _patch(self) -> ET.Element:
+        """The rewritten tree (cached): the file's tree with this file's fixes applied."""
+        if self._patched is not None:
+            return self._patched
+        root = read_tree(self.path)
+        mine = [el for el, _ in _walk(root, [])]  # the same walk as self._elements and the probe's
+        originals = [el for el, _, _ in self._elements]
+        own = set(self.fixes) - {"visual"} - {f for m in self._models.values() for f in m.fixes}
+        if own:
+            probe, m = self._compiled()
+            for el, orig, twin in zip(mine, originals, probe):
+                if id(orig) in self._fitted:
+                    _fit(el, m.geom(twin.get("name")))
+                if id(orig) in self._actuators and "inheritrange" in own:
+                    _ctrlrange(el, m.actuator(twin.get("name")))
+                if el.tag == "body" and "inertia" in own:
+                    _inertial(el, m.body(twin.get("name")))
+            if "inertia" in own:
+                for c in root.iter("compiler"):
+                    for a in MASS_COMPILER:
+                        c.attrib.pop(a, None)
+        for el, orig in zip(mine, originals):
+            el.attrib.pop("inheritrange", None)
+            if el.tag == "model" and id(orig) in self._models:
+                self._models[id(el)] = self._models.pop(id(orig))
+        for v in root.findall("visual"):
+            root.remove(v)
+        for mat in root.iter("material"):
+            for a in MATERIAL_LOOKS:
+                mat.attrib.pop(a, None)
+        self._absolute_assets(root)
+        self._patched = root
+        return root
+
+    @contextlib.contextmanager
+    def file(self, contact_pairs: Sequence[tuple[str, str]] = ()) -> Iterator[str]:
+        """The file to load: ``path`` when nothing changes, else a rewritten copy (removed on exit)
+        with :attr:`fixes` applied and one ``<contact>`` sensor per ``(body1, body2)`` name pair,
+        named ``{TEMP_PREFIX}contact_{i}`` in order."""
+        if not self.fixes and not contact_pairs:
+            yield self.path
+            return
+        root = self._patch()
+        added = None
+        if contact_pairs:
+            added = ET.SubElement(root, "sensor")
+            data, _ = CONTACT_DATA
+            for i, (a, b) in enumerate(contact_pairs):
+                ET.SubElement(added, "contact", {"name": f"{TEMP_PREFIX}contact_{i}", "body1": a, "body2": b,
+                                                 "data": data, "reduce": "netforce"})
+        try:
+            with self._written(root) as out:
+                yield out
+        finally:
+            if added is not None:
+                root.remove(added)
