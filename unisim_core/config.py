@@ -188,6 +188,16 @@ class BackendRootStateLayout:
     def ang_vel_slice(self) -> slice:
         return slice(self.qvel_start + 3, self.qvel_start + 6)
 
+    @property
+    def qpos_indices(self) -> tuple[int, ...]:
+        """The 7 qpos columns ``[x, y, z, qw, qx, qy, qz]``."""
+        return tuple(range(self.qpos_start, self.qpos_start + 7))
+
+    @property
+    def qvel_indices(self) -> tuple[int, ...]:
+        """The 6 qvel columns ``[world linear velocity, body-frame angular velocity]``."""
+        return tuple(range(self.qvel_start, self.qvel_start + 6))
+
 
 @attrs.frozen(kw_only=True)
 class BackendTerrainSpawnData:

@@ -213,9 +213,13 @@ class ModelQueries:
         """``(num_actuators, 2)`` ``[low, high]`` (±inf when unlimited)."""
         return self._table(self.model_info.actuator_ctrl_range)
 
-    def get_joint_range(self) -> np.ndarray:
-        """``(num single-DoF joints, 2)`` ``[low, high]`` in DoF order (±inf when unlimited)."""
-        return self._table(self.model_info.joint_range[self._single_dof_joints].reshape(-1, 2))
+    def get_joint_range(self, names: Sequence[str] | None = None) -> np.ndarray:
+        """``(num single-DoF joints, 2)`` ``[low, high]`` in DoF order (±inf when unlimited); with
+        ``names``, those joints' rows in that order."""
+        table = self.model_info.joint_range[self._single_dof_joints].reshape(-1, 2)
+        if names is not None:
+            table = table[self.get_joint_dof_pos_indices(names)]
+        return self._table(table)
 
     def get_actuator_gains(self) -> tuple[np.ndarray, np.ndarray]:
         """``(kp, kd)``, each ``(num_actuators,)``."""
