@@ -25,6 +25,7 @@ _BUILTIN: dict[str, tuple[Path, float]] = {
     "free_body": (SCENES_DIR / "free_body.xml", 0.002),
     "box_on_plane": (SCENES_DIR / "box_on_plane.xml", 0.002),
     "box_stack": (SCENES_DIR / "box_stack.xml", 0.002),
+    "box_grid": (SCENES_DIR / "box_grid.xml", 0.002),
     "fixed_arm": (SCENES_DIR / "fixed_arm.xml", 0.002),
     "hfield_terrain": (SCENES_DIR / "hfield_terrain.xml", 0.002),
     "actuated_hinges": (SCENES_DIR / "actuated_hinges.xml", 0.001),

@@ -25,6 +25,6 @@ def test_check_names_new_rules_and_regressions(tmp_path, monkeypatch, capfd):
                    "-p", "no:cacheprovider"])
     out = capfd.readouterr().out
     assert rc == 1, out[-3000:]
-    assert "unisim check: kit rules 3; backend declares KIT_RULES = 2; 2 failed (2 new rule(s), " \
+    assert "unisim check: kit rules 4; backend declares KIT_RULES = 2; 2 failed (2 new rule(s), " \
            "0 regression(s))" in out
     assert re.search(r"^dynamics::link_velocity_at_frame_origin\[lin_w\]\s+3\s+new rule \(since 2\)", out, re.M), out

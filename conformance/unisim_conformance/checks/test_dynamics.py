@@ -649,3 +649,21 @@ def test_randomized_term_takes_effect(kit, term, env):
     measured, expected, rtol, what, unit, atol = kit.shared(f"dynamics.effect.{term}", EFFECTS[term])
     row = 1 if env == "randomized_env" else 0
     _rel_close(measured[row], expected[row], rtol, f"{what}, env {row} ({env})", unit, atol=atol)
+
+
+@pytest.mark.rules(4)
+@pytest.mark.requires(Capability.CONTACTS)
+def test_many_contacts_hold(kit):
+    """box_grid: 36 boxes resting on a plane (144 contacts per env in MuJoCo) stay at rest for 0.3 s:
+    every centre at z = 0.05 within 5 mm (the contact tier of box_on_plane) and within 5 mm of
+    where it started in x, y. An engine whose contact buffers are too small must raise an error
+    naming the buffer; dropping contacts in silence lets boxes sink through the floor (#39: Newton
+    dropped the Go1-class robot's foot contacts that way)."""
+    b = kit.make("box_grid", 2)
+    start = b.get_qpos().reshape(2, 36, 7)[..., :3].copy()
+    b.step(np.zeros((2, b.num_actuators)), round(0.3 / b.sim_dt))
+    pos = b.get_qpos().reshape(2, 36, 7)[..., :3]
+    sunk = np.argwhere(np.abs(pos[..., 2] - 0.05) > 5e-3)
+    assert not len(sunk), (f"{len(sunk)} of 72 resting boxes left z = 0.05 (e.g. env {sunk[0][0]} box{sunk[0][1]} "
+                           f"at z = {pos[tuple(sunk[0])][2]:.4f}): contacts dropped?")
+    np.testing.assert_allclose(pos[..., :2], start[..., :2], atol=5e-3, err_msg="resting boxes moved in x, y")
