@@ -24,6 +24,7 @@ through Isaac Lab. ``docs/sapien.md`` lists every PhysX fact and how both backen
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -32,9 +33,9 @@ from typing import Any
 import attrs
 import numpy as np
 
-__all__ = ["FRICTION_DAMPING", "IMPLICIT_KV", "MUJOCO_BODY_PROPERTIES", "PHYSX_DEFAULTS", "SOLVER_TYPES", "PhysxDrives",
-           "PhysxSolverConfig", "UNBOUNDED_VELOCITY", "explicit_damping_ratio", "mujoco_integrator",
-           "physx_config_option", "physx_drives", "solver_value_matches"]
+__all__ = ["FRICTION_DAMPING", "IMPLICIT_KV", "MUJOCO_BODY_PROPERTIES", "PER_ENV_FIELDS", "PHYSX_DEFAULTS",
+           "SOLVER_TYPES", "PhysxDrives", "PhysxSolverConfig", "UNBOUNDED_VELOCITY", "explicit_damping_ratio",
+           "mujoco_integrator", "physx_config_option", "physx_drives", "solver_value_matches", "stack_drives"]
 
 _UINT32_MAX = 2**32 - 1
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
@@ -190,7 +191,10 @@ class PhysxDrives:
     targets) and the explicit efforts of the MJCF actuators and explicit damping (:meth:`efforts`).
 
     Joint arrays follow the MJCF hinge/slide joint order (``joints``); actuator arrays the MJCF
-    actuator order. Units: N·m, rad (hinge) or N, m (slide).
+    actuator order. Units: N·m, rad (hinge) or N, m (slide). The per-env values (``damping``,
+    ``force_limit``, ``explicit_damping``, ``armature``, ``kp``, ``kv``, ``kv_on_drive``, ``gain``) may carry
+    a leading env axis ``(n, ...)`` (:func:`stack_drives`: randomized gains and damping); :meth:`servo`
+    broadcasts them against ``(n, J)`` states.
     """
 
     joints: tuple[str, ...]  #: MJCF names of the hinge/slide joints, in model order
@@ -206,6 +210,10 @@ class PhysxDrives:
     force_range: np.ndarray  #: (nu, 2) MJCF forcerange (before gear); (-inf, inf) when unlimited
     ctrl_range: np.ndarray  #: (nu, 2) MJCF ctrlrange; (-inf, inf) when unlimited
     kv_on_drive: np.ndarray  #: (nu,) bool: whether the servo's ``gear² kv`` rides on its joint's implicit drive
+    #: (nu,) the ctrl coefficient (MuJoCo's ``gainprm[0]``) where it is not the kind's own (1 for a motor, ``kp``
+    #: for a position servo, ``kv`` for a velocity servo): MuJoCo's ``actuator_kp`` randomization writes
+    #: ``gainprm[0]`` and ``biasprm[1]`` together, ``actuator_kd`` only ``biasprm[2]``. ``None``: the kind's.
+    gain: np.ndarray | None = None
 
     @functools.cached_property
     def state_dependent(self) -> bool:
@@ -268,15 +276,21 @@ class PhysxDrives:
 
         return efforts
 
+    @property
+    def _default_gain(self) -> np.ndarray:
+        """The kind's ctrl coefficient: 1 for a motor, ``kp`` for a position servo, ``kv`` for a velocity servo."""
+        kind = self.kind
+        return ((kind == "motor") + self.kp * (kind == "position") + self.kv * (kind == "velocity")).astype(np.float64)
+
     @functools.cached_property
     def _effort_terms(self) -> tuple:
         """:meth:`servo`'s per-actuator coefficients, computed once: ``f = c_u u - c_q q - c_qd qd``
-        (``c_u``: 1 for a motor, ``kp`` for a position servo, ``kv`` for a velocity servo; ``c_q = kp
-        gear``, ``c_qd = kv gear``), the implicit drive's ``gear² kv`` where it carries the servo's
+        (``c_u``: :attr:`gain`, by default 1 for a motor, ``kp`` for a position servo, ``kv`` for a velocity
+        servo; ``c_q = kp gear``, ``c_qd = kv gear``), the implicit drive's ``gear² kv`` where it carries the servo's
         ``kv``; whether every actuator drives its own joint, whether actuator ``i`` drives joint ``i``
         for every joint, whether any joint has explicit damping, and whether any gear is not 1."""
-        kind, g, j = self.kind, self.gear, self.act_joint
-        c_u = (kind == "motor") + self.kp * (kind == "position") + self.kv * (kind == "velocity")
+        g, j = self.gear, self.act_joint
+        c_u = self._default_gain if self.gain is None else np.asarray(self.gain, dtype=np.float64)
         unique = len(set(j.tolist())) == len(j)
         return (c_u.astype(np.float64), self.kp * g, self.kv * g, g * self.kv * self.kv_on_drive * g, unique,
                 unique and len(j) == len(self.joints) and bool((j == np.arange(len(j))).all()),
@@ -344,6 +358,25 @@ def physx_drives(joints: Sequence[Mapping[str, Any]], actuators: Sequence[Mappin
         kp=np.array(kp, dtype=np.float64), kv=np.array(kv, dtype=np.float64), kind=np.array(kind, dtype="<U8"),
         force_range=np.array(fr, dtype=np.float64).reshape(-1, 2),
         ctrl_range=np.array(cr, dtype=np.float64).reshape(-1, 2), kv_on_drive=np.array(on_drive, dtype=bool))
+
+
+#: :class:`PhysxDrives` fields that :func:`stack_drives` stacks per env (the rest is the model's structure).
+PER_ENV_FIELDS = ("damping", "force_limit", "explicit_damping", "armature", "kp", "kv", "kv_on_drive", "gain")
+
+
+def stack_drives(rows: Sequence[PhysxDrives]) -> PhysxDrives:
+    """One :class:`PhysxDrives` for ``n`` envs from each env's own (the same model, its randomized gains,
+    damping, armature and friction): :data:`PER_ENV_FIELDS` with a leading env axis ``(n, ...)``, the
+    structure (joints, actuators' joints, gears, kinds, ranges) from ``rows[0]``. A ``gain`` of ``None``
+    is the kind's default (:attr:`PhysxDrives.gain`)."""
+    first = rows[0]
+    stacked = {}
+    for name in PER_ENV_FIELDS:
+        if name == "gain" and all(r.gain is None for r in rows):
+            continue
+        stacked[name] = np.stack([getattr(r, name) if name != "gain" or r.gain is not None else r._default_gain
+                                  for r in rows])
+    return dataclasses.replace(first, **stacked)
 
 
 def explicit_damping_ratio(lite: Any, drives: PhysxDrives, dt: float) -> np.ndarray:

@@ -201,3 +201,28 @@ def test_joint_frame_turns_physx_x_onto_the_mjcf_axis(axis):
     q = _joint_frame({"axis": a})
     assert np.linalg.norm(q) == pytest.approx(1.0)
     np.testing.assert_allclose(Q.quat_apply(q, [1.0, 0.0, 0.0]), a, atol=1e-12)
+
+
+TABLE = """<mujoco><option timestep="0.002"/><worldbody><geom name="floor" type="plane" size="2 2 0.1"/>
+  <body name="table" pos="0 0 0.2"><geom name="top" type="box" size="0.3 0.3 0.05" mass="5"/></body>
+  <body name="box" pos="0 0 0.35"><freejoint/><geom type="box" size="0.1 0.1 0.1" mass="2"/></body>
+  <body name="ball" pos="1 0 0.1"><freejoint/><geom type="sphere" size="0.1" mass="1"/></body>
+</worldbody></mujoco>"""
+
+
+def test_contact_filters_name_the_bodies_as_mujoco_also_a_world_welded_one(tmp_path):
+    """A box resting on a table welded to the world (its geom on PhysX's static actor) and a ball on the floor:
+    against=["table"] reads the box's weight m g, against=["world"] none for the box and the ball's for the
+    ball, as MuJoCo (whose contacts name each geom's own body); within 1 % of m g."""
+    path = tmp_path / "table.xml"
+    path.write_text(TABLE)
+    reads = {}
+    for name in ("mujoco", "sapien"):
+        b = create_backend(name, SceneCfg(str(path)), 2, 0.002)
+        on_table = b.bind_contact_forces(["box", "ball"], against=["table"])
+        on_world = b.bind_contact_forces(["box", "ball"], against=["world"])
+        b.step(np.zeros((2, 0)), 150)
+        reads[name] = on_table.read()[:, :, 2], on_world.read()[:, :, 2]
+    for name, (table, world) in reads.items():
+        np.testing.assert_allclose(table, [[2 * 9.81, 0.0]] * 2, atol=0.0981 * 2, err_msg=name)
+        np.testing.assert_allclose(world, [[0.0, 9.81]] * 2, atol=0.0981, err_msg=name)

@@ -30,9 +30,12 @@ from unisim_core.physx import IMPLICIT_KV, explicit_damping_ratio, mujoco_integr
 from unisim_core.plugin_support import SnapshotMemory, load_mjcf_or_refuse
 
 from . import _hooks
-from ._build import build_env, check_scene, configure_engine, gravcomp_forces, layout_of
+from ._build import build_env, check_scene, configure_engine, layout_of, welded_to_world
+from ._friction import physx_frictions
+from ._hooks import REFUSED_TERMS
 from ._mjcf_extra import geom_assets
 from ._options import SapienOptions
+from ._randomization import ModelFields
 from ._readback import read_solver_values
 from ._thread_keys import check_thread_keys
 
@@ -61,12 +64,14 @@ def _engine_ordered(drives, rows: np.ndarray) -> tuple[Any, np.ndarray]:
     order = np.arange(len(act_joint))
     if len(act_joint) == len(rows) and len(set(act_joint.tolist())) == len(rows):
         order = np.argsort(act_joint)
-    return dataclasses.replace(
-        drives, joints=tuple(drives.joints[r] for r in rows), damping=drives.damping[rows],
-        force_limit=drives.force_limit[rows], explicit_damping=drives.explicit_damping[rows],
-        armature=drives.armature[rows], act_joint=act_joint[order], gear=drives.gear[order], kp=drives.kp[order],
-        kv=drives.kv[order], kind=drives.kind[order], force_range=drives.force_range[order],
-        ctrl_range=drives.ctrl_range[order], kv_on_drive=drives.kv_on_drive[order]), order
+    return dataclasses.replace(  # per-env fields may carry a leading env axis (stack_drives): the last one is indexed
+        drives, joints=tuple(drives.joints[r] for r in rows), damping=drives.damping[..., rows],
+        force_limit=drives.force_limit[..., rows], explicit_damping=drives.explicit_damping[..., rows],
+        armature=drives.armature[..., rows], act_joint=act_joint[order], gear=drives.gear[order],
+        kp=drives.kp[..., order], kv=drives.kv[..., order], kind=drives.kind[order],
+        force_range=drives.force_range[order], ctrl_range=drives.ctrl_range[order],
+        kv_on_drive=drives.kv_on_drive[..., order],
+        gain=None if drives.gain is None else drives.gain[..., order]), order
 
 
 class SapienBackend(SimBackend):
@@ -77,6 +82,9 @@ class SapienBackend(SimBackend):
     contract_range = ">=1.0,<2"
     options_cls = SapienOptions
     CAPABILITIES = _hooks.CAPABILITIES
+    INIT_TERMS = _hooks.INIT_TERMS
+    INTERVAL_TERMS = _hooks.INTERVAL_TERMS
+    RESET_TERMS = _hooks.RESET_TERMS
     SNAPSHOT_TIER = "state"  # PhysX's contact cache is not part of a snapshot
     MAX_ABS_VALUE = float(np.finfo(np.float32).max)  # PhysX state and inputs are float32
     KIT_RULES = 3
@@ -117,6 +125,11 @@ class SapienBackend(SimBackend):
             raise UnsupportedCapabilityError(self.name, "integrator", f"{path}: <option integrator={integrator!r}>; "
                                              f"mapped: {sorted(IMPLICIT_KV)}")
         check_scene(lite, assets, path)
+        try:  # PhysX averages a contact's two materials, MuJoCo takes the larger friction
+            friction = physx_frictions(np.asarray([g["friction"][0] for g in lite.geoms]), lite.collision_pairs(),
+                                       [g["name"] for g in lite.geoms])
+        except ValueError as exc:
+            raise UnsupportedCapabilityError(self.name, "geom_friction", f"{path}: {exc}") from None
         _ = self.model_info  # names given by the options are checked before the engine loads
         self._drives = physx_drives(lite.joints, lite.actuators, implicit_kv=IMPLICIT_KV[integrator])
         ratio = explicit_damping_ratio(lite, self._drives, self.sim_dt)
@@ -129,16 +142,19 @@ class SapienBackend(SimBackend):
         check_thread_keys(self._num_envs)
         cfg = self.options.physx
         configure_engine(cfg, lite.gravity)
-        self._scenes, self._arts = [], []
+        self._scenes, self._arts, self._shapes = [], [], []
         for _ in range(self._num_envs):
-            scene_, arts = build_env(lite, assets, self._drives, cfg, self.sim_dt, path=path)
+            scene_, arts, shapes = build_env(lite, assets, self._drives, cfg, self.sim_dt, friction, path=path)
             self._scenes.append(scene_)
             self._arts.append(arts)
+            self._shapes.append(shapes)
         self._systems = [s.physx_system for s in self._scenes]
         self._layout = lay = layout_of(lite, self._arts[0])
         self._links = [[None] + [arts[a].get_links()[k] for a, k in lay.body_link[1:]] for arts in self._arts]
-        self._com = np.array([[0.0, 0.0, 0.0]] + [_xyz(link.cmass_local_pose.p) for link in self._links[0][1:]])
-        self._com_rows = self._com.tolist()
+        #: per env, per body: its COM in the body frame, m (``body_com_offset`` randomizes it per env)
+        com = np.array([[0.0, 0.0, 0.0]] + [_xyz(link.cmass_local_pose.p) for link in self._links[0][1:]])
+        self._com = np.repeat(com[None], self._num_envs, axis=0)
+        self._com_rows = [com.tolist()] * self._num_envs
         #: per articulation with dofs: ``(a, rows, qpos columns, qvel columns)``, rows (MJCF hinge/slide
         #: joint order) listed in PhysX's active-joint order, so an engine vector maps with one index
         self._dofs = []
@@ -154,12 +170,7 @@ class SapienBackend(SimBackend):
         #: when one articulation holds every hinge/slide joint (a robot): the drives in PhysX's dof
         #: order, so a substep reads, drives and writes each env's dof vector as PhysX lays it out
         #: (drives, ctrl columns, ref, the articulation per env, q and qd buffers (n, J))
-        self._engine_order = None
-        if len(self._dofs) == 1 and len(self._dofs[0][1]) == len(self._drives.joints):
-            a, rows = self._dofs[0][:2]
-            buffers = np.zeros((self._num_envs, len(rows))), np.zeros((self._num_envs, len(rows)))
-            self._engine_order = (*_engine_ordered(self._drives, rows), self._ref[rows],
-                                  [env[a] for env in self._arts], *buffers)
+        self._set_drives(self._drives)
         self.solver_readback = read_solver_values(self._systems, self._arts, cfg)
         self._all_bodies = np.arange(1, len(lite.body_names))
         self._free_bodies = np.array([f[3] for f in lay.free], dtype=np.int64)
@@ -180,9 +191,11 @@ class SapienBackend(SimBackend):
         self._time = np.zeros(self._num_envs)
         self._snapshots = SnapshotMemory(self._num_envs)  # each snapshot row's engine state (exact restores)
         self._wrench: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        #: MJCF gravcomp other than 0 and 1: (link per env, float32 force at the COM) applied every substep
-        self._gravcomp = [([links[b] for links in self._links], force.astype(np.float32))
-                          for b, force in gravcomp_forces(lite)]
+        self._fields = ModelFields(self, welded_to_world(lite), IMPLICIT_KV[integrator])
+        #: (link per env, float32 force per env at the COM) applied before every substep: MJCF gravcomp
+        #: other than 0 and 1, randomized gravity (``ModelFields.body_forces``)
+        self._body_forces: list[tuple[list, np.ndarray]] = []
+        self._set_body_forces(self._fields.body_forces())
         self._reset_to_default(np.arange(self._num_envs))
 
     # ------------------------------------------------------------------ engine access
@@ -210,7 +223,7 @@ class SapienBackend(SimBackend):
         """``(pos, quat_wxyz, lin_vel at origin, ang_vel)``, each ``(n, nbody, 3|4)`` float64, world
         frame, for ``bodies`` (default: all; the other rows stay zero/identity), from the engine or from
         ``reads`` (:meth:`_link_reads` of ``bodies``)."""
-        n, nb = self._num_envs, len(self._com)
+        n, nb = self._num_envs, self._com.shape[1]
         bodies = self._all_bodies if bodies is None else bodies
         reads = self._link_reads(bodies) if reads is None else reads
         pos, quat = np.zeros((n, nb, 3)), np.zeros((n, nb, 4))
@@ -223,12 +236,12 @@ class SapienBackend(SimBackend):
                 ang[i, b] = w
                 if scalar:  # COM -> origin, as below
                     lin[i, b] = Q.com_to_origin_velocity_scalar(pose.q.tolist(), v.tolist(), w.tolist(),
-                                                                self._com_rows[b])
+                                                                self._com_rows[i][b])
                 else:
                     lin[i, b] = v
         if not scalar:  # COM -> origin
             lin[:, bodies] = Q.com_to_origin_velocity(quat[:, bodies], lin[:, bodies], ang[:, bodies],
-                                                      self._com[bodies])
+                                                      self._com[:, bodies])
         return pos, quat, lin, ang
 
     def _previous(self) -> tuple[np.ndarray, ...] | None:
@@ -268,8 +281,8 @@ class SapienBackend(SimBackend):
                 write_efforts()
             if self._wrench:
                 self._apply_wrenches()
-            if self._gravcomp:
-                self._apply_gravcomp()
+            if self._body_forces:
+                self._apply_body_forces()
             if self._accel and k == nsteps - 1:  # the accelerometer reads the velocity change over the last substep
                 if self._cache is None:  # converted only when the accelerometer is read
                     self._prev_reads = self._link_reads(self._accel_bodies)
@@ -327,7 +340,7 @@ class SapienBackend(SimBackend):
             for a, qa, da, body in lay.free:
                 p, q = qpos[k, qa:qa + 3], Q.quat_normalize(qpos[k, qa + 3:qa + 7])
                 w = Q.quat_apply(q, qvel[k, da + 3:da + 6])
-                v = qvel[k, da:da + 3] + Q.cross(w, Q.quat_apply(q, self._com[body]))  # origin -> COM
+                v = qvel[k, da:da + 3] + Q.cross(w, Q.quat_apply(q, self._com[i, body]))  # origin -> COM
                 arts[a].set_root_pose(sapien.Pose(p.astype(np.float32), q.astype(np.float32)))
                 arts[a].set_root_linear_velocity(v.astype(np.float32))
                 arts[a].set_root_angular_velocity(w.astype(np.float32))
@@ -360,8 +373,8 @@ class SapienBackend(SimBackend):
         if self._has_ref:
             qpos[:, self._ref_cols] += self._ref
         if lay.free and n * len(lay.free) <= _SCALAR_ROWS and self._cache is None:  # Python floats
-            com = self._com_rows
             for i, env in enumerate(self._link_reads(self._free_bodies)):
+                com = self._com_rows[i]
                 for (_, qa, da, body), (pose, v, w) in zip(lay.free, env):
                     q, w = pose.q.tolist(), w.tolist()
                     qpos[i, qa:qa + 3], qpos[i, qa + 3:qa + 7] = pose.p, q
@@ -410,7 +423,8 @@ class SapienBackend(SimBackend):
         kin = self._now()
         point = self._sensor_point(kin, index)
         if kind == "accelerometer":  # proper acceleration of the point, in its frame
-            value = Q.quat_apply_inverse(point[1], self._point_acceleration(kin, index, point[2]) - info.gravity)
+            value = Q.quat_apply_inverse(point[1], self._point_acceleration(kin, index, point[2])
+                                         - self._fields.gravity())
         elif kind in ("gyro", "velocimeter"):  # body-frame angular / linear velocity of the point
             value = Q.quat_apply_inverse(point[1], point[3] if kind == "gyro" else point[2])
         else:
@@ -436,8 +450,8 @@ class SapienBackend(SimBackend):
         fresh = np.flatnonzero(self._fresh)
         saved = [self._systems[i].pack() for i in fresh]
         for i in fresh:
-            for links, force in self._gravcomp:
-                links[i].add_force_torque(force, _ZERO3)
+            for links, force in self._body_forces:
+                links[i].add_force_torque(force[i], _ZERO3)
             self._systems[i].step()
         out = self._kinematics()
         for i, blob in zip(fresh, saved):
@@ -448,27 +462,26 @@ class SapienBackend(SimBackend):
     # ------------------------------------------------------------------ contacts
     def _bind_contact_forces(self, body_ids: np.ndarray, against_ids: np.ndarray | None):
         """Net contact forces from PhysX's contact reports of the last substep: per contact point, its
-        impulse (on the pair's first body) over ``sim_dt``, at its world position (a binding with
+        impulse (on the pair's first shape's body) over ``sim_dt``, at its world position (a binding with
         torques sums each point's moment about the world origin, ``p x impulse / dt``, not the pair's
-        summed impulse at one point); static shapes and the anchor link of a jointed world child
-        are the world (body 0)."""
-        sums = ContactSums(body_ids, against_ids, len(self._com))
-
-        def body_of(component) -> int:
-            name = component.name
-            return int(name[1:]) if name[:1] == "b" and name[1:].isdigit() else 0
+        summed impulse at one point). Each shape is its geom's MJCF body, as MuJoCo's ``geom_bodyid``
+        (a world-welded body's geoms on the static actor included), so ``against`` filters by body."""
+        sums = ContactSums(body_ids, against_ids, self._com.shape[1])
+        lite = self._lite
+        shape_body = [{id(shape): lite.geoms[g]["body"] for g, shape in shapes.items()} for shapes in self._shapes]
 
         def fill(out: np.ndarray) -> None:
             env, first, second, impulse, position = [], [], [], [], []
             for i, system in enumerate(self._systems):
+                body_of = shape_body[i]
                 for contact in system.get_contacts():
                     points = contact.points
                     if points:
-                        a, b = contact.bodies
+                        a, b = contact.shapes
                         k = len(points)
                         env += [i] * k
-                        first += [body_of(a)] * k
-                        second += [body_of(b)] * k
+                        first += [body_of[id(a)]] * k
+                        second += [body_of[id(b)]] * k
                         impulse += [p.impulse for p in points]
                         position += [p.position for p in points]
             if env:
@@ -495,12 +508,54 @@ class SapienBackend(SimBackend):
                 links[b].add_force_at_point(force[i].astype(np.float32), pos[i, b].astype(np.float32))
                 links[b].add_force_torque(_ZERO3, torque[i].astype(np.float32))
 
-    def _apply_gravcomp(self) -> None:
-        """MuJoCo's gravity compensation ``-gravcomp m g`` at the COM of each body whose gravcomp is not
-        0 or 1, for the next substep (``add_force_torque`` acts at the COM; PhysX clears it after the step)."""
-        for links, force in self._gravcomp:
-            for link in links:
-                link.add_force_torque(force, _ZERO3)
+    def _apply_body_forces(self) -> None:
+        """The per-substep forces at the COM (``ModelFields.body_forces``: MuJoCo's gravity compensation
+        ``-gravcomp m g`` for gravcomp other than 0 and 1, randomized gravity's difference), for the next
+        substep (``add_force_torque`` acts at the COM; PhysX clears it after the step)."""
+        for links, force in self._body_forces:
+            for link, f in zip(links, force):
+                link.add_force_torque(f, _ZERO3)
+
+    def _set_body_forces(self, forces: list[tuple[int, np.ndarray]]) -> None:
+        self._body_forces = [([links[b] for links in self._links], f) for b, f in forces]
+
+    def _set_com(self, env: int, body: int, com: np.ndarray) -> None:
+        """Env ``env``'s body ``body`` has its COM at ``com`` (body frame, m): the origin/COM velocity conversions."""
+        self._com[env, body] = com
+        self._com_rows[env] = self._com[env].tolist()
+        self._stale()
+
+    def _set_drives(self, drives) -> None:
+        """The drives every substep's servo law runs (one env's, or stacked per env after a randomization);
+        when one articulation holds every hinge/slide joint (a robot), also in PhysX's dof order, so a
+        substep reads, drives and writes each env's dof vector as PhysX lays it out (drives, ctrl columns,
+        ref, the articulation per env, q and qd buffers (n, J))."""
+        self._drives, self._engine_order = drives, None
+        if len(self._dofs) == 1 and len(self._dofs[0][1]) == len(drives.joints):
+            a, rows = self._dofs[0][:2]
+            buffers = np.zeros((self._num_envs, len(rows))), np.zeros((self._num_envs, len(rows)))
+            self._engine_order = (*_engine_ordered(drives, rows), self._ref[rows],
+                                  [env[a] for env in self._arts], *buffers)
+
+    # ------------------------------------------------------------------ randomization
+    def _resolve_ops(self, plan, allowed, phase, subset=None):
+        for op in plan.iter_ops():  # a term PhysX cannot hold per env: refused by name, with the reason
+            if op.term in REFUSED_TERMS:
+                raise UnsupportedCapabilityError(self._label, op.term,
+                                                 f"{phase} randomization: {REFUSED_TERMS[op.term]}")
+        return super()._resolve_ops(plan, allowed, phase, subset)
+
+    def _check_model_values(self, term: str, env_ids: np.ndarray, target_ids: np.ndarray | None,
+                            values: np.ndarray) -> None:
+        self._fields.check(term, env_ids, target_ids, values)
+
+    def _write_model_field(self, term: str, env_ids: np.ndarray, target_ids: np.ndarray | None,
+                           values: np.ndarray) -> None:
+        self._check_open()
+        self._fields.write(term, env_ids, target_ids, values)
+
+    def _read_model_field(self, term: str) -> np.ndarray:
+        return self._fields.read(term).astype(self.np_dtype)
 
     # ------------------------------------------------------------------ snapshots
     def _get_physics_state(self) -> np.ndarray:

@@ -28,7 +28,7 @@ from unisim_core.physx import MUJOCO_BODY_PROPERTIES, PhysxDrives, PhysxSolverCo
 
 from ._mjcf_extra import Hfield, MeshFile
 
-__all__ = ["Layout", "build_env", "configure_engine", "gravcomp_forces", "layout_of"]
+__all__ = ["Layout", "build_env", "check_scene", "configure_engine", "layout_of", "welded_to_world"]
 
 _NAME = "sapien"
 _X_TO_Z = np.array([np.sqrt(0.5), 0.0, -np.sqrt(0.5), 0.0])  # rotates PhysX's +x (plane normal, capsule axis) onto +z
@@ -69,7 +69,7 @@ def check_scene(lite: LiteModel, assets: list[Hfield | MeshFile | None], path: s
         if kind not in _SHAPES:
             raise _refuse(f"{kind}_geom", f"{path}: colliding geom {lite.geoms[g]['name'] or g!r} is a {kind}; "
                           f"PhysX shapes here: {', '.join(_SHAPES)}")
-        if kind in ("plane", "hfield") and not _world_welded(lite)[lite.geoms[g]["body"]]:
+        if kind in ("plane", "hfield") and not welded_to_world(lite)[lite.geoms[g]["body"]]:
             raise _refuse(f"moving_{kind}", f"{path}: a {kind} geom on a moving body (PhysX: static only)")
         if kind == "hfield" and not isinstance(assets[g], Hfield):
             raise _refuse("hfield_file", f"{path}: height field of geom {lite.geoms[g]['name']!r} is not inline "
@@ -77,7 +77,7 @@ def check_scene(lite: LiteModel, assets: list[Hfield | MeshFile | None], path: s
         if kind == "mesh" and not isinstance(assets[g], MeshFile):
             raise _refuse("mesh_geom", f"{path}: the mesh file of colliding geom {lite.geoms[g]['name'] or g!r} was "
                           "not found")
-    welded = _world_welded(lite)
+    welded = welded_to_world(lite)
     for b in range(1, len(lite.body_names)):  # a world-welded body never moves: its inertia is not used
         if not welded[b] and (lite.body_mass[b] <= 0.0 or np.min(lite.body_inertia[b]) <= 0.0):
             raise _refuse("massless_body", f"{path}: body {lite.body_names[b]!r} has mass {lite.body_mass[b]} and "
@@ -113,7 +113,7 @@ def ignore_bits(lite: LiteModel) -> np.ndarray:
     return bits
 
 
-def _world_welded(lite: LiteModel) -> list[bool]:
+def welded_to_world(lite: LiteModel) -> list[bool]:
     """Per body, whether it is welded to the world (no joint on its path to it): MuJoCo's weld 0,
     whose geoms are static. Their shapes go on the static world actor here, as in MuJoCo."""
     out = [True]
@@ -136,7 +136,7 @@ def _world_pose(lite: LiteModel, b: int) -> sapien.Pose:
 def _physx_pairs(lite: LiteModel, bits: np.ndarray | None) -> list[tuple[int, int]]:
     """Geom pairs PhysX tests: not on one actor, not a jointed parent/child link pair, not sharing an
     ignore bit (``bits``), and passing the contype/conaffinity groups."""
-    G, parent, static = lite.geoms, lite.body_parent, _world_welded(lite)
+    G, parent, static = lite.geoms, lite.body_parent, welded_to_world(lite)
     cols = _colliding(lite)
     out = []
     for a, i in enumerate(cols):
@@ -178,13 +178,14 @@ def _joint_frame(j: dict) -> np.ndarray:
     return q / np.linalg.norm(q)
 
 
-def _add_shape(builder, lite: LiteModel, g: int, asset: Hfield | MeshFile | None, frame: sapien.Pose | None = None):
-    """Add geom ``g`` to ``builder``; a height field's triangle mesh is returned instead (attach it).
-    ``frame``: the body's pose in the builder's frame (a world-welded body's geoms on the static actor).
-    Collision groups are set per shape after the build (:func:`_set_groups`)."""
+def _add_shape(builder, lite: LiteModel, g: int, asset: Hfield | MeshFile | None, mu: float,
+               frame: sapien.Pose | None = None):
+    """Add geom ``g`` to ``builder`` with a material of friction ``mu`` (static = dynamic, :mod:`._friction`);
+    a height field's triangle mesh is returned instead (attach it). ``frame``: the body's pose in the
+    builder's frame (a world-welded body's geoms on the static actor). Collision groups are set per
+    shape after the build (:func:`_set_groups`)."""
     row = lite.geoms[g]
     pos, quat = np.asarray(row["pos"], dtype=np.float64), np.asarray(row["quat"], dtype=np.float64)
-    mu = float(row["friction"][0])
     mat = physx.PhysxMaterial(mu, mu, 0.0)
     kind, size = row["type"], np.asarray(row["size"], dtype=np.float64)
     if kind in ("capsule", "cylinder", "plane"):  # PhysX's axis / normal is x; MuJoCo's is z
@@ -254,10 +255,10 @@ def _tops(lite: LiteModel) -> list[tuple[int, bool]]:
     return out
 
 
-def _set_groups(component, lite: LiteModel, geoms: list[int], path: str, bits: np.ndarray) -> None:
+def _set_groups(component, lite: LiteModel, geoms: list[int], path: str, bits: np.ndarray) -> dict[int, object]:
     """Each shape of ``component`` (in the order its geoms were added) gets its geom's MuJoCo
     contype/conaffinity as PhysX groups 0/1 and its MJCF body's ignore ``bits`` (group 2, id group
-    3 = 1); a shape SAPIEN failed to cook (it skips those) refuses."""
+    3 = 1); a shape SAPIEN failed to cook (it skips those) refuses. Returns ``{geom: shape}``."""
     shapes = component.get_collision_shapes()
     if len(shapes) != len(geoms):
         names = [lite.geoms[g]["name"] or str(g) for g in geoms]
@@ -266,17 +267,20 @@ def _set_groups(component, lite: LiteModel, geoms: list[int], path: str, bits: n
     for shape, g in zip(shapes, geoms):
         row = lite.geoms[g]
         shape.set_collision_groups([int(row["contype"]), int(row["conaffinity"]), int(bits[row["body"]]), 1])
+    return dict(zip(geoms, shapes))
 
 
 def build_env(lite: LiteModel, assets: list[Hfield | MeshFile | None], drives: PhysxDrives,
-              config: PhysxSolverConfig, dt: float, scene: sapien.Scene | None = None,
-              origin: tuple[float, float] = (0.0, 0.0), path: str = "") -> tuple[sapien.Scene, list]:
-    """One env: its scene and articulations (``configure_engine`` must have run). ``scene``: add
-    the articulations, placed at ``origin`` (x, y; m), to that scene instead, without its world
-    geoms (the former ``benchmarks/sapien_overhead.py`` measured N articulations in one scene this way)."""
+              config: PhysxSolverConfig, dt: float, friction: np.ndarray, scene: sapien.Scene | None = None,
+              origin: tuple[float, float] = (0.0, 0.0), path: str = "") -> tuple[sapien.Scene, list, dict]:
+    """One env: its scene, articulations and ``{colliding geom: PhysX shape}`` (``configure_engine`` must
+    have run). ``friction (G,)``: each geom's PhysX material friction (:func:`._friction.physx_frictions`).
+    ``scene``: add the articulations, placed at ``origin`` (x, y; m), to that scene instead, without its
+    world geoms (the former ``benchmarks/sapien_overhead.py`` measured N articulations in one scene this way)."""
     cols = set(_colliding(lite))
-    welded, bits = _world_welded(lite), ignore_bits(lite)
+    welded, bits = welded_to_world(lite), ignore_bits(lite)
     statics = [g for g in sorted(cols) if welded[lite.geoms[g]["body"]]]
+    shapes: dict[int, object] = {}
     if scene is None:
         scene = sapien.Scene([physx.PhysxCpuSystem()])
         scene.set_timestep(dt)
@@ -287,13 +291,14 @@ def build_env(lite: LiteModel, assets: list[Hfield | MeshFile | None], drives: P
         sb = scene.create_actor_builder()
         sb.set_physx_body_type("static")
         statics.sort(key=lambda g: lite.geoms[g]["type"] == "hfield")  # attached after the builder's shapes
-        meshes = [_add_shape(sb, lite, g, assets[g], _world_pose(lite, lite.geoms[g]["body"])) for g in statics]
+        meshes = [_add_shape(sb, lite, g, assets[g], float(friction[g]), _world_pose(lite, lite.geoms[g]["body"]))
+                  for g in statics]
         world = sb.build_entity()
         comp = world.find_component_by_type(physx.PhysxRigidStaticComponent)
         for shape in meshes:
             if shape is not None:  # triangle meshes are attached directly (the builder reads files only)
                 comp.attach(shape)
-        _set_groups(comp, lite, statics, path, bits)
+        shapes.update(_set_groups(comp, lite, statics, path, bits))
         _shape_offsets(comp.get_collision_shapes(), config)
         scene.add_entity(world)
     driven = [j for j, row in enumerate(lite.joints) if row["type"] in ("hinge", "slide")]
@@ -325,7 +330,7 @@ def build_env(lite: LiteModel, assets: list[Hfield | MeshFile | None], drives: P
                                         np.asarray(lite.body_inertia[b], dtype=np.float32))
             for g in sorted(cols):
                 if lite.geoms[g]["body"] == b and not welded[b]:
-                    _add_shape(lb, lite, g, assets[g])
+                    _add_shape(lb, lite, g, assets[g], float(friction[g]))
             j = lite.body_joint[b]
             if b != top or (j >= 0 and not floating):
                 parent_pose = (_pose(lite.body_pos[b], lite.body_quat[b]))
@@ -345,12 +350,12 @@ def build_env(lite: LiteModel, assets: list[Hfield | MeshFile | None], drives: P
         for link in art.get_links():
             if link.name.startswith("b"):
                 b = int(link.name[1:])
-                _set_groups(link, lite, [g for g in sorted(cols) if lite.geoms[g]["body"] == b and not welded[b]], path,
-                            bits)
+                shapes.update(_set_groups(link, lite, [g for g in sorted(cols) if lite.geoms[g]["body"] == b
+                                                       and not welded[b]], path, bits))
         _mujoco_properties(art, joint_drive, config)
         _gravity_off(art, lite, welded)
         arts.append(art)
-    return scene, arts
+    return scene, arts, shapes
 
 
 def _gravity_off(art, lite: LiteModel, welded: list[bool]) -> None:
@@ -361,15 +366,6 @@ def _gravity_off(art, lite: LiteModel, welded: list[bool]) -> None:
             b = int(link.name[1:])
             if lite.body_gravcomp[b] == 1.0 and not welded[b]:
                 link.disable_gravity = True
-
-
-def gravcomp_forces(lite: LiteModel) -> list[tuple[int, np.ndarray]]:
-    """``(body, force)`` for each moving body whose ``gravcomp`` is neither 0 nor 1: MuJoCo's passive
-    force ``-gravcomp m g`` at the COM, world frame, to apply before every substep (PhysX clears external
-    forces after each). ``gravcomp="1"`` is disable-gravity on the link instead (no per-substep work)."""
-    welded, g = _world_welded(lite), np.asarray(lite.gravity, dtype=np.float64)
-    return [(b, -lite.body_gravcomp[b] * lite.body_mass[b] * g) for b in range(1, len(lite.body_names))
-            if lite.body_gravcomp[b] not in (0.0, 1.0) and not welded[b]]
 
 
 def _under(lite: LiteModel, b: int, top: int) -> bool:
