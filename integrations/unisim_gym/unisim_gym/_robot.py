@@ -53,6 +53,7 @@ class RobotCfg:
       their order). ``motors``: replace the model's actuators with gear-1 torque motors on them.
     - ``actuators``: the actuator model (:mod:`unisim_core.actuators`; needed for motors, refused
       for position servos); ``()``: the model's position servos take ``ctrl`` as joint targets.
+    - ``mjcf_option``: attributes written onto the scene's ``<option>`` (e.g. a cheaper friction cone).
     - ``action_scale``: joint target = default + ``action_scale`` x action (rad).
     - ``foot_bodies`` with ``foot_offset`` (the foot centre in the body frame) and ``foot_radius``;
       ``foot_geoms``: the feet's collision geoms (friction randomization); ``base_geom``: a box
@@ -73,6 +74,7 @@ class RobotCfg:
     foot_radius: float = attrs.field(validator=_positive)
     foot_geoms: tuple[str, ...] = attrs.field(default=(), converter=_names)
     base_geom: str | None = None
+    mjcf_option: dict[str, str] = attrs.field(factory=dict, converter=dict)
     min_base_height: float = attrs.field(default=0.1, validator=_positive)
 
     def __attrs_post_init__(self) -> None:
@@ -91,7 +93,8 @@ _GO1_LEGS = ("FR", "FL", "RR", "RL")
 #: MuJoCo Menagerie's Unitree Go1 driven by torque: its position servos replaced by gear-1 motors
 #: under a DC motor model (Isaac Lab's Unitree A1/Go1 style: kp 20, kd 0.5, saturation 23.7 N m hip
 #: and thigh, 35.55 N m knee as the MJCF's forcerange, 30 rad/s no-load speed), 2 substeps of
-#: target delay at most.
+#: target delay at most; pyramidal friction cones with impratio 1 instead of the file's elliptic
+#: cones with impratio 100 (MuJoCo steps 256 envs on rough terrain 2.6x faster, measured).
 GO1 = RobotCfg(
     name="go1", model_file=GO1_XML, floor=None,
     joint_names=tuple(f"{leg}_{j}_joint" for leg in _GO1_LEGS for j in ("hip", "thigh", "calf")), motors=True,
@@ -100,7 +103,7 @@ GO1 = RobotCfg(
                           saturation_effort={".*_(hip|thigh)_joint": 23.7, ".*_calf_joint": 35.55},
                           velocity_limit=30.0, delay=(0, 2)),),
     foot_bodies=tuple(f"{leg}_calf" for leg in _GO1_LEGS), foot_offset=(0.0, 0.0, -0.213), foot_radius=0.023,
-    foot_geoms=_GO1_LEGS, min_base_height=0.12)
+    foot_geoms=_GO1_LEGS, min_base_height=0.12, mjcf_option={"cone": "pyramidal", "impratio": "1"})
 
 
 def effort_limits(robot: RobotCfg) -> dict[str, float]:
@@ -184,13 +187,20 @@ def build_scene(robot: RobotCfg, terrain: GeneratedTerrain | None = None) -> str
     """
     if not Path(robot.model_file).is_file():
         raise InvalidInputError(f"RobotCfg.model_file: no such file {robot.model_file!r} (robot {robot.name!r})")
-    if not robot.motors and terrain is None and robot.floor is not None:
+    if not robot.motors and terrain is None and robot.floor is not None and not robot.mjcf_option:
         return robot.model_file
     src = Path(robot.model_file).resolve()
     root = ET.parse(src).getroot()
     _absolute_assets(root, src.parent)
     if robot.motors:
         _replace_actuators(root, robot)
+    if robot.mjcf_option:
+        option = root.find("option")
+        if option is None:
+            option = ET.Element("option")
+            root.insert(1, option)
+        for key, value in robot.mjcf_option.items():
+            option.set(key, str(value))
     _ground(root, robot, terrain)
     ET.indent(root)
     text = ET.tostring(root, encoding="unicode")
