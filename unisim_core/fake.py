@@ -42,6 +42,7 @@ from . import quat as Q
 from .backend import SimBackend
 from .capabilities import Capability as C
 from .heightfield import HFieldSampler
+from .kinematics import site_jacobian
 from .mjcf_lite import MjcfLiteError
 from .model import ModelInfo
 from .plugin_support import load_mjcf_or_refuse
@@ -346,29 +347,7 @@ class FakeBackend(SimBackend):
     def _clear_body_forces(self) -> None:
         self._xfrc[:] = 0.0
 
-    def _site_jacobian(self, site_id: int, dof_indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        kin, info, n = self._kin, self.model_info, self._num_envs
-        ps = self._sites(kin, np.array([site_id]))[0][:, 0]
-        jacp, jacr = np.zeros((n, 3, self.nv)), np.zeros((n, 3, self.nv))
-        b = int(self._sbody[site_id])
-        while b != 0:
-            j = self._bjoint[b]
-            if j >= 0:
-                d, jt = info.joint_dofadr[j], info.joint_types[j]
-                if jt == "free":
-                    R = kin["rot"][:, b]
-                    jacp[:, :, d:d + 3] = np.eye(3)
-                    jacr[:, :, d + 3:d + 6] = R
-                    for i in range(3):  # v = (R ω_b) × r
-                        jacp[:, :, d + 3 + i] = np.cross(R[:, :, i], ps - kin["pos"][:, b])
-                elif jt == "hinge":
-                    jacp[:, :, d] = np.cross(kin["axis"][:, j], ps - kin["anchor"][:, j])
-                    jacr[:, :, d] = kin["axis"][:, j]
-                else:
-                    jacp[:, :, d] = kin["axis"][:, j]
-            b = int(self._parent[b])
-        cast = lambda x: np.ascontiguousarray(x[:, :, dof_indices], dtype=self.np_dtype)
-        return cast(jacp), cast(jacr)
+    _site_jacobian = site_jacobian  # the core's, from the model tables and the body poses
 
     def _height_field(self, geom_id: int) -> HFieldSampler:
         return HFieldSampler.from_lite(self._lite, geom_id)

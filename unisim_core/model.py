@@ -42,7 +42,7 @@ class _Keyframes(dict):
         return (_Keyframes, (dict(self),))
 
 
-def _f64(shape_tail: tuple[int, ...]):
+def _f64_parts(shape_tail: tuple[int, ...]):
     def convert(value):
         return _read_only(np.asarray(value, dtype=np.float64))
 
@@ -53,7 +53,19 @@ def _f64(shape_tail: tuple[int, ...]):
                 f"got {value.shape}"
             )
 
+    return convert, check
+
+
+def _f64(shape_tail: tuple[int, ...]):
+    convert, check = _f64_parts(shape_tail)
     return attrs.field(converter=convert, validator=check)
+
+
+def _optional_f64(shape_tail: tuple[int, ...]):
+    """A ``_f64`` table that may be ``None`` (not reported by the backend)."""
+    convert, check = _f64_parts(shape_tail)
+    return attrs.field(default=None, converter=lambda v: None if v is None else convert(v),
+                       validator=lambda inst, attribute, v: v is None or check(inst, attribute, v))
 
 
 def _i64():
@@ -171,22 +183,29 @@ class ModelInfo:
     )
     #: Names of mocap bodies (world children posed by the user, not simulated), in mocap id order.
     mocap_body_names: tuple[str, ...] = attrs.field(default=(), converter=lambda v: tuple(map(str, v)))
+    #: ``(njnt, 3)`` joint anchor in its body's frame, m (MuJoCo ``jnt_pos``); ``None`` when the backend does
+    #: not report it (the shared site Jacobian, ``unisim_core.kinematics``, needs it and says so).
+    joint_pos: np.ndarray | None = _optional_f64((3,))
+    #: ``(njnt, 3)`` unit joint axis (hinge, slide) in its body's frame (MuJoCo ``jnt_axis``); ``None``: unknown.
+    joint_axis: np.ndarray | None = _optional_f64((3,))
+    #: ``(nsite, 3)`` site position in its body's frame, m (MuJoCo ``site_pos``); ``None``: unknown.
+    site_pos: np.ndarray | None = _optional_f64((3,))
 
     def __attrs_post_init__(self) -> None:
         groups = {
             "body": ("body_names", "body_parent", "body_mass", "body_ipos", "body_inertia"),
             "joint": ("joint_names", "joint_types", "joint_body", "joint_qposadr", "joint_dofadr",
-                      "joint_range"),
+                      "joint_range", "joint_pos", "joint_axis"),
             "actuator": ("actuator_names", "actuator_joint", "actuator_ctrl_range", "actuator_kp",
                          "actuator_kd"),
             "sensor": ("sensor_names", "sensor_dims"),
-            "site": ("site_names", "site_body"),
+            "site": ("site_names", "site_body", "site_pos"),
             "geom": ("geom_names", "geom_types", "geom_body", "geom_size", "geom_friction",
                      "geom_solref", "geom_solimp", "geom_contype", "geom_conaffinity"),
             "dof": ("dof_damping", "dof_armature", "dof_frictionloss"),
         }
         for group, fields in groups.items():
-            lengths = {f: len(getattr(self, f)) for f in fields}
+            lengths = {f: len(getattr(self, f)) for f in fields if getattr(self, f) is not None}
             if len(set(lengths.values())) > 1:
                 raise ValueError(f"ModelInfo: {group} tables disagree in length: {lengths}")
         if len(self.dof_damping) != self.nv:

@@ -170,6 +170,8 @@ class LiteModel:
             sensor_names=[s["name"] for s in self.sensors],
             sensor_dims=[SENSOR_DIMS[s["type"]] for s in self.sensors],
             site_names=[s["name"] for s in self.sites], site_body=[s["body"] for s in self.sites],
+            site_pos=np.reshape([s["pos"] for s in self.sites], (-1, 3)),
+            joint_pos=col(J, "pos", 3), joint_axis=col(J, "axis", 3),
             geom_names=[g["name"] for g in G], geom_types=[g["type"] for g in G], geom_body=[g["body"] for g in G],
             geom_size=col(G, "size", 3), geom_friction=col(G, "friction", 3), geom_solref=col(G, "solref", 2),
             geom_solimp=col(G, "solimp", 5), geom_contype=[g["contype"] for g in G],
