@@ -201,7 +201,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         decimation=args.decimation, perturb=args.perturb,
         options=C.split_backend_items(args.option, backends, "--option"),
         mjcf_options=C.split_backend_items(args.scene_option, backends, "--scene-option"),
-        tier=args.tier, tolerances=_tolerances(args.tolerance), keyframe=args.keyframe)
+        tier=args.tier, tolerances=_tolerances(args.tolerance), keyframe=args.keyframe,
+        hold_gains=None if args.hold_gains is None else _csv(args.hold_gains))
     print(format_table(res))
     if args.plot:
         plot_trajectories(res, args.plot)
@@ -354,7 +355,11 @@ def build_parser() -> argparse.ArgumentParser:
     cmp.add_argument("--num-envs", type=int, default=1)
     cmp.add_argument("--sim-dt", type=float, default=None, help="physics step (default: the scene's timestep)")
     cmp.add_argument("--decimation", type=int, default=1, help="physics substeps per control step")
-    cmp.add_argument("--keyframe", default="home", help="initial keyframe if the scene has it (else qpos0)")
+    cmp.add_argument("--keyframe", default=None, help="initial keyframe, found through <include> (default: 'home' "
+                     "if the model has it, else qpos0; a name the model lacks is an error listing its keyframes)")
+    cmp.add_argument("--hold-gains", default=None, metavar="KP,KD",
+                     help="PD gains (N m/rad, N m s/rad) holding the default pose of a model driven by torque motors, "
+                          "the same law on every engine (without them such a model gets no verdict)")
     cmp.add_argument("--perturb", type=float, default=None,
                      help="deterministic initial offset: joint i += EPS*(1, -0.6, ...), free joints rotated "
                           "0.8*EPS rad about x with qvel EPS*(1,0,4,0.6,2,0.4) (default: 0.5 for pendulum, "

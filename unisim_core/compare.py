@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .scenes import resolve_scene
-from .scenes.mjcf_file import has_keyframe, patched_scene, scene_timestep
+from .scenes.mjcf_file import keyframe_names, patched_scene, scene_timestep
 
 __all__ = [
     "QUANTITIES", "TIERS", "SCENE_TIERS", "Trajectory", "CompareResult", "hold_position_ctrl", "record_trajectory",
@@ -113,6 +114,7 @@ class Trajectory:
     options: dict = field(default_factory=dict)
     scene_file: str = ""
     dof_names: tuple[str, ...] = ()
+    torque_driven: bool = False  #: every actuator a motor (see :func:`torque_driven`)
 
 
 def _record(backend) -> dict[str, np.ndarray]:
@@ -121,25 +123,50 @@ def _record(backend) -> dict[str, np.ndarray]:
 
 
 def rollout(name: str, scene_file: str, keyframe: str | None, num_envs: int, sim_dt: float, decimation: int,
-            steps: int, perturb: float, options: Mapping[str, object]) -> Trajectory:
+            steps: int, perturb: float, options: Mapping[str, object],
+            hold_gains: tuple[float, float] | None = None) -> Trajectory:
     from .config import SceneCfg
     from .registry import create_backend
 
     scene = SceneCfg(scene_file, default_keyframe=keyframe)
     with create_backend(name, scene, num_envs, sim_dt, **dict(options)) as b:
-        traj = record_trajectory(b, name, steps, decimation, perturb)
+        traj = record_trajectory(b, name, steps, decimation, perturb, hold_gains=hold_gains)
     traj.options, traj.scene_file = dict(options), scene_file
     return traj
 
 
+def motor_hold(backend, gains: tuple[float, float]):
+    """Install a PD hold of the default pose on a model driven by torque motors: an
+    :class:`~unisim_core.actuators.ActuatorModel` (``tau = kp (q0 - q) - kd qd`` every substep, clipped
+    to each motor's ctrl range, the same numpy on every engine); returns the targets to step with."""
+    from .actuators import ActuatorModel, IdealPDCfg
+
+    kp, kd = gains
+    limit = {re.escape(j): float(max(abs(lo), abs(hi)))
+             for j, (lo, hi) in zip(backend.get_actuator_joint_names(), backend.get_actuator_ctrl_range())}
+    model = ActuatorModel(backend, [IdealPDCfg(joint_names=(".*",), stiffness=kp, damping=kd, effort_limit=limit)])
+    q0 = backend.get_default_dof_pos()[backend.get_joint_dof_pos_indices(list(model.joint_names))]
+    return np.ascontiguousarray(np.broadcast_to(q0, (backend.num_envs, len(q0))), dtype=backend.np_dtype)
+
+
+def torque_driven(backend) -> bool:
+    """Whether the model has actuators and every one is a motor (no position or velocity gain)."""
+    kp, kd = backend.get_actuator_gains()
+    return len(kp) > 0 and not np.any(kp) and not np.any(kd)
+
+
 def record_trajectory(backend, name: str, steps: int, decimation: int = 1, perturb: float = 0.0,
-                      ctrl: np.ndarray | None = None, qpos: np.ndarray | None = None) -> Trajectory:
+                      ctrl: np.ndarray | None = None, qpos: np.ndarray | None = None,
+                      hold_gains: tuple[float, float] | None = None) -> Trajectory:
     """Reset every env of an open ``backend`` to :func:`initial_state` (from ``qpos`` when given), hold
-    ``ctrl`` (default: the default pose with :func:`hold_position_ctrl`) for ``steps`` calls of
-    ``step(ctrl, decimation)`` and record them."""
+    ``ctrl`` (default: the default pose, with :func:`hold_position_ctrl` for servos, or with a PD hold
+    of gains ``hold_gains`` (kp N·m/rad, kd N·m·s/rad) for a model driven by torque motors, which
+    otherwise gets zero torque) for ``steps`` calls of ``step(ctrl, decimation)`` and record them."""
     b, num_envs = backend, backend.num_envs
     q, v = initial_state(b, perturb, qpos)
     b.set_state(np.arange(num_envs), np.tile(q, (num_envs, 1)), np.tile(v, (num_envs, 1)))
+    if ctrl is None and hold_gains is not None and torque_driven(b):
+        ctrl = motor_hold(b, hold_gains)
     ctrl = hold_position_ctrl(b) if ctrl is None else ctrl
     info = b.model_info
     joints = sorted((info.joint_qposadr[j], n) for j, n in enumerate(info.joint_names)
@@ -151,7 +178,9 @@ def record_trajectory(backend, name: str, steps: int, decimation: int = 1, pertu
         recs.append(_record(b))
     arrays = {k: np.stack([np.asarray(r[k], dtype=np.float64) for r in recs]) for k in recs[0]}
     t = np.arange(steps + 1) * b.sim_dt * decimation
-    return Trajectory(backend=name, time=t, dof_names=dof_names, **arrays)
+    if hold_gains is not None and torque_driven(b):
+        b.set_pre_step_control(None)  # the hold's actuator model leaves with the recording
+    return Trajectory(backend=name, time=t, dof_names=dof_names, torque_driven=torque_driven(b), **arrays)
 
 
 # ---------------------------------------------------------------------------- deviations and verdict
@@ -240,8 +269,14 @@ def compare(backends: Sequence[str], scene: str, *, steps: int | None = None, nu
             options: Mapping[str, Mapping[str, object]] | None = None,
             mjcf_options: Mapping[str, Mapping[str, object]] | None = None,
             tier: str | None = None, tolerances: Mapping[str, float] | None = None,
-            keyframe: str = "home") -> CompareResult:
+            keyframe: str | None = None, hold_gains: tuple[float, float] | None = None) -> CompareResult:
     """Run ``scene`` on each backend and compare with ``backends[0]``.
+
+    ``keyframe``: the initial keyframe, found through ``<include>`` as MuJoCo finds it (an unknown
+    one is a ``ValueError`` naming those there are); default ``home`` when the model has it, else
+    ``qpos0``. The default pose is held by the model's position servos; a model driven by torque
+    motors is held by a PD law of ``hold_gains`` (kp, kd) on every engine, and without them its
+    comparison has no verdict (the robot would collapse under zero torque) and says so.
 
     ``options``/``mjcf_options``: per backend name, backend options and MJCF ``<option>``
     attributes (the latter through a patched copy of the scene). ``steps`` defaults to 1 s
@@ -273,13 +308,21 @@ def compare(backends: Sequence[str], scene: str, *, steps: int | None = None, nu
         for k in table:
             if k not in backends:
                 raise ValueError(f"{what}: {k!r} is not one of the compared backends {list(backends)}")
-    keyframe = keyframe if keyframe and has_keyframe(path, keyframe) else None
+    keys = keyframe_names(path)
+    if keyframe is None:
+        keyframe = "home" if "home" in keys else None
+    elif keyframe not in keys:
+        raise ValueError(f"--keyframe: {path} has no keyframe {keyframe!r} (looked through its <include> files); "
+                         f"its keyframes: {keys}")
+    if hold_gains is not None:
+        hold_gains = _gains(hold_gains)
     temp: list[str] = []
     trajs: dict[str, Trajectory] = {}
     try:
         for b in backends:
             f = patched_scene(path, mjcf_options.get(b, {}), temp)
-            trajs[b] = rollout(b, f, keyframe, num_envs, sim_dt, decimation, steps, perturb, options.get(b, {}))
+            trajs[b] = rollout(b, f, keyframe, num_envs, sim_dt, decimation, steps, perturb, options.get(b, {}),
+                               hold_gains)
             trajs[b].scene_file = path if f == path else f"{path} + <option {mjcf_options[b]}>"
             trajs[b].options = {**options.get(b, {}), **{f"mjcf.{k}": v for k, v in mjcf_options.get(b, {}).items()}}
     finally:
@@ -291,9 +334,23 @@ def compare(backends: Sequence[str], scene: str, *, steps: int | None = None, nu
     ref = backends[0]
     devs = {b: deviation_series(trajs[ref], trajs[b]) for b in backends[1:]}
     verdicts = {b: verdict({k: float(np.max(s)) for k, s in d.items()}, tols) for b, d in devs.items()}
+    if hold_gains is None and trajs[ref].torque_driven:
+        why = ("the model is driven by torque motors and no hold gains were given: zero torque lets it collapse, "
+               "so the engines are compared but not judged (pass --hold-gains KP,KD for a PD hold)")
+        verdicts = {b: ("NO VERDICT", [why]) for b in verdicts}
     return CompareResult(scene=name, scene_file=path, reference=ref, num_envs=num_envs, sim_dt=sim_dt,
                          decimation=decimation, steps=steps, perturb=float(perturb), tier=tier, tolerances=tols,
                          trajectories=trajs, deviations=devs, verdicts=verdicts)
+
+
+def _gains(gains) -> tuple[float, float]:
+    try:
+        kp, kd = (float(g) for g in gains)
+    except (TypeError, ValueError):
+        raise ValueError(f"--hold-gains: expected KP,KD (two numbers >= 0), got {gains!r}") from None
+    if not (np.isfinite(kp) and np.isfinite(kd) and kp >= 0 and kd >= 0):
+        raise ValueError(f"--hold-gains: expected KP,KD (two finite numbers >= 0), got {gains!r}")
+    return kp, kd
 
 
 # ---------------------------------------------------------------------------- CLI helpers

@@ -257,3 +257,44 @@ def test_standing_quadruped_example_on_mujoco(capsys):
     assert mod.main(["--backend", "mujoco", "--backend", "fake", "--steps", "10", "--num-envs", "4"]) == 0
     text = capsys.readouterr().out
     assert "mujoco: mean reward" in text and "fake: skipped" in text
+
+
+# ------------------------------------------------------------------ compare: keyframes and torque motors (#41)
+GO1 = REPO.parent / "shared" / "corpus" / "menagerie" / "unitree_go1" / "scene.xml"
+
+
+def test_compare_finds_the_keyframe_through_include_and_refuses_an_unknown_one(capsys):
+    """Before #41 the keyframe check read only the named file: a Menagerie scene.xml (whose keyframes
+    live in the included robot file) silently started from qpos0 (Go1's base at 0.445 m, not 0.27)."""
+    _needs_motrix()
+    if not GO1.is_file():
+        pytest.skip(f"the Menagerie corpus is not at {GO1.parent.parent} (../shared/corpus beside the repository)")
+    res = C.compare(["mujoco", "motrix"], str(GO1), steps=2)
+    assert res.trajectories["mujoco"].base_pos[0, 0, 2] == pytest.approx(0.27)  # 'home' by default
+    with pytest.raises(ValueError, match=r"--keyframe: .*scene\.xml has no keyframe 'stand' .* its keyframes: "
+                                         r"\['home'\]"):
+        C.compare(["mujoco", "motrix"], str(GO1), keyframe="stand")
+    assert cli.main(["compare", "--backends", "mujoco,motrix", "--scene", str(GO1), "--keyframe", "stand"]) == 2
+    assert "its keyframes: ['home']" in capsys.readouterr().err
+
+
+def test_a_torque_driven_model_is_held_by_pd_or_gets_no_verdict(tmp_path):
+    """The shipped quadruped with its 12 position servos turned into torque motors (ctrlrange the
+    servos' +-33.5 N m force range). Zero torque lets it fall (no verdict, saying why); with
+    --hold-gains 60,2 the same PD law (unisim_core.actuators) holds it on both engines: the base
+    stays above 0.2 m and the engines agree within the contact tier."""
+    _needs_motrix()
+    import re
+
+    text = re.sub(r'<position kp="60" kv="2" ctrlrange="[^"]*" ctrllimited="true" forcerange="([^"]*)" '
+                  r'forcelimited="true"/>', r'<motor ctrlrange="\1" ctrllimited="true"/>',
+                  Path(resolve_scene("quadruped")[0]).read_text()).replace("<position ", "<motor ")
+    scene = tmp_path / "quadruped_motors.xml"
+    scene.write_text(text)
+    passive = C.compare(["mujoco", "motrix"], str(scene), steps=200, tier="contact")
+    assert passive.verdict == "NO VERDICT" and "torque motors" in passive.verdicts["motrix"][1][0]
+    assert passive.trajectories["mujoco"].base_pos[-1, 0, 2] < 0.2  # collapsed
+    held = C.compare(["mujoco", "motrix"], str(scene), steps=200, tier="contact", hold_gains=(60.0, 2.0))
+    assert held.trajectories["mujoco"].base_pos[-1, 0, 2] > 0.2 and held.verdict == "PASS", held.verdicts
+    with pytest.raises(ValueError, match="--hold-gains: expected KP,KD"):
+        C.compare(["mujoco", "motrix"], str(scene), steps=2, hold_gains=(60.0, -1.0))

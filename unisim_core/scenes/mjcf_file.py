@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from pathlib import Path
 
-__all__ = ["scene_timestep", "has_keyframe", "patched_scene"]
+__all__ = ["scene_timestep", "keyframe_names", "has_keyframe", "patched_scene"]
 
 
 def scene_timestep(path: str, default: float = 0.002) -> float:
@@ -25,13 +25,23 @@ def scene_timestep(path: str, default: float = 0.002) -> float:
     return default
 
 
-def has_keyframe(path: str, name: str) -> bool:
-    """Whether the MJCF ``path`` has a keyframe ``<key name=NAME>`` (``False`` for a file that does not parse)."""
+def keyframe_names(path: str) -> list[str]:
+    """Names of the keyframes of the MJCF ``path`` as MuJoCo finds them: through ``<include>``
+    (a Menagerie ``scene.xml`` includes the robot file that holds them), unnamed ones left out;
+    ``[]`` for a file that does not parse."""
+    from ..mjcf_lite import MjcfLiteError
+    from ..mjcf_lite._includes import read_tree
+
     try:
-        root = ET.parse(path).getroot()
-    except ET.ParseError:
-        return False
-    return any(k.get("name") == name for k in root.iter("key"))
+        root = read_tree(path)
+    except (MjcfLiteError, ET.ParseError, OSError):
+        return []
+    return [k.get("name") for k in root.iter("key") if k.get("name")]
+
+
+def has_keyframe(path: str, name: str) -> bool:
+    """Whether the MJCF ``path`` (with its includes) has a keyframe ``<key name=NAME>``."""
+    return name in keyframe_names(path)
 
 
 def patched_scene(path: str, mjcf_options: Mapping[str, object], keep: list[str]) -> str:
