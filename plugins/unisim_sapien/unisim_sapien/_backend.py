@@ -1,7 +1,7 @@
 """``SapienBackend``: the SimBackend contract on SAPIEN 3's PhysX 5 (CPU), one scene per env.
 
-The MJCF file is read by ``unisim_core.mjcf_lite`` (tables, names, sensors, keyframes; features
-outside its subset refused by name) and :mod:`._mjcf_extra` (height-field data, mesh files), and
+The MJCF file is read by ``unisim_core.mjcf_lite`` (tables, names, sensors, keyframes, height fields;
+features outside its subset refused by name) and :mod:`._mjcf_extra` (mesh files), and
 built as PhysX articulations by :mod:`._build` with the PhysX mapping of ``unisim_core.physx``:
 MuJoCo's body/joint semantics set explicitly, joint damping and servo ``kv`` on an implicit drive,
 the rest of every actuator as a joint effort recomputed before each substep.
@@ -25,6 +25,8 @@ import sapien
 from unisim_core import SimBackend, UnsupportedCapabilityError
 from unisim_core import quat as Q
 from unisim_core.contacts import ContactSums
+from unisim_core.heightfield import HFieldSampler
+from unisim_core.kinematics import site_jacobian
 from unisim_core.model import ModelInfo
 from unisim_core.physx import IMPLICIT_KV, explicit_damping_ratio, mujoco_integrator, physx_drives
 from unisim_core.plugin_support import SnapshotMemory, load_mjcf_or_refuse
@@ -33,7 +35,7 @@ from . import _hooks
 from ._build import build_env, check_scene, configure_engine, layout_of, welded_to_world
 from ._friction import physx_frictions
 from ._hooks import REFUSED_TERMS
-from ._mjcf_extra import geom_assets
+from ._mjcf_extra import read_meshes
 from ._options import SapienOptions
 from ._randomization import ModelFields
 from ._readback import read_solver_values
@@ -120,7 +122,7 @@ class SapienBackend(SimBackend):
         super().__init__(scene, num_envs, sim_dt, **options)
         path = str(self.scene.model_file)
         self._lite = lite = load_mjcf_or_refuse(path, self.name, accept={"frictionloss", "body_gravcomp", "hfield"})
-        assets, integrator = geom_assets(path, lite), mujoco_integrator(path)
+        assets, integrator = read_meshes(path, lite), mujoco_integrator(path)
         if integrator not in IMPLICIT_KV:
             raise UnsupportedCapabilityError(self.name, "integrator", f"{path}: <option integrator={integrator!r}>; "
                                              f"mapped: {sorted(IMPLICIT_KV)}")
@@ -211,6 +213,14 @@ class SapienBackend(SimBackend):
 
     def _load_model_info(self) -> ModelInfo:
         return self._lite.model_info()
+
+    #: The shared Jacobian from the model tables and the link poses (MuJoCo's ``mj_jacSite``).
+    _site_jacobian = site_jacobian
+
+    def _height_field(self, geom_id: int) -> HFieldSampler:
+        """The shared sampler of MuJoCo's triangulated surface: the static triangle mesh PhysX collides with is
+        built on the same triangles (``_build._add_shape``)."""
+        return HFieldSampler.from_lite(self._lite, geom_id)
 
     # ------------------------------------------------------------------ kinematics
     def _link_reads(self, bodies: np.ndarray) -> list[list[tuple]]:

@@ -26,7 +26,7 @@ from unisim_core import LiteModel, UnsupportedCapabilityError
 from unisim_core import quat as Q
 from unisim_core.physx import MUJOCO_BODY_PROPERTIES, PhysxDrives, PhysxSolverConfig
 
-from ._mjcf_extra import Hfield, MeshFile
+from ._mjcf_extra import MeshFile
 
 __all__ = ["Layout", "build_env", "check_scene", "configure_engine", "layout_of", "welded_to_world"]
 
@@ -61,7 +61,7 @@ def _colliding(lite: LiteModel) -> list[int]:
     return [g for g, row in enumerate(lite.geoms) if lite.contact and (row["contype"] or row["conaffinity"])]
 
 
-def check_scene(lite: LiteModel, assets: list[Hfield | MeshFile | None], path: str) -> None:
+def check_scene(lite: LiteModel, assets: list[MeshFile | None], path: str) -> None:
     """Refuse by feature what this mapping cannot build: a shape type PhysX lacks, an unreadable
     height field, a collision filter PhysX cannot express, a massless body."""
     for g in _colliding(lite):
@@ -71,9 +71,6 @@ def check_scene(lite: LiteModel, assets: list[Hfield | MeshFile | None], path: s
                           f"PhysX shapes here: {', '.join(_SHAPES)}")
         if kind in ("plane", "hfield") and not welded_to_world(lite)[lite.geoms[g]["body"]]:
             raise _refuse(f"moving_{kind}", f"{path}: a {kind} geom on a moving body (PhysX: static only)")
-        if kind == "hfield" and not isinstance(assets[g], Hfield):
-            raise _refuse("hfield_file", f"{path}: height field of geom {lite.geoms[g]['name']!r} is not inline "
-                          "elevation data")
         if kind == "mesh" and not isinstance(assets[g], MeshFile):
             raise _refuse("mesh_geom", f"{path}: the mesh file of colliding geom {lite.geoms[g]['name'] or g!r} was "
                           "not found")
@@ -178,7 +175,7 @@ def _joint_frame(j: dict) -> np.ndarray:
     return q / np.linalg.norm(q)
 
 
-def _add_shape(builder, lite: LiteModel, g: int, asset: Hfield | MeshFile | None, mu: float,
+def _add_shape(builder, lite: LiteModel, g: int, asset: MeshFile | None, mu: float,
                frame: sapien.Pose | None = None):
     """Add geom ``g`` to ``builder`` with a material of friction ``mu`` (static = dynamic, :mod:`._friction`);
     a height field's triangle mesh is returned instead (attach it). ``frame``: the body's pose in the
@@ -206,14 +203,16 @@ def _add_shape(builder, lite: LiteModel, g: int, asset: Hfield | MeshFile | None
         builder.add_cylinder_collision(pose, radius=float(size[0]), half_length=float(size[1]), material=mat)
     elif kind == "mesh":  # PhysX cooks the file's convex hull, as MuJoCo collides a mesh
         builder.add_convex_collision_from_file(asset.path, pose, scale=list(asset.scale), material=mat)
-    else:  # hfield: a triangle mesh of the grid (MuJoCo's surface; its base slab is not needed for contact)
-        field = asset
-        rx, ry, hz = (float(x) for x in field.size[:3])
-        nr, nc = field.data.shape
+    else:  # hfield: SAPIEN 3.0.3 exposes no PhysX height field; a static triangle mesh of MuJoCo's surface
+        field = lite.hfields[row["hfield"]]  # (its base slab is not needed for contact from above)
+        rx, ry, hz = (float(x) for x in field["size"][:3])
+        data = np.asarray(field["data"], dtype=np.float64)  # row 0 at y = -ry, column 0 at x = -rx
+        nr, nc = data.shape
         x, y = np.meshgrid(np.linspace(-rx, rx, nc), np.linspace(-ry, ry, nr))
-        verts = np.stack([x.ravel(), y.ravel(), (field.data * hz).ravel()], axis=1).astype(np.float32)
+        verts = np.stack([x.ravel(), y.ravel(), (data * hz).ravel()], axis=1).astype(np.float32)
         idx = np.arange(nr * nc).reshape(nr, nc)
         a, b, c, d = idx[:-1, :-1].ravel(), idx[:-1, 1:].ravel(), idx[1:, :-1].ravel(), idx[1:, 1:].ravel()
+        # MuJoCo's triangulation: each cell split along its (c, r)-(c+1, r+1) diagonal, both triangles facing +z
         tris = np.concatenate([np.stack([a, b, d], 1), np.stack([a, d, c], 1)]).astype(np.uint32)
         shape = physx.PhysxCollisionShapeTriangleMesh(verts, tris, [1.0, 1.0, 1.0], mat)
         shape.local_pose = pose
@@ -270,7 +269,7 @@ def _set_groups(component, lite: LiteModel, geoms: list[int], path: str, bits: n
     return dict(zip(geoms, shapes))
 
 
-def build_env(lite: LiteModel, assets: list[Hfield | MeshFile | None], drives: PhysxDrives,
+def build_env(lite: LiteModel, assets: list[MeshFile | None], drives: PhysxDrives,
               config: PhysxSolverConfig, dt: float, friction: np.ndarray, scene: sapien.Scene | None = None,
               origin: tuple[float, float] = (0.0, 0.0), path: str = "") -> tuple[sapien.Scene, list, dict]:
     """One env: its scene, articulations and ``{colliding geom: PhysX shape}`` (``configure_engine`` must
