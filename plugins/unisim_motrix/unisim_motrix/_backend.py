@@ -21,8 +21,14 @@ from unisim_core.model import ModelInfo
 from unisim_core.plugin_support import SnapshotMemory
 
 from . import _model
-from ._contacts import MotrixContactFill, enable_contact_report
-from ._engine_mjcf import EngineMjcf
+from ._contacts import (
+    MotrixContactFill,
+    collidable_bodies,
+    enable_contact_report,
+    pair_forces,
+    pair_sensor_name,
+)
+from ._engine_mjcf import CONTACT_DATA, EngineMjcf
 from ._errors import engine_call, engine_error
 from ._features import (
     check_layout,
@@ -34,6 +40,7 @@ from ._features import (
 from ._mjcf import read_mjcf, warn_ignored_options
 from ._mocap import MotrixMocapPoseBinding, write_mocap_poses
 from ._options import MotrixOptions
+from ._rebuild import rebuild
 from ._scanner import MotrixHeightScanner, terrain_spawn_data
 from ._threads import ensure_thread_pool
 
@@ -76,7 +83,7 @@ class MotrixBackend(SimBackend):
         Capability.SITE_JACOBIAN, Capability.HEIGHT_SCAN, Capability.TERRAIN, Capability.PRE_STEP_CONTROL,
         Capability.INIT_RANDOMIZATION, Capability.INTERVAL_RANDOMIZATION,
         Capability.RESET_RANDOMIZATION, Capability.CONTACT_FORCES, Capability.CONTACT_TORQUES,
-        Capability.MOCAP, Capability.PHYSICS_SNAPSHOT,
+        Capability.MOCAP, Capability.PHYSICS_SNAPSHOT, Capability.CONTACT_FILTERS,
         Capability.VIDEO_CAPTURE, Capability.PLAYBACK,
     })
     INIT_TERMS = _SUPPORTED_MODEL_TERMS
@@ -100,7 +107,6 @@ class MotrixBackend(SimBackend):
     def __init__(self, scene: SceneCfg, num_envs: int, sim_dt: float, **options: Any) -> None:
         super().__init__(scene, num_envs, sim_dt, **options)
         ensure_thread_pool(self.options.threads)
-        import motrixsim
         from motrixsim import query as mq
 
         path = scene.model_file
@@ -109,23 +115,16 @@ class MotrixBackend(SimBackend):
         warn_ignored_options(path, self._facts.ignored)
         self._source = EngineMjcf(self.name, path)  # the file MotrixSim loads (MuJoCo's compiled values)
         M = self._load_model()
-        with engine_call("options"):
-            M.options.timestep = self.sim_dt
-            if self.options.max_iterations is not None:
-                M.options.max_iterations = self.options.max_iterations
-            # measured ~14 KB per env on the quadruped (nq 19, nv 18, nu 12, 13 links); refused before
-            # the engine is asked (an allocation it cannot make aborts the process)
-            self._check_env_memory(48 * (M.num_dof_pos + M.num_dof_vel + M.num_actuators + 13 * (len(M.links) + 1)),
-                                   "MotrixSim scene data and query buffers")
-            D = motrixsim.SceneData(M, batch=[self._num_envs])
-            M.forward_kinematic(D)
-        self._M, self._D = M, D
-        enable_contact_report(M)
-        self._links = list(M.links)
-        self._layout = _model.build_layout(M)
-        N, nb = self._num_envs, len(self._links) + 1
+        # measured ~14 KB per env on the quadruped (nq 19, nv 18, nu 12, 13 links); refused before
+        # the engine is asked (an allocation it cannot make aborts the process)
+        self._check_env_memory(48 * (M.num_dof_pos + M.num_dof_vel + M.num_actuators + 13 * (len(M.links) + 1)),
+                               "MotrixSim scene data and query buffers")
         # sensors: MuJoCo (document) order, dims from the engine
         self._sensor_decl = [s for s in self._facts.sensors if s.name]
+        self._pair_sensors: dict[tuple[int, int], int] = {}  # contact-filter sensors: (body, body) -> column
+        self._generation = 0  # engine models built so far (a contact filter may rebuild it, _contacts.py)
+        self._install(M, self._new_data(M))
+        N, nb = self._num_envs, len(self._links) + 1
         dims: dict[str, int] = {}
         for s in self._sensor_decl:
             with engine_call(f"compile_query(sensor {s.name!r})"):
@@ -135,7 +134,7 @@ class MotrixBackend(SimBackend):
             taken = set(dims)
             for ln in self._links:
                 for suffix, d in (("pos", 3), ("quat", 4), ("linvel", 3), ("angvel", 3)):
-                    n = f"{ln.name}_body_{suffix}"
+                    n = f"{_model.link_name(ln)}_body_{suffix}"
                     if n in taken:
                         raise InvalidInputError(
                             f"add_body_sensors: derived sensor name {n!r} clashes with a model sensor")
@@ -145,14 +144,7 @@ class MotrixBackend(SimBackend):
                                             "nbody": nb, "njnt": len(self._layout.joints),
                                             "nsensordata": sum(dims.values())})
         warn_stiff_contacts(path, mj, self.sim_dt)
-        # persistent query programs and buffers
-        with engine_call("compile_query"):
-            self._q_state = M.compile_query({"q": mq.DofPosition(), "v": mq.DofVelocity()}).allocate(D)
-            self._q_state_rows = self._q_state.buffer  # (N, nq + nv) float32, rewritten by every execute
-            self._q_body = M.compile_query({"p": mq.LinkPosition(), "r": mq.LinkRotation(),
-                                            "lv": mq.LinkLinearVelocity(), "av": mq.LinkAngularVelocity()}).allocate(D)
-            self._q_sens = (M.compile_query({"s": mq.SensorValues([s.name for s in self._sensor_decl])}).allocate(D)
-                            if self._sensor_decl else None)
+        self._collidable = collidable_bodies(mj)
         dt = self.np_dtype
         self._qpos = np.zeros((N, M.num_dof_pos), dt)
         self._qvel = np.zeros((N, M.num_dof_vel), dt)
@@ -182,6 +174,37 @@ class MotrixBackend(SimBackend):
         self._root_signs = [(r.link + 1, int(a)) for r, a in zip(self._layout.joints, self._layout.qposadr)
                             if r.type == "free"]
         self._root_signs = [(b, a + 3) for b, a in self._root_signs]
+
+    def _new_data(self, M) -> Any:
+        """The model's options set and its batched ``SceneData`` (forward kinematics run)."""
+        import motrixsim
+
+        with engine_call("options"):
+            M.options.timestep = self.sim_dt
+            if self.options.max_iterations is not None:
+                M.options.max_iterations = self.options.max_iterations
+            D = motrixsim.SceneData(M, batch=[self._num_envs])
+            M.forward_kinematic(D)
+        enable_contact_report(M)
+        return D
+
+    def _install(self, M, D) -> None:
+        """Use the engine model ``M`` and data ``D``: links, state layout, compiled query programs."""
+        from motrixsim import query as mq
+
+        self._M, self._D = M, D
+        self._links = list(M.links)
+        self._layout = _model.build_layout(M)
+        with engine_call("compile_query"):
+            self._q_state = M.compile_query({"q": mq.DofPosition(), "v": mq.DofVelocity()}).allocate(D)
+            self._q_state_rows = self._q_state.buffer  # (N, nq + nv) float32, rewritten by every execute
+            self._q_body = M.compile_query({"p": mq.LinkPosition(), "r": mq.LinkRotation(),
+                                            "lv": mq.LinkLinearVelocity(), "av": mq.LinkAngularVelocity()}).allocate(D)
+            self._q_sens = (M.compile_query({"s": mq.SensorValues([s.name for s in self._sensor_decl])}).allocate(D)
+                            if self._sensor_decl else None)
+            names = [pair_sensor_name(i) for i in range(len(self._pair_sensors))]
+            self._q_pairs = M.compile_query({"s": mq.SensorValues(names)}).allocate(D) if names else None
+        self._generation += 1
 
     def _load_model(self, contact_pairs: tuple[tuple[str, str], ...] = ()) -> Any:
         """``motrixsim.load_model`` of the scene as :class:`EngineMjcf` rewrites it (with contact
@@ -388,7 +411,42 @@ class MotrixBackend(SimBackend):
 
     # ------------------------------------------------------------------ forces
     def _bind_contact_forces(self, body_ids: np.ndarray, against_ids: np.ndarray | None) -> MotrixContactFill:
-        return MotrixContactFill(self, body_ids)
+        if against_ids is not None and self._contact_fill_width == 6:
+            raise self._unsupported(Capability.CONTACT_TORQUES, (
+                "with against=: MotrixSim's contact sensors give a body pair's net force but not its moment "
+                "(one point per pair, the unweighted mean of the contact points, and no torque; see "
+                "unisim_motrix._contacts); bind the torques without against="))
+        return MotrixContactFill(self, body_ids, against_ids)
+
+    def _contact_pair_columns(self, pairs: list[tuple[int, int]]) -> dict[tuple[int, int], int]:
+        """The contact-filter sensor column of each body pair ``(a, b)``, ``a < b``; pairs without a
+        sensor yet rebuild the engine model with them (:mod:`._rebuild`), and every env reads as
+        unstepped until the next step (as after ``set_physics_state``)."""
+        new = [p for p in pairs if p not in self._pair_sensors]
+        if new:
+            for p in new:
+                self._pair_sensors[p] = len(self._pair_sensors)
+            try:
+                rebuild(self, list(self._pair_sensors))
+            except BaseException:
+                for p in new:
+                    del self._pair_sensors[p]
+                raise
+            self._fk_fresh = True
+            self._mark_stale()
+            self._contacts_reset(None)
+        return {p: self._pair_sensors[p] for p in pairs}
+
+    def _contact_pair_forces(self, columns: np.ndarray) -> np.ndarray:
+        """``(N, len(columns), 3)`` float64 forces of pair sensors, as the last step left them
+        (:func:`~unisim_motrix._contacts.pair_forces`)."""
+        _, width = CONTACT_DATA
+        if not len(columns):
+            return np.zeros((self._num_envs, 0, 3))
+        with engine_call("query(contact sensors)"):
+            self._q_pairs.execute(self._D)
+        readings = self._q_pairs["s"].reshape(self._num_envs, -1, width)[:, columns]
+        return pair_forces(readings.reshape(self._num_envs, -1))
 
     def _apply_body_force(self, body_ids: np.ndarray, force: np.ndarray, torque: np.ndarray | None) -> None:
         if np.any(body_ids == 0):

@@ -50,9 +50,9 @@ MATERIAL_LOOKS = ("emission", "specular", "shininess", "reflectance", "metallic"
 #: ``<compiler>`` attributes whose effect is in MuJoCo's compiled inertials.
 MASS_COMPILER = ("inertiafromgeom", "inertiagrouprange", "settotalmass", "boundmass", "boundinertia",
                  "balanceinertia", "exactmeshinertia")
-#: ``data`` of the contact-filter sensors, and the width of one reading (found 1, force, torque,
-#: pos, normal, tangent 3 each).
-CONTACT_DATA = ("found force torque pos normal tangent", 16)
+#: ``data`` of the contact-filter sensors, and the width of one reading (found 1, force, normal,
+#: tangent 3 each).
+CONTACT_DATA = ("found force normal tangent", 10)
 _PRIMITIVES = ("sphere", "capsule", "cylinder", "ellipsoid", "box")
 _SIZE_WIDTH = {"sphere": 1, "capsule": 2, "cylinder": 2, "ellipsoid": 3, "box": 3}
 _ORIENTATIONS = ("quat", "euler", "axisangle", "xyaxes", "zaxis")
@@ -65,6 +65,16 @@ def _walk(el: ET.Element, anc: list[ET.Element]) -> Iterator[tuple[ET.Element, l
         if isinstance(child.tag, str):
             yield child, anc
             yield from _walk(child, anc + [child])
+
+
+def _temp_names(root: ET.Element, tags: tuple[str, ...]) -> None:
+    """Name the unnamed elements of ``tags`` outside ``<default>``: ``{TEMP_PREFIX}{tag}_{k}``, k
+    counting per tag in :func:`_walk` order (the same names in every copy of one file)."""
+    counts: dict[str, int] = {}
+    for el, anc in _walk(root, []):
+        if el.tag in tags and "name" not in el.attrib and not any(a.tag == "default" for a in anc):
+            counts[el.tag] = counts.get(el.tag, 0) + 1
+            el.set("name", f"{TEMP_PREFIX}{el.tag}_{counts[el.tag]}")
 
 
 def _fit(el: ET.Element, g) -> None:
@@ -132,6 +142,7 @@ class EngineMjcf:
             ("inertia", self._needs_inertia(root)),
         ) if needed) + tuple(f for m in self._models.values() for f in m.fixes)
         self._patched: ET.Element | None = None
+        self._compiled_probe: tuple[list[ET.Element], object] | None = None
 
     def _asset(self, file: str) -> str:
         return file if os.path.isabs(file) else os.path.join(self._main, file)
@@ -215,11 +226,7 @@ class EngineMjcf:
 
         probe = read_tree(self.path)
         elements = [el for el, _ in _walk(probe, [])]
-        counts: dict[str, int] = {}
-        for el, anc in _walk(probe, []):
-            if el.tag in ("body", "geom") + _ACTUATOR_TAGS and "name" not in el.attrib and not self._in_default(anc):
-                counts[el.tag] = counts.get(el.tag, 0) + 1
-                el.set("name", f"{TEMP_PREFIX}{el.tag}_{counts[el.tag]}")
+        _temp_names(probe, ("body", "geom") + _ACTUATOR_TAGS)
         self._absolute_assets(probe)
         folder = tempfile.mkdtemp(prefix="unisim-motrix-")
         try:
@@ -230,6 +237,16 @@ class EngineMjcf:
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 
+    def _probe(self) -> tuple[list[ET.Element], object]:
+        if self._compiled_probe is None:
+            self._compiled_probe = self._compiled()
+        return self._compiled_probe
+
+    def body_names(self) -> list[str]:
+        """Each MuJoCo body's name in the file MotrixSim loads (a temporary one for an unnamed body)."""
+        _, m = self._probe()
+        return [m.body(i).name for i in range(m.nbody)]
+
     def _patch(self) -> ET.Element:
         """The rewritten tree (cached): the file's tree with this file's fixes applied."""
         if self._patched is not None:
@@ -239,7 +256,7 @@ class EngineMjcf:
         originals = [el for el, _, _ in self._elements]
         own = set(self.fixes) - {"visual"} - {f for m in self._models.values() for f in m.fixes}
         if own:
-            probe, m = self._compiled()
+            probe, m = self._probe()
             for el, orig, twin in zip(mine, originals, probe):
                 if id(orig) in self._fitted:
                     _fit(el, m.geom(twin.get("name")))
@@ -255,6 +272,7 @@ class EngineMjcf:
             el.attrib.pop("inheritrange", None)
             if el.tag == "model" and id(orig) in self._models:
                 self._models[id(el)] = self._models.pop(id(orig))
+        _temp_names(root, ("body",))  # the contact sensors' bodies (model_info reads these as unnamed)
         for v in root.findall("visual"):
             root.remove(v)
         for mat in root.iter("material"):

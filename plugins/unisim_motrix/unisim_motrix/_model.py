@@ -18,9 +18,10 @@ import numpy as np
 from unisim_core.mjcf_features import normalize_key_quats
 from unisim_core.model import ModelInfo
 
+from ._engine_mjcf import TEMP_PREFIX
 from ._mjcf import MjcfFacts
 
-__all__ = ["Layout", "build_layout", "build_model_info", "principal_inertias", "GEOM_TYPES"]
+__all__ = ["Layout", "build_layout", "build_model_info", "principal_inertias", "GEOM_TYPES", "link_name"]
 
 GEOM_TYPES = {
     "GeomPlane": "plane", "GeomInfinitePlane": "plane", "GeomHField": "hfield", "GeomSphere": "sphere",
@@ -29,6 +30,12 @@ GEOM_TYPES = {
 }
 # MotrixSim low-level joint type codes (SceneModel.low.joint_types)
 _LOW_TYPES = {0: "hinge", 1: "slide", 2: "ball", 3: "free"}
+
+
+def link_name(link) -> str:
+    """A link's MJCF body name (``""`` for an unnamed body, named only in the copy MotrixSim loads)."""
+    name = link.name or ""
+    return "" if name.startswith(TEMP_PREFIX) else name
 
 
 @attrs.frozen
@@ -149,7 +156,7 @@ def build_model_info(M, layout: Layout, facts: MjcfFacts, sensor_dims: dict[str,
 
     D1 = motrixsim.SceneData(M)
     links = list(M.links)
-    body_names = ["world"] + [ln.name or "" for ln in links]
+    body_names = ["world"] + [link_name(ln) for ln in links]
     parent = [0] + [(ln.parent.index + 1) if ln.parent is not None else 0 for ln in links]
     mass = [0.0] + [float(ln.mass) for ln in links]
     ipos = [np.zeros(3)] + [np.asarray(ln.center_of_mass, np.float64) for ln in links]
@@ -202,7 +209,7 @@ def build_model_info(M, layout: Layout, facts: MjcfFacts, sensor_dims: dict[str,
         dof_pos = np.asarray(k.dof_pos, np.float64)
         q = layout.to_mj_qpos(dof_pos) if dof_pos.size else qpos0
         keyframes[k.name] = normalize_key_quats(q, jt, layout.qposadr)
-    mocap = [b.base_link.name for b in M.bodies if b.is_mocap]
+    mocap = [link_name(b.base_link) for b in M.bodies if b.is_mocap]
     return ModelInfo(
         nq=int(M.num_dof_pos), nv=int(M.num_dof_vel),
         body_names=body_names, body_parent=parent, body_mass=mass, body_ipos=ipos, body_inertia=inertia,

@@ -25,27 +25,37 @@ class MotrixHeightScanner(BackendHeightScanner):
 
     def __init__(self, backend: MotrixBackend, geom_id: int, offsets: np.ndarray, body_id: int,
                  alignment: str, output: str) -> None:
-        import motrixsim
-
         self._b = backend
-        self._geom = backend._M.geoms[geom_id]
+        self._geom_id = geom_id
         self._body = body_id
         self._offsets = np.ascontiguousarray(offsets, np.float64)
         self._alignment = alignment
         self._output = output
         self.num_points = len(offsets)
         self._out = np.zeros((backend.num_envs, self.num_points), np.float32)
+        self._generation = -1
+        self._resolve()
+
+    def _resolve(self) -> None:
+        """The engine objects of the backend's current model (a contact filter may rebuild it)."""
+        import motrixsim
+
+        b = self._b
+        self._geom = b._M.geoms[self._geom_id]
         self._native = None
-        if alignment == "yaw" and body_id > 0:
+        if self._alignment == "yaw" and self._body > 0:
             with engine_call("TerrainScanner"):
                 self._native = motrixsim.TerrainScanner(
-                    terrain=self._geom, frame=backend._M.links[body_id - 1],
+                    terrain=self._geom, frame=b._M.links[self._body - 1],
                     offsets=self._offsets.astype(np.float32), alignment="yaw",
-                    output="height" if output == "height" else "clearance")
+                    output="height" if self._output == "height" else "clearance")
+        self._generation = b._generation
 
     def scan(self) -> np.ndarray:
         b = self._b
         b._check_open()
+        if self._generation != b._generation:
+            self._resolve()
         b._ensure_fk()
         if self._native is not None:
             with engine_call("TerrainScanner.scan"):
