@@ -241,3 +241,24 @@ def test_cpu_graph_capture_replays_every_substep_bit_for_bit():
     plain_flag, plain = run(graph_capture=False)
     assert captured and not plain_flag
     np.testing.assert_array_equal(replayed, plain)
+
+
+def test_height_field_scans_and_contacts_as_on_mujoco(make):
+    """quadruped_hfield (a bowl of 21 x 21 samples) held at home for 0.5 s: the shared scanner over
+    MuJoCo's compiled field reads what MuJoCo's reads under the base (1e-6 at the same pose), and the
+    base stands where MuJoCo's does (the kit's contact tier, 5 mm)."""
+    path = QUADRUPED.with_name("quadruped_hfield.xml")
+    offsets = np.array([[x, y] for x in (-0.3, 0.0, 0.3) for y in (-0.2, 0.2)])
+    out = []
+    for sim in (make(path), create_backend("mujoco", SceneCfg(str(path)), 2, 0.002)):
+        home = np.tile(sim.get_keyframe_qpos("home"), (2, 1))
+        home[1, :2] = [1.5, -2.0]  # env 1 on the bowl's side
+        sim.set_state(np.arange(2), home, np.zeros((2, sim.nv)))
+        scan = sim.create_hfield_scanner(hfield_geom_id=sim.model_info.geom_names.index("terrain"), offsets=offsets,
+                                         frame_body_id=1, alignment="yaw", output="height").scan()
+        sim.step(home[:, 7:], 250)
+        out.append((scan, sim.get_base_pos()))
+        sim.close()
+    np.testing.assert_allclose(out[0][0], out[1][0], atol=1e-6)
+    assert np.ptp(out[1][0][1]) > 0.01  # the side of the bowl is not flat
+    np.testing.assert_allclose(out[0][1], out[1][1], atol=5e-3)

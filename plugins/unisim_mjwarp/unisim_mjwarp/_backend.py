@@ -27,6 +27,7 @@ from mujoco_warp._src import types as mjw_types
 from unisim_core.backend import DeviceArrays, SimBackend
 from unisim_core.config import SceneCfg
 from unisim_core.errors import InvalidInputError, UnsupportedCapabilityError
+from unisim_core.heightfield import HFieldSampler
 from unisim_core.model import ModelInfo
 from unisim_core.plugin_support import SnapshotMemory, WarpKernelNotice, warp_device
 from unisim_mujoco import (
@@ -305,6 +306,10 @@ class MjwarpBackend(SimBackend):
 
     def _bind_contact_forces(self, body_ids: np.ndarray, against_ids: np.ndarray | None) -> MjwarpContactFill:
         return MjwarpContactFill(self, body_ids, against_ids)
+
+    # ------------------------------------------------------------------ height fields
+    def _height_field(self, geom_id: int) -> HFieldSampler:
+        return HFieldSampler.from_mjmodel(self._m, geom_id)  # MuJoCo's compiled model: what MuJoCo Warp collides
 
     # ------------------------------------------------------------------ mocap
     def _bind_mocap_pose(self, body_id: int) -> MjwarpMocapPoseBinding:

@@ -14,7 +14,8 @@ __version__ = "0.1.0"
 
 CAPABILITIES = frozenset({
     Capability.CONTACTS, Capability.SENSORS, Capability.BODY_FORCE, Capability.BODY_TORQUE,
-    Capability.PUSH, Capability.SITE_JACOBIAN, Capability.MOCAP, Capability.PRE_STEP_CONTROL,
+    Capability.PUSH, Capability.SITE_JACOBIAN, Capability.MOCAP, Capability.HEIGHT_SCAN, Capability.TERRAIN,
+    Capability.PRE_STEP_CONTROL,
     Capability.PHYSICS_SNAPSHOT, Capability.INIT_RANDOMIZATION, Capability.INTERVAL_RANDOMIZATION,
     Capability.RESET_RANDOMIZATION, Capability.DEVICE_ARRAYS, Capability.CONTACT_FORCES,
     Capability.CONTACT_FILTERS, Capability.CONTACT_TORQUES,

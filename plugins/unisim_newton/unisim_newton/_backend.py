@@ -29,6 +29,7 @@ import warp as wp
 
 from unisim_core import quat as Q
 from unisim_core.backend import SimBackend, diverged_rows
+from unisim_core.heightfield import HFieldSampler
 from unisim_core.model import ModelInfo
 from unisim_core.plugin_support import SnapshotMemory, WarpKernelNotice, load_mjcf_or_refuse, warp_device
 from unisim_mjwarp import FATAL_OVERFLOWS, overflow_error
@@ -364,6 +365,12 @@ class NewtonBackend(SimBackend):
         body_f[:, lay.body_src[1:], :3] = force
         body_f[:, lay.body_src[1:], 3:] = torque - np.cross(arm, force)
         self._state.body_f.assign(body_f.reshape(-1, 6).astype(np.float32))
+
+    # ------------------------------------------------------------------ height fields
+    def _height_field(self, geom_id: int) -> HFieldSampler:
+        # the file's field as MuJoCo compiles it: SolverMuJoCo hands MuJoCo Warp the same samples (checked
+        # in the tests), so the scan is the surface the robots collide with
+        return HFieldSampler.from_lite(self._lite, geom_id)
 
     # ------------------------------------------------------------------ randomization
     def _read_model_field(self, term: str) -> np.ndarray:
