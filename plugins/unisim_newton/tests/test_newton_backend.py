@@ -347,3 +347,22 @@ def test_integrator_is_the_files(make, tmp_path, option):
                     '<geom type="capsule" fromto="0 0 0 0.5 0 0" size="0.05"/></body></worldbody></mujoco>')
     b = make(path)
     assert b._solver.mjw_model.opt.integrator == mujoco.MjModel.from_xml_path(str(path)).opt.integrator
+
+
+def test_site_jacobian_is_mujocos(quadruped):
+    """The shared site Jacobian (unisim_core.kinematics) over Newton's body poses: MuJoCo's mj_jacSite
+    of the quadruped's FL_foot site (free root) at a tilted, bent pose, to float32 (1e-5)."""
+    mujoco = pytest.importorskip("mujoco", reason="the reference is MuJoCo's mj_jacSite")
+    m = mujoco.MjModel.from_xml_path(str(QUADRUPED))
+    d = mujoco.MjData(m)
+    d.qpos[:] = m.key_qpos[0]
+    d.qpos[3:7] = Q.quat_normalize(np.array([0.9, 0.2, -0.3, 0.1]))
+    d.qpos[7:] += np.linspace(-0.3, 0.3, m.nu)
+    mujoco.mj_forward(m, d)
+    site = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_SITE, "FL_foot")
+    jacp, jacr = np.zeros((3, m.nv)), np.zeros((3, m.nv))
+    mujoco.mj_jacSite(m, d, jacp, jacr, site)
+    quadruped.set_state(np.arange(2), np.tile(d.qpos, (2, 1)), np.zeros((2, m.nv)))
+    got_p, got_r = quadruped.get_site_jacobian_w(quadruped.get_site_ids(["FL_foot"])[0], np.arange(m.nv))
+    np.testing.assert_allclose(got_p, np.broadcast_to(jacp, got_p.shape), atol=1e-5)
+    np.testing.assert_allclose(got_r, np.broadcast_to(jacr, got_r.shape), atol=1e-5)

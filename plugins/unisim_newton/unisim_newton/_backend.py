@@ -30,6 +30,7 @@ import warp as wp
 from unisim_core import quat as Q
 from unisim_core.backend import SimBackend, diverged_rows
 from unisim_core.heightfield import HFieldSampler
+from unisim_core.kinematics import site_jacobian
 from unisim_core.model import ModelInfo
 from unisim_core.plugin_support import SnapshotMemory, WarpKernelNotice, load_mjcf_or_refuse, warp_device
 from unisim_mjwarp import FATAL_OVERFLOWS, overflow_error
@@ -365,6 +366,10 @@ class NewtonBackend(SimBackend):
         body_f[:, lay.body_src[1:], :3] = force
         body_f[:, lay.body_src[1:], 3:] = torque - np.cross(arm, force)
         self._state.body_f.assign(body_f.reshape(-1, 6).astype(np.float32))
+
+    # ------------------------------------------------------------------ kinematics
+    #: MuJoCo's mj_jacSite from the model tables and the contract's body poses, shared by every engine
+    _site_jacobian = site_jacobian
 
     # ------------------------------------------------------------------ height fields
     def _height_field(self, geom_id: int) -> HFieldSampler:
