@@ -35,7 +35,6 @@ from .capabilities import Capability
 from .config import (
     BackendPlayCapabilities,
     BackendTerrainSpawnData,
-    CameraCfg,
     DomainRandomizationCapabilities,
     SceneCfg,
 )
@@ -73,7 +72,6 @@ CAPABILITY_PRIMITIVES: dict[Capability, tuple[str | tuple[str, ...], ...]] = {
     Capability.MOCAP: ("_bind_mocap_pose",),
     Capability.PHYSICS_SNAPSHOT: ("_get_physics_state", "_set_physics_state"),
     Capability.RENDER: ("_init_renderer", "_render"),
-    Capability.VIDEO_CAPTURE: ("_init_renderer", "_capture_frame"),
     Capability.INIT_RANDOMIZATION: ("_write_model_field", "_read_model_field"),
     Capability.RESET_RANDOMIZATION: ("_write_model_field", "_read_model_field"),
     Capability.DEVICE_ARRAYS: ("_device_arrays",),
@@ -311,19 +309,6 @@ class SimBackend(Lifecycle, ModelQueries, Stepping, Frames, StateSnapshots, Rand
         """Primitive (PHYSICS_SNAPSHOT): restore validated float64 rows, refresh derived data."""
         raise self._unsupported(Capability.PHYSICS_SNAPSHOT)
 
-
-    def _init_renderer(self, spacing: float, offset_mode: str, headless: bool, capture: bool,
-                       width: int, height: int, camera: CameraCfg) -> None:
-        """Primitive (RENDER/VIDEO_CAPTURE): create the renderer."""
-        raise self._unsupported(Capability.RENDER)
-
-    def _render(self) -> None:
-        """Primitive (RENDER): draw one frame interactively."""
-        raise self._unsupported(Capability.RENDER)
-
-    def _capture_frame(self) -> np.ndarray:
-        """Primitive (VIDEO_CAPTURE): ``(height, width, 3)`` uint8 RGB frame."""
-        raise self._unsupported(Capability.VIDEO_CAPTURE)
 
     def _write_model_field(self, term: str, env_ids: np.ndarray, target_ids: np.ndarray | None,
                            values: np.ndarray) -> None:

@@ -47,6 +47,15 @@ class UniSimHookSpecs:
         ``nsteps`` substeps, read qpos and qvel). Its cost per call is the unit of the physical
         limit, ``cost x N / threads``, that ``unisim bench`` reports each backend's fraction of."""
 
+    @hookspec
+    def unisim_renderer(self):
+        """Return ``make(model_file, num_envs, width, height, spacing, offset_mode, camera) -> renderer``:
+        offscreen frames of the MJCF ``model_file``'s scene fed by any backend's state (the core's
+        default ``capture_video_frame``, :mod:`unisim_core.playback`). The renderer has ``num_drawn``
+        (envs drawn, the first ones), ``nq``, ``mocap_bodies`` (names, in mocap order),
+        ``draw(qpos (num_drawn, nq), mocap_pos (num_drawn, M, 3) | None, mocap_quat (num_drawn, M, 4)
+        wxyz | None) -> (height, width, 3) uint8`` and ``close()``."""
+
 
 def bench_hooks(package: str) -> tuple:
     """``(unisim_raw_stepper, unisim_step_cost_probe)`` implementations for a plugin whose

@@ -128,7 +128,10 @@ class Lifecycle:
                 time.sleep(0.002)
         self._closed, self._close_pending = True, False
         try:
-            self._close()
+            try:
+                self._release_renderer()  # the shared renderer (``playback``), before the engine goes
+            finally:
+                self._close()
         finally:
             self.__class__ = _closed_variant(type(self))
 

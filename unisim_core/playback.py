@@ -2,6 +2,12 @@
 
 Mixed into :class:`~unisim_core.backend.SimBackend`: validates the public arguments, then
 calls the backend's rendering primitives (``_init_renderer``, ``_render``, ``_capture_frame``).
+
+Their default is one renderer for every backend: every backend reports ``qpos`` in MuJoCo's
+layout, so a plugin implementing the ``unisim_renderer`` hook (unisim-mujoco: MuJoCo's renderer)
+draws the scene's MJCF (``scene.visual_model_file`` when set) from the contract's state,
+``get_qpos()`` and the world poses of the mocap bodies. The core imports no renderer: without
+such a plugin, capturing a frame raises ``OptionalDependencyError`` naming what to install.
 """
 
 from __future__ import annotations
@@ -16,11 +22,35 @@ from .config import BackendPlayRenderPlan, CameraCfg
 from .errors import InvalidInputError, OptionalDependencyError
 from .validation import check_int
 
-__all__ = ["Playback", "write_video"]
+__all__ = ["Playback", "write_video", "video_renderer", "RENDERER_HINT"]
+
+#: What to install for frames when no plugin offers a renderer.
+RENDERER_HINT = "pip install 'unisim-mujoco[video]'"
+
+
+def video_renderer() -> Callable[..., Any]:
+    """``make(model_file, num_envs, width, height, spacing, offset_mode, camera) -> renderer`` of the
+    first installed plugin (by backend name) implementing the ``unisim_renderer`` hook (see
+    :mod:`unisim_core.hooks`). ``OptionalDependencyError`` when none is installed."""
+    from .registry import list_backends, plugin_hook
+
+    for record in list_backends():
+        if record.status == "ok":
+            make = plugin_hook(record.name, "unisim_renderer")
+            if make is not None:
+                return make
+    raise OptionalDependencyError(f"video frames need a renderer plugin and none is installed: {RENDERER_HINT} "
+                                  f"(MuJoCo's renderer draws the state of any backend)")
 
 
 class Playback:
-    """``init_renderer``, ``render``, ``capture_video_frame`` and ``run_playback``."""
+    """``init_renderer``, ``render``, ``capture_video_frame`` and ``run_playback``, and the default
+    rendering primitives (the shared renderer of the ``unisim_renderer`` hook)."""
+
+    #: The shared renderer made by the default ``_init_renderer`` (``None``: not made).
+    _video: Any = None
+    #: Contract body ids of the renderer's mocap bodies (``None``: the scene has none).
+    _video_mocap: np.ndarray | None = None
 
     def init_renderer(self, spacing: float = 1.0, *, offset_mode: str = "grid", headless: bool = False,
                       capture: bool = False, width: int = 1280, height: int = 720,
@@ -46,6 +76,48 @@ class Playback:
         """``(height, width, 3)`` uint8 RGB frame of the current state."""
         self._require(Capability.VIDEO_CAPTURE)
         return self._capture_frame()
+
+    # ------------------------------------------------------------------ default primitives
+    def _init_renderer(self, spacing: float, offset_mode: str, headless: bool, capture: bool,
+                       width: int, height: int, camera: CameraCfg) -> None:
+        """Primitive (VIDEO_CAPTURE), default: the shared renderer, drawing offscreen (``headless``
+        is moot). A visual model must have the physics model's ``nq`` (the same joints)."""
+        self._release_renderer()
+        model_file = self.scene.visual_model_file or self.scene.model_file
+        renderer = video_renderer()(model_file, self.num_envs, width, height, spacing, offset_mode, camera)
+        try:
+            if renderer.nq != self.nq:
+                raise InvalidInputError(f"scene.visual_model_file: {model_file!r} has nq={renderer.nq}, the "
+                                        f"backend's model nq={self.nq}; a visual model needs the same joints")
+            mocap = list(renderer.mocap_bodies)
+            self._video_mocap = self.get_body_ids(mocap) if mocap else None
+        except BaseException:
+            renderer.close()
+            raise
+        self._video = renderer
+
+    def _capture_frame(self) -> np.ndarray:
+        """Primitive (VIDEO_CAPTURE), default: the shared renderer draws the first envs' ``get_qpos()``
+        and mocap body poses (``get_body_pose_w``)."""
+        if self._video is None:
+            self.init_renderer(capture=True, headless=True)
+        video = self._video
+        k = video.num_drawn
+        pos = quat = None
+        if self._video_mocap is not None:
+            pos, quat = self.get_body_pose_w(self._video_mocap)
+            pos, quat = pos[:k], quat[:k]
+        return video.draw(self.get_qpos()[:k], pos, quat)
+
+    def _render(self) -> None:
+        """Primitive (RENDER): draw one frame interactively (no default: the shared renderer is offscreen)."""
+        raise self._unsupported(Capability.RENDER)
+
+    def _release_renderer(self) -> None:
+        """Free the shared renderer, if made (``close()`` calls it)."""
+        video, self._video = self._video, None
+        if video is not None:
+            video.close()
 
     def resolve_play_render_plan(self, *, play_render_mode: str | None, play_steps: int | None,
                                  output_video: str | None) -> BackendPlayRenderPlan:

@@ -9,13 +9,11 @@ helpers other MuJoCo-based plugins (``unisim-mjwarp``) build on.
 
 from __future__ import annotations
 
-import os
-import sys
+from ._gl import choose_platform
 
-# Offscreen rendering needs a GL platform chosen before mujoco is imported;
-# on a headless Linux machine EGL is the one that works without a display.
-if sys.platform.startswith("linux") and not os.environ.get("DISPLAY") and "MUJOCO_GL" not in os.environ:
-    os.environ["MUJOCO_GL"] = "egl"
+# Offscreen rendering needs a GL platform chosen before mujoco is imported: on a headless Linux
+# machine, EGL where a device answers, else OSMesa (a MUJOCO_GL the user set is kept).
+choose_platform()
 
 from ._hooks import (  # noqa: E402
     CAPABILITIES,
@@ -26,6 +24,7 @@ from ._hooks import (  # noqa: E402
     unisim_backend_spec,
     unisim_diagnostics,
     unisim_raw_stepper,
+    unisim_renderer,
     unisim_step_cost_probe,
 )
 from ._mocap import MujocoMocapPoseBinding  # noqa: E402
@@ -40,7 +39,7 @@ _LAZY = {
 
 __all__ = ["MujocoBackend", "MujocoOptions", "MujocoMocapPoseBinding", "INTEGRATORS", "CAPABILITIES", "INIT_TERMS",
            "INTERVAL_TERMS", "RESET_TERMS", "__version__", "unisim_backend_spec", "unisim_diagnostics",
-           "unisim_raw_stepper", "unisim_step_cost_probe", *sorted(set(_LAZY) - {"MujocoBackend"})]
+           "unisim_raw_stepper", "unisim_renderer", "unisim_step_cost_probe", *sorted(set(_LAZY) - {"MujocoBackend"})]
 
 
 def __getattr__(name: str):

@@ -24,7 +24,7 @@ import numpy as np
 from mujoco.batch import Batch, SimulationError
 
 from unisim_core.backend import SimBackend
-from unisim_core.config import CameraCfg, SceneCfg
+from unisim_core.config import SceneCfg
 from unisim_core.errors import EngineError
 from unisim_core.heightfield import HFieldSampler
 from unisim_core.model import ModelInfo
@@ -130,7 +130,6 @@ class MujocoBackend(SimBackend):
         self._restore_cols = np.setdiff1d(np.arange(b.nstate),
                                           np.concatenate([self._component_cols(c) for c in _NOT_RESTORED]))
         self._snap_memory = SnapshotMemory(self._num_envs)  # each snapshot row's extra state (bit-exact restores)
-        self._renderer = None
         key = -1  # an unknown default_keyframe is refused by the base class once this returns
         if scene.default_keyframe is not None:
             key = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_KEY, scene.default_keyframe)
@@ -383,25 +382,18 @@ class MujocoBackend(SimBackend):
             b.expand(TERM_FIELDS[term])[rows, target_ids] = values
         if term == "geom_size":  # broad phase bounds of the resized primitives
             b.expand("geom_aabb")[rows, target_ids, 3:] = primitive_aabb(m.geom_type[target_ids], values)
+        if term == "body_com_offset":  # a COM off a "simple" body's origin: its mass matrix block is no longer
+            b.expand("body_simple")[rows, target_ids] = 0  # diagonal (compile-time flags; set_const re-derives
+            dofs = np.concatenate([np.arange(m.body_dofadr[t], m.body_dofadr[t] + m.body_dofnum[t])  # sameframe)
+                                   for t in target_ids]).astype(np.int64)
+            b.expand("body_sameframe")[rows, target_ids] = 0
+            b.expand("dof_simplenum")[rows, dofs] = 0
         ids = np.sort(env_ids)
         if term in SETCONST_TERMS:
             self._call(lambda: b.set_const(ids))
         self._forward(ids)
 
     # ------------------------------------------------------------------ rendering
-    def _init_renderer(self, spacing: float, offset_mode: str, headless: bool, capture: bool,
-                       width: int, height: int, camera: CameraCfg) -> None:
-        from ._render import BatchRenderer
-
-        if self._renderer is not None:
-            self._renderer.close()
-        self._renderer = BatchRenderer(self._m, self._num_envs, width, height, spacing, offset_mode, camera)
-
-    def _capture_frame(self) -> np.ndarray:
-        if self._renderer is None:
-            self.init_renderer(capture=True, headless=True)
-        return self._renderer.capture(self._batch)
-
     def get_playback_model(self, env_index: int | None = None) -> mujoco.MjModel:
         """The shared model, or env ``env_index``'s model with its randomized fields."""
         if env_index is None:
@@ -412,7 +404,4 @@ class MujocoBackend(SimBackend):
 
     # ------------------------------------------------------------------ lifecycle
     def _close(self) -> None:
-        if self._renderer is not None:
-            self._renderer.close()
-            self._renderer = None
         self._batch = None  # type: ignore[assignment]

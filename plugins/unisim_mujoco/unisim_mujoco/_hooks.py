@@ -39,7 +39,20 @@ def unisim_backend_spec() -> BackendSpec:
 def unisim_diagnostics() -> dict[str, str]:
     import os
 
-    return {**installed_versions("mujoco"), "MUJOCO_GL": os.environ.get("MUJOCO_GL", "(unset)")}
+    return {**installed_versions("mujoco"), "MUJOCO_GL": os.environ.get("MUJOCO_GL", "(unset)"),
+            "UNISIM_RENDER_QUALITY": os.environ.get("UNISIM_RENDER_QUALITY", "(unset: auto)")}
+
+
+@hookimpl
+def unisim_renderer():
+    """MuJoCo's renderer of any backend's state (``_render.VideoRenderer``; MuJoCo loads on first use)."""
+
+    def make(*args, **kwargs):
+        from ._render import VideoRenderer
+
+        return VideoRenderer(*args, **kwargs)
+
+    return make
 
 
 unisim_raw_stepper, unisim_step_cost_probe = bench_hooks(__package__)
