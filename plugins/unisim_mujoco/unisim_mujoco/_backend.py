@@ -382,12 +382,6 @@ class MujocoBackend(SimBackend):
             b.expand(TERM_FIELDS[term])[rows, target_ids] = values
         if term == "geom_size":  # broad phase bounds of the resized primitives
             b.expand("geom_aabb")[rows, target_ids, 3:] = primitive_aabb(m.geom_type[target_ids], values)
-        if term == "body_com_offset":  # a COM off a "simple" body's origin: its mass matrix block is no longer
-            b.expand("body_simple")[rows, target_ids] = 0  # diagonal (compile-time flags; set_const re-derives
-            dofs = np.concatenate([np.arange(m.body_dofadr[t], m.body_dofadr[t] + m.body_dofnum[t])  # sameframe)
-                                   for t in target_ids]).astype(np.int64)
-            b.expand("body_sameframe")[rows, target_ids] = 0
-            b.expand("dof_simplenum")[rows, dofs] = 0
         ids = np.sort(env_ids)
         if term in SETCONST_TERMS:
             self._call(lambda: b.set_const(ids))
