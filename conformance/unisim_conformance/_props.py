@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-__all__ = ["DECLARED_PROPS", "BAD_INPUT_CASES", "BAD_INPUT_PROPS", "FORCE_CASE_PROPS", "READS", "COPY_PROPS",
-           "EFFECT_TERMS", "EFFECT_ENVS", "REPLAY_PROPS", "bad_input_props"]
+__all__ = ["DECLARED_PROPS", "DECLARED_PROP_RULES", "BAD_INPUT_CASES", "BAD_INPUT_PROPS", "FORCE_CASE_PROPS", "READS",
+           "COPY_PROPS", "EFFECT_TERMS", "EFFECT_ENVS", "REPLAY_PROPS", "bad_input_props"]
 
 _DR = ("terms_listed", "targeted_env", "targeted_ids", "value_read_back", "state_terms", "finite_after_step",
        "undeclared_rejected", "undeclared_writes_nothing")
@@ -20,10 +20,16 @@ DECLARED_PROPS: dict[str, tuple[str, ...]] = {
     "pre_step_control": ("called_per_substep", "fresh_state", "output_replaces_ctrl"),
     "physics_snapshot": ("tier", "shape", "time_column", "qpos_columns", "qvel_columns", "restore_reads",
                          "continuation"),
-    "render": ("returns_none", "state_unchanged"), "video_capture": ("frame_shape", "pixels_change"),
-    "playback": ("mp4_written",), "init_randomization": _DR, "interval_randomization": _DR,
+    "render": ("returns_none", "state_unchanged"),
+    "video_capture": ("frame_shape", "pixels_change", "matches_mujoco"),
+    "playback": ("mp4_written", "frames_match_mujoco"), "init_randomization": _DR, "interval_randomization": _DR,
     "reset_randomization": _DR,
     "device_arrays": ("shapes", "qpos_live", "qvel_live", "body_pos_live", "body_quat_live", "buffer_stable"),
+}
+
+#: Properties of ``DECLARED_PROPS`` added after the rest of their capability: ``(cap, prop)`` -> rules.
+DECLARED_PROP_RULES: dict[tuple[str, str], int] = {
+    ("video_capture", "matches_mujoco"): 4, ("playback", "frames_match_mujoco"): 4,
 }
 
 #: ``bad_input::rejected[CASE-PROP]``: the rejected calls, and what each one must do.

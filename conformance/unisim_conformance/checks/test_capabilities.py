@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from unisim_conformance import scene_path
-from unisim_conformance._props import DECLARED_PROPS
+from unisim_conformance._props import DECLARED_PROP_RULES, DECLARED_PROPS
 from unisim_conformance._support import Props, all_getters, diff_report, home_ctrl, varied_quadruped_state
 from unisim_core import (
     Capability,
@@ -371,31 +371,93 @@ def _render(kit, tmp_path, p):
         assert not changed, f"init_renderer()/render() changed the state: {changed}"
 
 
+#: Frame sameness: at most this fraction of pixels may differ from MuJoCo's frame of the same pose
+#: by more than VIDEO_LEVELS (of 255) in a channel. Both frames come from one renderer on this
+#: machine, so only the backend's read-back of the pose differs: measured on the 96x72 box frame,
+#: float32 rounding flips no pixel, 1 mm or 0.5 degrees ~0.03 %; a 1 cm shift flips 0.3 % and a
+#: quaternion read in xyzw order 2.4 %.
+VIDEO_PIXELS, VIDEO_LEVELS = 1e-3, 24
+VIDEO_CAMERA = {"lookat": (0.0, 0.0, 1.0), "distance": 1.5}
+
+
+def _pose(i):
+    """Known free-body poses: a shift along x and a turn about an oblique axis, both growing with i."""
+    axis = np.array([1.0, 2.0, 3.0]) / np.sqrt(14.0)
+    return np.array([[0.1 + 0.05 * i, -0.05, 1.05, np.cos(0.35 + 0.1 * i), *(np.sin(0.35 + 0.1 * i) * axis)]])
+
+
+def _mujoco_frames(backend, poses, width, height):
+    """MuJoCo's frames of ``poses`` (the shared renderer fed each pose directly, no backend), or
+    ``None`` when no renderer plugin is installed."""
+    from unisim_core import CameraCfg, OptionalDependencyError
+    from unisim_core.playback import video_renderer
+
+    try:
+        make = video_renderer()
+    except OptionalDependencyError:
+        return None
+    renderer = make(backend.scene.model_file, 1, width, height, 1.0, "grid", CameraCfg.coerce(VIDEO_CAMERA))
+    try:
+        return [renderer.draw(q) for q in poses]
+    finally:
+        renderer.close()
+
+
+def _assert_same_frame(frame, ref, what):
+    flipped = float((np.abs(frame.astype(np.int16) - ref).max(axis=2) > VIDEO_LEVELS).mean())
+    assert flipped <= VIDEO_PIXELS, (f"{what}: {flipped:.2%} of pixels differ from MuJoCo's frame of the same pose "
+                                     f"by more than {VIDEO_LEVELS} levels (tolerance {VIDEO_PIXELS:.1%})")
+
+
 def _video(kit, tmp_path, p):
-    """capture_video_frame(): a (48, 64, 3) uint8 frame whose pixels change when the body moves."""
+    """capture_video_frame(): a (72, 96, 3) uint8 frame whose pixels change when the body moves, and
+    the frame of a known pose matches MuJoCo's frame of that pose (VIDEO_PIXELS, VIDEO_LEVELS)."""
     b = kit.make("free_body", 1)
-    b.init_renderer(headless=True, capture=True, width=64, height=48, camera_kwargs={"lookat": (0, 0, 1)})
+    b.init_renderer(headless=True, capture=True, width=96, height=72, camera_kwargs=VIDEO_CAMERA)
     f1 = b.capture_video_frame()
-    b.set_state(np.array([0]), np.array([[0.4, 0, 1.2, np.cos(0.5), 0, 0, np.sin(0.5)]]), np.zeros((1, 6)))
+    b.set_state(np.array([0]), _pose(0), np.zeros((1, 6)))
     f2 = b.capture_video_frame()
     with p("frame_shape"):
-        assert f1.shape == (48, 64, 3) and f1.dtype == np.uint8, \
-            f"frame {f1.shape} {f1.dtype}, expected (48, 64, 3) uint8"
+        assert f1.shape == (72, 96, 3) and f1.dtype == np.uint8, \
+            f"frame {f1.shape} {f1.dtype}, expected (72, 96, 3) uint8"
     with p("pixels_change"):
         assert not np.array_equal(f1, f2), "moving the body did not change the pixels"
+    ref = _mujoco_frames(b, [_pose(0)], 96, 72)
+    if ref is None:
+        p.skip("matches_mujoco", "no renderer plugin to draw MuJoCo's frame: pip install 'unisim-mujoco[video]'")
+        return
+    with p("matches_mujoco"):
+        _assert_same_frame(f2, ref[0], "capture_video_frame")
 
 
 def _playback(kit, tmp_path, p):
-    """run_playback writes a non-empty mp4 (skipped without imageio)."""
+    """run_playback(): one frame per step, frame i of the state after step i (a known pose set by
+    each step: MuJoCo's frame of that pose within VIDEO_PIXELS), encoded into an mp4 of num_steps
+    frames (skipped without imageio)."""
     if importlib.util.find_spec("imageio") is None:
         pytest.skip("PLAYBACK check needs imageio[ffmpeg] (pip install 'imageio[ffmpeg]')")
+    import imageio.v2 as imageio
+
     b = kit.make("free_body", 1)
     out = tmp_path / "play.mp4"
-    zero = np.zeros((1, 0))
-    path = b.run_playback(env=None, initialize=lambda: None, step=lambda: b.step(zero, 5), num_steps=5,
-                          output_video=str(out))
+    steps, frames = iter(range(4)), []
+    path = b.run_playback(env=None, initialize=lambda: None,
+                          step=lambda: b.set_state(np.array([0]), _pose(next(steps)), np.zeros((1, 6))),
+                          num_steps=4, output_video=str(out), camera_kwargs=VIDEO_CAMERA,
+                          on_frame=lambda i, f: frames.append(f))
     with p("mp4_written"):
         assert path is not None and out.is_file() and out.stat().st_size > 0, "no mp4 written"
+        with imageio.get_reader(str(out)) as reader:
+            count = reader.count_frames()
+        assert count == 4, f"the mp4 holds {count} frames, expected 4 (num_steps)"
+    ref = _mujoco_frames(b, [_pose(i) for i in range(4)], *frames[0].shape[1::-1])
+    if ref is None:
+        p.skip("frames_match_mujoco", "no renderer plugin to draw MuJoCo's frames: pip install 'unisim-mujoco[video]'")
+        return
+    with p("frames_match_mujoco"):
+        assert len(frames) == 4, f"on_frame saw {len(frames)} frames, expected 4"
+        for i, (frame, want) in enumerate(zip(frames, ref)):
+            _assert_same_frame(frame, want, f"playback frame {i}")
 
 
 def _device_arrays(kit, tmp_path, p):
@@ -579,8 +641,9 @@ EXERCISERS = {
     C.INTERVAL_RANDOMIZATION: _dr("interval"), C.RESET_RANDOMIZATION: _dr("reset"),
     C.DEVICE_ARRAYS: _device_arrays,
 }
-DECLARED_IDS = [pytest.param(cap, prop, id=f"{cap.value}-{prop}") for cap in Capability
-                for prop in DECLARED_PROPS[cap.value]]
+DECLARED_IDS = [pytest.param(cap, prop, id=f"{cap.value}-{prop}",
+                             marks=[pytest.mark.rules(r) for r in [DECLARED_PROP_RULES.get((cap.value, prop))] if r])
+                for cap in Capability for prop in DECLARED_PROPS[cap.value]]
 
 
 def _exercise(kit, cap, tmp_path):
