@@ -16,7 +16,8 @@ another one. Checks, under a 5-minute budget:
   captured frame;
 - the welded arm (``tests/models/welded_arm.xml``): a fixed-base articulation,
   default joint positions clipped into range (its elbow excludes 0), 0.5 s held at "home" next to
-  MuJoCo (joints within 0.1 rad, the welded mount still).
+  MuJoCo (joints within 0.1 rad, the welded mount still), a frame drawn in the host from the
+  worker's state (no cameras) equal to MuJoCo's renderer's frame of the same qpos.
 
 Writes a JSON report and exits 0 only when every check passed (2 when the runtime is missing, 1 on
 a failed check).
@@ -135,6 +136,21 @@ def run(num_envs: int, device: str, backend_cls=None, expect_isaaclab: int | Non
     return report
 
 
+def host_frame_is_mujocos(b, scene) -> bool:
+    """Without cameras, frames are drawn in this process from the worker's state: the frame equals
+    MuJoCo's renderer drawing the same qpos."""
+    from unisim_core import CameraCfg
+    from unisim_core.playback import video_renderer
+
+    b.init_renderer(capture=True, width=160, height=120)
+    frame = b.capture_video_frame()
+    ref = video_renderer()(scene.model_file, b.num_envs, 160, 120, 1.0, "grid", CameraCfg())
+    try:
+        return bool(np.array_equal(frame, ref.draw(b.get_qpos())))
+    finally:
+        ref.close()
+
+
 def fixed_base_checks(num_envs: int, device: str, backend_cls, checks: dict) -> dict:
     """The welded arm: a fixed-base articulation holding "home" like MuJoCo, its mount still."""
     from unisim_core import SceneCfg
@@ -152,6 +168,7 @@ def fixed_base_checks(num_envs: int, device: str, backend_cls, checks: dict) -> 
         moved = float(np.max(np.abs(b.get_body_pos_w(np.array([mount])) - before)))
         checks["arm_holds_like_mujoco"] = parity["max_dev"]["dof_pos"] <= STANDING["dof_pos"]
         checks["arm_mount_still"] = moved < 1e-4
+        checks["arm_host_frame_is_mujocos"] = host_frame_is_mujocos(b, scene)
     finally:
         b.close()
     return {"max_dev": parity["max_dev"], "mount_moved_m": moved, "engine": b.engine_info}

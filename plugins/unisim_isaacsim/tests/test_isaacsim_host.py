@@ -15,7 +15,7 @@ import pytest
 from isaacsim_testing.fake_isaac_worker import MODE_ENV
 from isaacsim_testing.host import LocalWorkerHost
 
-from unisim_core import Capability, SceneCfg
+from unisim_core import CameraCfg, Capability, SceneCfg
 from unisim_core.errors import (
     InvalidInputError,
     InvalidTypeError,
@@ -23,6 +23,7 @@ from unisim_core.errors import (
     UnsupportedCapabilityError,
 )
 from unisim_core.fake import FakeBackend
+from unisim_core.playback import video_renderer
 from unisim_core.quat import quat_normalize
 from unisim_core.scenes import scene_path
 from unisim_core.worker import WorkerStartupError
@@ -81,7 +82,7 @@ def _random_state(ref, rng):
 def test_contract_surface_row_order_and_quaternions_match_an_in_process_reference(make):
     b = make(enable_cameras=True)
     ref = FakeBackend(SCENE, N, 0.005)
-    assert b.capabilities == {Capability.PRE_STEP_CONTROL, Capability.VIDEO_CAPTURE}
+    assert b.capabilities == {Capability.PRE_STEP_CONTROL, Capability.VIDEO_CAPTURE, Capability.PLAYBACK}
     assert b.env_rows == (2, 1, 0)  # taken from the worker's report, not assumed
     assert "test double" in b.engine_info["name"]
     np.testing.assert_allclose(b.get_qpos(), ref.get_qpos(), atol=1e-6)
@@ -125,12 +126,26 @@ def test_contract_surface_row_order_and_quaternions_match_an_in_process_referenc
     assert frame.shape == (24, 32, 3) and frame.dtype == np.uint8
 
 
-def test_without_cameras_capture_is_not_declared(make):
+def test_without_cameras_frames_are_drawn_in_the_host_from_the_worker_state(make):
+    """No Isaac rendering: the shared renderer in this process draws the worker's state (engine rows
+    permuted, xyzw on the wire), pixel for pixel what MuJoCo's renderer draws for the same qpos."""
     b = make(physx=None)
-    assert Capability.VIDEO_CAPTURE not in b.capabilities
+    assert {Capability.VIDEO_CAPTURE, Capability.PLAYBACK} <= b.capabilities
     assert b.solver_readback == {}
-    with pytest.raises(NotImplementedError, match="video_capture"):
-        b.init_renderer(capture=True)
+    qpos, qvel = _random_state(FakeBackend(SCENE, N, 0.005), np.random.default_rng(1))
+    qpos[:, 2] += 0.5
+    b.set_state(np.arange(N), qpos, qvel)
+    camera = CameraCfg(distance=2.0)
+    b.init_renderer(capture=True, width=64, height=48, camera_kwargs=camera)
+    frame = b.capture_video_frame()
+    ref = video_renderer()(SCENE.model_file, N, 64, 48, 1.0, "grid", camera)
+    try:
+        want, default = ref.draw(qpos), ref.draw(np.tile(b.get_default_qpos(), (N, 1)))
+    finally:
+        ref.close()
+    assert frame.shape == (48, 64, 3) and frame.dtype == np.uint8
+    np.testing.assert_array_equal(frame, want)
+    assert not np.array_equal(frame, default)  # the state is what is drawn
 
 
 @pytest.mark.parametrize("kind, match", [

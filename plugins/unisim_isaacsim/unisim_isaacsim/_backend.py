@@ -22,7 +22,10 @@ from typing import Any
 
 import numpy as np
 
+from unisim_core.capabilities import Capability
+from unisim_core.config import CameraCfg
 from unisim_core.errors import InvalidInputError
+from unisim_core.playback import Playback
 from unisim_core.worker.backend import WorkerBackend, WorkerLaunch
 from unisim_core.worker.hosted import scene_to_plain
 
@@ -34,7 +37,11 @@ from ._physx_solver import PhysxSolverConfig
 from ._readback import verify_solver_readback
 from ._runtime import require_runtime
 
-__all__ = ["IsaacSimBackend", "init_payload", "check_model"]
+__all__ = ["IsaacSimBackend", "init_payload", "check_model", "HOST_RENDERED"]
+
+#: Drawn in this process from the worker's state by the shared renderer (``unisim_core.playback``),
+#: whatever the worker reports: frame capture and playback need no Isaac Sim rendering.
+HOST_RENDERED = frozenset({Capability.VIDEO_CAPTURE, Capability.PLAYBACK})
 
 log = logging.getLogger("unisim_isaacsim")
 
@@ -118,6 +125,24 @@ class IsaacSimBackend(WorkerBackend):
         engine = desc.get("engine")
         self.engine_info: dict[str, Any] = dict(engine) if isinstance(engine, Mapping) else {}
         self.env_rows: tuple[int, ...] = tuple(desc.get("env_rows") or range(self._num_envs))
+
+    @property
+    def capabilities(self) -> frozenset[Capability]:
+        return super().capabilities | HOST_RENDERED
+
+    def _init_renderer(self, spacing: float, offset_mode: str, headless: bool, capture: bool, width: int,
+                       height: int, camera: CameraCfg) -> None:
+        """Frames: MuJoCo's renderer in this process draws the worker's state (shared memory); with
+        ``enable_cameras=True``, Isaac Sim's RTX camera in the worker draws them instead."""
+        if self.options.enable_cameras:
+            super()._init_renderer(spacing, offset_mode, headless, capture, width, height, camera)
+        else:
+            Playback._init_renderer(self, spacing, offset_mode, headless, capture, width, height, camera)
+
+    def _capture_frame(self) -> np.ndarray:
+        if self.options.enable_cameras:
+            return super()._capture_frame()
+        return Playback._capture_frame(self)
 
     def _close(self) -> None:
         try:

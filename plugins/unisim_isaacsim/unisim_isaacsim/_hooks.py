@@ -13,10 +13,10 @@ __version__ = "0.1.0"
 
 REQUIRED_RUNTIME = "Isaac Sim 5.1 / Isaac Lab 2.3"
 #: What the worker implements: PhysX contacts, per-substep control (one round trip per substep),
-#: frame capture through a replicator camera (needs ``enable_cameras=True``). No sensors, forces,
-#: snapshots or randomization.
+#: frame capture and playback (drawn in the host from the worker's state; through a replicator camera
+#: with ``enable_cameras=True``). No sensors, forces, snapshots or randomization.
 CAPABILITIES = frozenset({Capability.CONTACTS, Capability.CONTACT_FORCES, Capability.PRE_STEP_CONTROL,
-                          Capability.VIDEO_CAPTURE})
+                          Capability.VIDEO_CAPTURE, Capability.PLAYBACK})
 
 
 def runtime_reason() -> str | None:
