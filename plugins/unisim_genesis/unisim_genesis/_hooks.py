@@ -14,6 +14,7 @@ __version__ = "0.1.0"
 CAPABILITIES = frozenset({
     Capability.CONTACTS, Capability.SENSORS, Capability.BODY_FORCE, Capability.BODY_TORQUE, Capability.PUSH,
     Capability.PRE_STEP_CONTROL, Capability.CONTACT_FORCES, Capability.CONTACT_FILTERS, Capability.CONTACT_TORQUES,
+    Capability.VIDEO_CAPTURE, Capability.PLAYBACK,
 })
 __all__ = ["CAPABILITIES", "unisim_backend_spec", "unisim_diagnostics", "unisim_raw_stepper", "unisim_step_cost_probe"]
 

@@ -19,6 +19,7 @@ CAPABILITIES = frozenset({
     Capability.PHYSICS_SNAPSHOT, Capability.INIT_RANDOMIZATION, Capability.INTERVAL_RANDOMIZATION,
     Capability.RESET_RANDOMIZATION, Capability.DEVICE_ARRAYS, Capability.CONTACT_FORCES,
     Capability.CONTACT_FILTERS, Capability.CONTACT_TORQUES,
+    Capability.VIDEO_CAPTURE, Capability.PLAYBACK,
 })
 __all__ = ["CAPABILITIES", "INIT_TERMS", "INTERVAL_TERMS", "RESET_TERMS", "unisim_backend_spec", "unisim_diagnostics",
            "unisim_raw_stepper", "unisim_step_cost_probe"]
