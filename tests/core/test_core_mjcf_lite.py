@@ -568,3 +568,26 @@ def test_gravcomp_is_read_when_accepted_and_actuatorgravcomp_where_it_acts(tmp_p
         '<joint name="tip"/>', '<joint name="tip" actuatorgravcomp="true"/>')  # tip's subtree holds no gravcomp
     assert [j["actuatorgravcomp"] for j in load_mjcf(write_scene(tmp_path, below, "below.xml"),
                                                      accept={"body_gravcomp"}).joints] == [False, False, False, True]
+
+
+def test_mocap_bodies_are_read_when_accepted_and_static_to_mujocos_filter(tmp_path):
+    """``accept={"mocap"}``: the mocap bodies are listed (ModelInfo.mocap_body_names) and MuJoCo's collision
+    filter holds for them (measured in MuJoCo: a mocap box penetrating the floor makes no contact, it does
+    with a free ball; its welded child is its weld); a mocap body with a joint is refused as MuJoCo's
+    compiler refuses it."""
+    scene = """<worldbody><geom name="floor" type="plane" size="2 2 .1"/>
+      <body name="m" mocap="true" pos="0 0 0.05"><geom name="mg" type="box" size=".1 .1 .1"/>
+        <body name="child" pos="0 0 0.3"><geom name="cg" type="sphere" size="0.1"/></body></body>
+      <body name="ball" pos="0 0 0.25"><freejoint/><geom name="bg" type="sphere" size="0.1"/></body></worldbody>"""
+    path = write_scene(tmp_path, scene)
+    with pytest.raises(MjcfLiteError) as info:
+        load_mjcf(path)
+    assert info.value.feature == "mocap"
+    m = load_mjcf(path, accept={"mocap"})
+    assert m.model_info().mocap_body_names == ("m",) and m.body_mocap == [False, True, False, False]
+    names = [g["name"] for g in m.geoms]
+    assert {(names[i], names[j]) for i, j in m.collision_pairs()} == {("mg", "bg"), ("cg", "bg"), ("floor", "bg")}
+    jointed = write_scene(tmp_path, '<worldbody><body name="m" mocap="true"><joint/>'
+                                    '<geom size=".1" mass="1"/></body></worldbody>', "j.xml")
+    with pytest.raises(MjcfLiteError, match="not a fixed child of the world"):
+        load_mjcf(jointed, accept={"mocap"})

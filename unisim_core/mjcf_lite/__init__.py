@@ -45,10 +45,12 @@ The subset it reads (everything else raises :class:`MjcfLiteError`):
   ``type="hfield"`` geom raises with feature ``hfield``): ``<hfield>`` assets (inline ``elevation``,
   ``nrow``/``ncol`` zeros, PNG and MuJoCo's binary files) into :attr:`LiteModel.hfields` with the
   samples MuJoCo compiles (:mod:`._hfield`), each geom's ``hfield`` id, and
-  :meth:`LiteModel.geom_pose_w` for static geoms.
+  :meth:`LiteModel.geom_pose_w` for static geoms;
+- mocap bodies, only when the caller poses them (``accept={"mocap"}``): :attr:`LiteModel.body_mocap`,
+  ``ModelInfo.mocap_body_names``, and MuJoCo's collision filter for them (a mocap body is its own weld, static).
 
 Outside the subset (tendons, equality constraints, ball joints, several joints in one body or joint
-stiffness unless accepted, other actuators, transmissions or sensors, mocap bodies, ``boundmass``/
+stiffness unless accepted, other actuators, transmissions or sensors, ``boundmass``/
 ``boundinertia``/``balanceinertia``, ...) :class:`MjcfLiteError` names the file, the element and
 the attribute, and its ``feature`` is the :mod:`unisim_core.mjcf_features` name (``"fixed_tendon"``,
 ``"weld_equality"``, ``"site_transmission"``, ``"ball_joint"``, ``"mesh_inertia"``, ...) so a

@@ -14,22 +14,25 @@ __all__ = ["LiteModel", "collision_candidates", "SENSOR_DIMS"]
 SENSOR_DIMS = {"jointpos": 1, "jointvel": 1, "framepos": 3, "framequat": 4, "framelinvel": 3, "frameangvel": 3,
                "gyro": 3, "velocimeter": 3, "accelerometer": 3}
 
-def collision_candidates(body_parent, body_has_joint, geom_body, geom_contype, geom_conaffinity
-                         ) -> list[tuple[int, int]]:
+def collision_candidates(body_parent, body_has_joint, geom_body, geom_contype, geom_conaffinity,
+                         body_mocap=None) -> list[tuple[int, int]]:
     """Geom id pairs ``(i, j)``, ``i < j``, that MuJoCo's collision filter lets touch, before
     ``<pair>``/``<exclude>``: geoms on bodies welded together (no joint between them) never
     collide; ``contype``/``conaffinity`` bitmasks must match (``ct_a & ca_b or ct_b & ca_a``); a
-    parent-child pair of bodies (neither welded to the world) is filtered. Arrays per body / geom."""
+    parent-child pair of bodies (neither welded to the world) is filtered. A mocap body (``body_mocap``,
+    per body; default none) is its own weld, and geoms welded to the world or to a mocap body are
+    static: two static geoms never collide. Arrays per body / geom."""
+    mocap = [False] * len(body_parent) if body_mocap is None else [bool(x) for x in body_mocap]
     weld = list(range(len(body_parent)))
     for b in range(1, len(weld)):
-        if not body_has_joint[b]:
+        if not (body_has_joint[b] or mocap[b]):
             weld[b] = weld[int(body_parent[b])]
     out = []
     ct, ca, gb = [int(x) for x in geom_contype], [int(x) for x in geom_conaffinity], [int(x) for x in geom_body]
     for i in range(len(gb)):
         for j in range(i + 1, len(gb)):
             wi, wj = weld[gb[i]], weld[gb[j]]
-            if wi == wj or not (ct[i] & ca[j] or ct[j] & ca[i]):
+            if wi == wj or not (ct[i] & ca[j] or ct[j] & ca[i]) or ((not wi or mocap[wi]) and (not wj or mocap[wj])):
                 continue
             if wi and wj and (wi == weld[int(body_parent[wj])] or wj == weld[int(body_parent[wi])]):
                 continue
@@ -65,6 +68,9 @@ class LiteModel:
     #: the body's first joint id, -1 for none (a body holds several only with ``accept={"multi_joint_body"}``:
     #: then its joints are the consecutive rows of ``joints`` whose ``body`` it is)
     body_joint: list = field(default_factory=lambda: [-1])
+    #: whether the body is a mocap body (``mocap="true"``: a jointless world child the user poses, read only
+    #: when the caller accepts ``"mocap"``)
+    body_mocap: list = field(default_factory=lambda: [False])
     #: dicts ``name type body qposadr dofadr pos axis range damping armature frictionloss stiffness springref
     #: ref actuatorfrcrange actuatorgravcomp``: ``pos`` and unit ``axis`` in the body frame, ``range`` (2,) rad
     #: or m and ``actuatorfrcrange`` (2,) N or N·m (``±inf`` when unlimited; already folded into the actuator's
@@ -109,7 +115,7 @@ class LiteModel:
         G = self.geoms
         has_joint = np.array(self.body_joint) >= 0
         cand = collision_candidates(self.body_parent, has_joint, [g["body"] for g in G], [g["contype"] for g in G],
-                                    [g["conaffinity"] for g in G])
+                                    [g["conaffinity"] for g in G], self.body_mocap)
         excluded = {frozenset(pair) for pair in self.contact_excludes}
         names = [g["name"] for g in G]
         pairs = {tuple(sorted((names.index(a), names.index(b)))) for a, b in self.contact_pairs}
@@ -177,4 +183,5 @@ class LiteModel:
             geom_solimp=col(G, "solimp", 5), geom_contype=[g["contype"] for g in G],
             geom_conaffinity=[g["conaffinity"] for g in G], gravity=self.gravity, qpos0=self.qpos0(),
             keyframes=self.keyframes,
+            mocap_body_names=[n for n, mocap in zip(self.body_names, self.body_mocap) if mocap],
         )

@@ -26,7 +26,7 @@ __all__ = ["load_mjcf", "OPTIONAL_FEATURES"]
 #: otherwise they raise :class:`MjcfLiteError` with that ``feature``.
 OPTIONAL_FEATURES = frozenset({"frictionloss", "multi_joint_body", "joint_stiffness", "joint_equality",
                                "connect_equality", "weld_equality", "fixed_tendon", "body_gravcomp",
-                               "joint_actuatorgravcomp", "hfield"})
+                               "joint_actuatorgravcomp", "hfield", "mocap"})
 #: Sections whose elements a caller that accepts them all simulates itself; the reader only counts them
 #: (:attr:`LiteModel.constraints`): they change no layout (nq, nv, nu, sensors).
 _COUNTED_SECTIONS = ("equality", "tendon")
@@ -264,8 +264,13 @@ class _Parser:
     def _body(self, m: LiteModel, elem: ET.Element, parent: int, childclass: str) -> None:
         b = len(m.body_names)
         a = self.attrs(elem, childclass)
-        if "mocap" in a and a["mocap"] == "true":
-            raise self.fail(elem, "has mocap=\"true\"; mocap bodies are not supported by this reader", "mocap")
+        mocap = a.get("mocap") == "true"
+        if mocap and "mocap" not in self.accept:
+            raise self.fail(elem, "has mocap=\"true\"; mocap bodies are read only when the backend poses them "
+                                  "(accept \"mocap\", unisim_core.mjcf_lite.OPTIONAL_FEATURES)", "mocap")
+        if mocap and (parent != 0 or any(j.tag in ("joint", "freejoint") for j in elem)):
+            raise MjcfLiteError(f"{self.path}: mocap body {a.get('name', '')!r} is not a fixed child of the world "
+                                "(MuJoCo's compiler refuses it)")
         gravcomp = float(_vec(a.get("gravcomp"), 1, [0.0], "body.gravcomp")[0])
         if gravcomp != 0.0 and "body_gravcomp" not in self.accept:
             raise self.fail(elem, f"has gravcomp={a['gravcomp']} (gravity compensation: a force -gravcomp m g at its "
@@ -274,6 +279,7 @@ class _Parser:
         m.body_names.append(a.get("name", ""))
         m.body_parent.append(parent)
         m.body_gravcomp.append(gravcomp)
+        m.body_mocap.append(mocap)
         m.body_pos.append(_vec(a.get("pos"), 3, [0, 0, 0], "body.pos"))
         m.body_quat.append(self.orient(a, elem))
         inertials = elem.findall("inertial")

@@ -273,3 +273,70 @@ def test_contact_filters_name_the_bodies_as_mujoco_also_a_world_welded_one(tmp_p
     for name, (table, world) in reads.items():
         np.testing.assert_allclose(table, [[2 * 9.81, 0.0]] * 2, atol=0.0981 * 2, err_msg=name)
         np.testing.assert_allclose(world, [[0.0, 9.81]] * 2, atol=0.0981, err_msg=name)
+
+
+PADDLE = """<mujoco><option timestep="0.002"/><worldbody>
+  <geom name="floor" type="plane" size="3 3 0.1" friction="0.5 0.005 0.0001"/>
+  <body name="paddle" mocap="true" pos="-0.3 0 0.1"><geom type="box" size="0.05 0.3 0.1" friction="0.5 0.005 0.0001"/>
+  </body>
+  <body name="box" pos="0 0 0.1"><freejoint/><geom type="box" size="0.1 0.1 0.1" mass="1" friction="0.5 0.005 0.0001"/>
+  </body></worldbody></mujoco>"""
+
+
+def test_a_mocap_paddle_pushes_a_box_as_on_mujoco(tmp_path):
+    """A mocap paddle (PhysX: a kinematic actor) written every 5 substeps 5 mm further (0.5 m/s) sweeps into
+    a 1 kg box (friction 0.5): PhysX moves it by kinematic targets at that speed, so the box rides on its face
+    at x_paddle + 0.15 (1e-3 m) with the paddle's velocity (1e-3 m/s), pushed by mu m g = 4.905 N (contact
+    filter against the paddle, 1 %); the paddle touching the floor makes no contact (MuJoCo: both static).
+    MuJoCo teleports the paddle at the first substep and its soft contact lets the face sink about 1 cm:
+    within 0.02 m of it."""
+    path = tmp_path / "paddle.xml"
+    path.write_text(PADDLE)
+    out = {}
+    for name in ("mujoco", "sapien"):
+        b = create_backend(name, SceneCfg(str(path)), 1, 0.002)
+        bind = b.bind_mocap_pose("paddle")
+        push = b.bind_contact_forces(["box"], against=["paddle"])
+        for k in range(100):
+            bind.set(np.array([[-0.3 + 0.005 * (k + 1), 0.0, 0.1]]), np.array([[1.0, 0.0, 0.0, 0.0]]))
+            b.step(np.zeros((1, 0)), 5)
+        out[name] = b.get_qpos()[0, :3], b.get_qvel()[0, 0], push.read()[0, 0]
+    (pos, vel, force), ref = out["sapien"], out["mujoco"][0]
+    np.testing.assert_allclose(pos, [0.2 + 0.15, 0.0, 0.1], atol=1e-3)
+    assert vel == pytest.approx(0.5, abs=1e-3)
+    np.testing.assert_allclose(force, [0.5 * 9.81, 0.0, 0.0], atol=0.05)
+    np.testing.assert_allclose(pos, ref, atol=0.02)
+    b = create_backend("sapien", SceneCfg(str(path)), 1, 0.002)
+    b.step(np.zeros((1, 0)), 5)  # the paddle rests its face on the floor: PhysX lists no such pair
+    listed = [{type(c).__name__ for c in contact.bodies} for contact in b.sapien_scenes[0].physx_system.get_contacts()]
+    assert {"PhysxRigidStaticComponent", "PhysxArticulationLinkComponent"} in listed  # the box on the floor
+    assert {"PhysxRigidStaticComponent", "PhysxRigidDynamicComponent"} not in listed
+
+
+MOCAP_CHILD = """<mujoco><worldbody><body name="hand" mocap="true" pos="0 0 1">
+  <geom type="box" size="0.05 0.05 0.05" contype="0" conaffinity="0"/>
+  <body name="finger" pos="0.1 0 -0.05" euler="0 0 30"><geom type="capsule" size="0.01 0.03" mass="0.1"/>{joint}</body>
+  </body></worldbody></mujoco>"""
+
+
+def test_a_mocap_bodys_welded_child_follows_it_and_a_jointed_one_is_refused(tmp_path):
+    """A body welded to a mocap body is part of its kinematic actor: after a written pose (rotated 90 degrees
+    about x) its world pose is MuJoCo's, before and after a step (1e-6). A joint below a mocap body is refused
+    by name (no articulation hangs from a kinematic actor)."""
+    path = tmp_path / "hand.xml"
+    path.write_text(MOCAP_CHILD.format(joint=""))
+    q = np.array([[np.cos(np.pi / 4), np.sin(np.pi / 4), 0.0, 0.0]])
+    reads = []
+    for name in ("mujoco", "sapien"):
+        b = create_backend(name, SceneCfg(str(path)), 1, 0.002)
+        b.bind_mocap_pose("hand").set(np.array([[0.3, -0.2, 0.8]]), q)
+        finger = b.get_body_ids(["finger"])
+        before = b.get_body_pos_w(finger)[0, 0], b.get_body_quat_w(finger)[0, 0]
+        b.step(np.zeros((1, 0)), 3)
+        reads.append((*before, b.get_body_pos_w(finger)[0, 0], b.get_body_quat_w(finger)[0, 0]))
+    for got, want in zip(reads[1], reads[0]):
+        np.testing.assert_allclose(got, want, atol=1e-6)
+    path.write_text(MOCAP_CHILD.format(joint='<joint type="hinge"/>'))
+    with pytest.raises(UnsupportedCapabilityError) as info:
+        create_backend("sapien", SceneCfg(str(path)), 1, 0.002)
+    assert info.value.capability == "mocap_joint_child"

@@ -32,16 +32,21 @@ from unisim_core.physx import IMPLICIT_KV, explicit_damping_ratio, mujoco_integr
 from unisim_core.plugin_support import SnapshotMemory, load_mjcf_or_refuse
 
 from . import _hooks
-from ._build import build_env, check_scene, configure_engine, layout_of, welded_to_world
+from ._build import actors, build_env, check_scene, configure_engine, layout_of, posed, world_pose
 from ._friction import physx_frictions
 from ._hooks import REFUSED_TERMS
 from ._mjcf_extra import read_meshes
+from ._mocap import MocapBodies, PosedLink, SapienMocapPoseBinding
 from ._options import SapienOptions
 from ._randomization import ModelFields
 from ._readback import read_solver_values
 from ._thread_keys import check_thread_keys
 
 __all__ = ["SapienBackend"]
+
+
+#: mjcf_lite's optional features this backend simulates (``unisim_core.mjcf_lite.OPTIONAL_FEATURES``).
+ACCEPTED = frozenset({"frictionloss", "body_gravcomp", "hfield", "mocap"})
 
 
 def _xyz(v) -> np.ndarray:
@@ -121,7 +126,7 @@ class SapienBackend(SimBackend):
     def __init__(self, scene, num_envs, sim_dt, **options) -> None:
         super().__init__(scene, num_envs, sim_dt, **options)
         path = str(self.scene.model_file)
-        self._lite = lite = load_mjcf_or_refuse(path, self.name, accept={"frictionloss", "body_gravcomp", "hfield"})
+        self._lite = lite = load_mjcf_or_refuse(path, self.name, accept=ACCEPTED)
         assets, integrator = read_meshes(path, lite), mujoco_integrator(path)
         if integrator not in IMPLICIT_KV:
             raise UnsupportedCapabilityError(self.name, "integrator", f"{path}: <option integrator={integrator!r}>; "
@@ -144,15 +149,19 @@ class SapienBackend(SimBackend):
         check_thread_keys(self._num_envs)
         cfg = self.options.physx
         configure_engine(cfg, lite.gravity)
-        self._scenes, self._arts, self._shapes = [], [], []
+        self._scenes, self._arts, self._shapes, kinematic = [], [], [], []
         for _ in range(self._num_envs):
-            scene_, arts, shapes = build_env(lite, assets, self._drives, cfg, self.sim_dt, friction, path=path)
+            scene_, arts, shapes, mocap = build_env(lite, assets, self._drives, cfg, self.sim_dt, friction, path=path)
             self._scenes.append(scene_)
             self._arts.append(arts)
             self._shapes.append(shapes)
+            kinematic.append(mocap)
         self._systems = [s.physx_system for s in self._scenes]
         self._layout = lay = layout_of(lite, self._arts[0])
-        self._links = [[None] + [arts[a].get_links()[k] for a, k in lay.body_link[1:]] for arts in self._arts]
+        self._mocap, self._actor = MocapBodies(kinematic), actors(lite)
+        self._links = [[None] + [arts[a].get_links()[k] if a >= 0 else self._posed_link(i, b)
+                                 for b, (a, k) in enumerate(lay.body_link[1:], start=1)]
+                       for i, arts in enumerate(self._arts)]
         #: per env, per body: its COM in the body frame, m (``body_com_offset`` randomizes it per env)
         com = np.array([[0.0, 0.0, 0.0]] + [_xyz(link.cmass_local_pose.p) for link in self._links[0][1:]])
         self._com = np.repeat(com[None], self._num_envs, axis=0)
@@ -193,7 +202,7 @@ class SapienBackend(SimBackend):
         self._time = np.zeros(self._num_envs)
         self._snapshots = SnapshotMemory(self._num_envs)  # each snapshot row's engine state (exact restores)
         self._wrench: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        self._fields = ModelFields(self, welded_to_world(lite), IMPLICIT_KV[integrator])
+        self._fields = ModelFields(self, posed(lite), IMPLICIT_KV[integrator])
         #: (link per env, float32 force per env at the COM) applied before every substep: MJCF gravcomp
         #: other than 0 and 1, randomized gravity (``ModelFields.body_forces``)
         self._body_forces: list[tuple[list, np.ndarray]] = []
@@ -216,6 +225,14 @@ class SapienBackend(SimBackend):
 
     #: The shared Jacobian from the model tables and the link poses (MuJoCo's ``mj_jacSite``).
     _site_jacobian = site_jacobian
+
+    def _posed_link(self, env: int, b: int) -> PosedLink:
+        """Body ``b`` of a mocap body's kinematic actor in env ``env``, read as a link."""
+        m = self._actor[b]
+        return PosedLink(self._mocap, m, env, None if m == b else world_pose(self._lite, b, m))
+
+    def _bind_mocap_pose(self, body_id: int) -> SapienMocapPoseBinding:
+        return SapienMocapPoseBinding(self, body_id)
 
     def _height_field(self, geom_id: int) -> HFieldSampler:
         """The shared sampler of MuJoCo's triangulated surface: the static triangle mesh PhysX collides with is
@@ -298,9 +315,12 @@ class SapienBackend(SimBackend):
                     self._prev_reads = self._link_reads(self._accel_bodies)
                 else:
                     self._prev_kin, self._prev_reads = self._cache, None
+            if self._mocap.pending:
+                self._mocap.substep(k, nsteps)
             for system in systems:
                 system.step()
             self._cache = None  # the kinematics moved on (_apply_wrenches reads them before each substep)
+        self._mocap.pending.clear()
         self._time += nsteps * self.sim_dt
         self._fresh[:] = False
 
@@ -581,6 +601,7 @@ class SapienBackend(SimBackend):
         return rows
 
     def _set_physics_state(self, state: np.ndarray) -> None:
+        self._mocap.pending.clear()  # the engine's poses are the snapshot's
         self._set_state(np.arange(self._num_envs), state[:, 1:1 + self.nq], state[:, 1 + self.nq:])
         self._time = state[:, 0].copy()
         if self._previous() is None:

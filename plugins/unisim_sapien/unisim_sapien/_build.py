@@ -28,7 +28,8 @@ from unisim_core.physx import MUJOCO_BODY_PROPERTIES, PhysxDrives, PhysxSolverCo
 
 from ._mjcf_extra import MeshFile
 
-__all__ = ["Layout", "build_env", "check_scene", "configure_engine", "layout_of", "welded_to_world"]
+__all__ = ["Layout", "actors", "build_env", "check_scene", "configure_engine", "layout_of", "posed", "welded_to_world",
+           "world_pose"]
 
 _NAME = "sapien"
 _X_TO_Z = np.array([np.sqrt(0.5), 0.0, -np.sqrt(0.5), 0.0])  # rotates PhysX's +x (plane normal, capsule axis) onto +z
@@ -41,7 +42,8 @@ class Layout:
     """Where the contract's quantities live in one env (the same for every env).
 
     ``tops``: per articulation, ``(top body, floating root?)``; ``body_link (nbody, 2)``:
-    ``(articulation, link index)`` of each contract body (``-1`` for the world);
+    ``(articulation, link index)`` of each contract body (``-1`` for the world and bodies of a mocap
+    body's kinematic actor);
     ``free``: per free joint ``(articulation, qpos column, qvel column, body)``;
     ``dof_src``: per hinge/slide joint in MJCF order (the drives' joint order)
     ``(articulation, active-joint index, qpos column, qvel column)``.
@@ -74,11 +76,19 @@ def check_scene(lite: LiteModel, assets: list[MeshFile | None], path: str) -> No
         if kind == "mesh" and not isinstance(assets[g], MeshFile):
             raise _refuse("mesh_geom", f"{path}: the mesh file of colliding geom {lite.geoms[g]['name'] or g!r} was "
                           "not found")
-    welded = welded_to_world(lite)
-    for b in range(1, len(lite.body_names)):  # a world-welded body never moves: its inertia is not used
-        if not welded[b] and (lite.body_mass[b] <= 0.0 or np.min(lite.body_inertia[b]) <= 0.0):
+    fixed = posed(lite)
+    for b in range(1, len(lite.body_names)):  # a body welded to the world or a mocap body: its inertia is not used
+        if not fixed[b] and (lite.body_mass[b] <= 0.0 or np.min(lite.body_inertia[b]) <= 0.0):
             raise _refuse("massless_body", f"{path}: body {lite.body_names[b]!r} has mass {lite.body_mass[b]} and "
                           f"inertia {np.asarray(lite.body_inertia[b]).tolist()}; a moving PhysX link needs both > 0")
+    for row in lite.joints:
+        b = lite.body_parent[row["body"]]
+        while b and not lite.body_mocap[b]:
+            b = lite.body_parent[b]
+        if b:
+            raise _refuse("mocap_joint_child", f"{path}: joint {row['name']!r} is below mocap body "
+                          f"{lite.body_names[b]!r}; a mocap body is a PhysX kinematic actor here, which no "
+                          "articulation can hang from")
     if lite.contact_pairs:
         raise _refuse("contact_pair", f"{path}: <contact><pair> {lite.contact_pairs}; PhysX filters by groups only")
     bits = ignore_bits(lite)
@@ -88,10 +98,19 @@ def check_scene(lite: LiteModel, assets: list[MeshFile | None], path: str) -> No
                       f"and PhysX pairs {sorted(got - want)} that MuJoCo would not")
 
 
-def _body(lite: LiteModel, g: int, static: list[bool]) -> int:
-    """The PhysX body of geom ``g``: its MJCF body, or 0 (the static actor) when welded to the world."""
-    b = lite.geoms[g]["body"]
-    return 0 if static[b] else b
+def actors(lite: LiteModel) -> list[int]:
+    """Per body, the PhysX actor holding its geoms: 0 (the static actor) for a body welded to the world,
+    the mocap body for one welded to a mocap body (a kinematic actor), else the body's own link."""
+    out = [0]
+    for b in range(1, len(lite.body_names)):
+        p = lite.body_parent[b]
+        out.append(b if lite.body_mocap[b] or lite.body_joint[b] >= 0 else out[p])
+    return out
+
+
+def _moving(lite: LiteModel, actor: int) -> bool:
+    """Whether PhysX simulates ``actor`` (an articulation link), not static or kinematic (a mocap body)."""
+    return actor != 0 and not lite.body_mocap[actor]
 
 
 def ignore_bits(lite: LiteModel) -> np.ndarray:
@@ -111,18 +130,29 @@ def ignore_bits(lite: LiteModel) -> np.ndarray:
 
 
 def welded_to_world(lite: LiteModel) -> list[bool]:
-    """Per body, whether it is welded to the world (no joint on its path to it): MuJoCo's weld 0,
-    whose geoms are static. Their shapes go on the static world actor here, as in MuJoCo."""
+    """Per body, whether it is welded to the world (no joint or mocap body on its path to it): MuJoCo's
+    weld 0, whose geoms are static. Their shapes go on the static world actor here, as in MuJoCo."""
     out = [True]
     for b in range(1, len(lite.body_names)):
-        out.append(out[lite.body_parent[b]] and lite.body_joint[b] < 0)
+        out.append(out[lite.body_parent[b]] and lite.body_joint[b] < 0 and not lite.body_mocap[b])
     return out
 
 
-def _world_pose(lite: LiteModel, b: int) -> sapien.Pose:
+def posed(lite: LiteModel) -> list[bool]:
+    """Per body, whether its pose is never the dynamics' (welded to the world, or to a mocap body: a
+    mocap body is the fixed root of its own articulation, moved by ``set_root_pose``); such a link's
+    mass and inertia are not used."""
+    out = [True]
+    for b in range(1, len(lite.body_names)):
+        out.append(lite.body_joint[b] < 0 and (out[lite.body_parent[b]] or lite.body_mocap[b]))
+    return out
+
+
+def world_pose(lite: LiteModel, b: int, root: int = 0) -> sapien.Pose:
+    """Body ``b``'s frame in the world (or in its ancestor ``root``'s frame)."""
     pose = sapien.Pose()
     chain = []
-    while b != 0:
+    while b != root:
         chain.append(b)
         b = lite.body_parent[b]
     for c in reversed(chain):
@@ -132,18 +162,19 @@ def _world_pose(lite: LiteModel, b: int) -> sapien.Pose:
 
 def _physx_pairs(lite: LiteModel, bits: np.ndarray | None) -> list[tuple[int, int]]:
     """Geom pairs PhysX tests: not on one actor, not a jointed parent/child link pair, not sharing an
-    ignore bit (``bits``), and passing the contype/conaffinity groups."""
-    G, parent, static = lite.geoms, lite.body_parent, welded_to_world(lite)
+    ignore bit (``bits``), not both static or kinematic, and passing the contype/conaffinity groups."""
+    G, parent, actor = lite.geoms, lite.body_parent, actors(lite)
     cols = _colliding(lite)
     out = []
     for a, i in enumerate(cols):
         for j in cols[a + 1:]:
-            bi, bj = _body(lite, i, static), _body(lite, j, static)
-            if bi == bj or (bi != 0 and bj != 0 and (parent[bi] == bj or parent[bj] == bi)):
+            bi, bj = actor[G[i]["body"]], actor[G[j]["body"]]
+            mi, mj = _moving(lite, bi), _moving(lite, bj)
+            if bi == bj or (mi and mj and (parent[bi] == bj or parent[bj] == bi)):
                 continue
             if bits is not None and bits[G[i]["body"]] & bits[G[j]["body"]]:
                 continue
-            if bi == 0 and bj == 0:
+            if not (mi or mj):  # static and kinematic actors: PhysX never pairs them (MuJoCo: both static)
                 continue
             if (G[i]["contype"] & G[j]["conaffinity"]) or (G[j]["contype"] & G[i]["conaffinity"]):
                 out.append((i, j))
@@ -227,7 +258,7 @@ def layout_of(lite: LiteModel, arts: list) -> Layout:
     tops = _tops(lite)
     art_of = {b: a for a, (top, _) in enumerate(tops) for b in range(1, nb) if _under(lite, b, top)}
     body_link = np.full((nb, 2), -1, dtype=np.int64)
-    for b in range(1, nb):
+    for b in art_of:  # the other bodies are (welded to) mocap bodies: kinematic actors
         names = [link.name for link in arts[art_of[b]].get_links()]
         body_link[b] = (art_of[b], names.index(f"b{b}"))
     free, dof_src = [], []
@@ -245,10 +276,10 @@ def layout_of(lite: LiteModel, arts: list) -> Layout:
 
 
 def _tops(lite: LiteModel) -> list[tuple[int, bool]]:
-    """``(world child, floating root?)`` per articulation, in body order."""
+    """``(world child, floating root?)`` per articulation, in body order (mocap bodies are kinematic actors)."""
     out = []
     for b in range(1, len(lite.body_names)):
-        if lite.body_parent[b] == 0:
+        if lite.body_parent[b] == 0 and not lite.body_mocap[b]:
             j = lite.body_joint[b]
             out.append((b, j >= 0 and lite.joints[j]["type"] == "free"))
     return out
@@ -271,13 +302,14 @@ def _set_groups(component, lite: LiteModel, geoms: list[int], path: str, bits: n
 
 def build_env(lite: LiteModel, assets: list[MeshFile | None], drives: PhysxDrives,
               config: PhysxSolverConfig, dt: float, friction: np.ndarray, scene: sapien.Scene | None = None,
-              origin: tuple[float, float] = (0.0, 0.0), path: str = "") -> tuple[sapien.Scene, list, dict]:
-    """One env: its scene, articulations and ``{colliding geom: PhysX shape}`` (``configure_engine`` must
-    have run). ``friction (G,)``: each geom's PhysX material friction (:func:`._friction.physx_frictions`).
+              origin: tuple[float, float] = (0.0, 0.0), path: str = "") -> tuple[sapien.Scene, list, dict, dict]:
+    """One env: its scene, articulations, ``{colliding geom: PhysX shape}`` and ``{mocap body: kinematic
+    PhysxRigidDynamicComponent}`` (``configure_engine`` must have run). ``friction (G,)``: each geom's PhysX
+    material friction (:func:`._friction.physx_frictions`).
     ``scene``: add the articulations, placed at ``origin`` (x, y; m), to that scene instead, without its
     world geoms (the former ``benchmarks/sapien_overhead.py`` measured N articulations in one scene this way)."""
     cols = set(_colliding(lite))
-    welded, bits = welded_to_world(lite), ignore_bits(lite)
+    welded, fixed, bits = welded_to_world(lite), posed(lite), ignore_bits(lite)
     statics = [g for g in sorted(cols) if welded[lite.geoms[g]["body"]]]
     shapes: dict[int, object] = {}
     if scene is None:
@@ -290,7 +322,7 @@ def build_env(lite: LiteModel, assets: list[MeshFile | None], drives: PhysxDrive
         sb = scene.create_actor_builder()
         sb.set_physx_body_type("static")
         statics.sort(key=lambda g: lite.geoms[g]["type"] == "hfield")  # attached after the builder's shapes
-        meshes = [_add_shape(sb, lite, g, assets[g], float(friction[g]), _world_pose(lite, lite.geoms[g]["body"]))
+        meshes = [_add_shape(sb, lite, g, assets[g], float(friction[g]), world_pose(lite, lite.geoms[g]["body"]))
                   for g in statics]
         world = sb.build_entity()
         comp = world.find_component_by_type(physx.PhysxRigidStaticComponent)
@@ -300,6 +332,11 @@ def build_env(lite: LiteModel, assets: list[MeshFile | None], drives: PhysxDrive
         shapes.update(_set_groups(comp, lite, statics, path, bits))
         _shape_offsets(comp.get_collision_shapes(), config)
         scene.add_entity(world)
+    kinematic = {}
+    actor = actors(lite)
+    for m in (b for b in range(1, len(lite.body_names)) if lite.body_mocap[b]):
+        kinematic[m] = _kinematic_actor(scene, lite, m, [g for g in sorted(cols) if actor[lite.geoms[g]["body"]] == m],
+                                        assets, friction, config, path, bits, shapes)
     driven = [j for j, row in enumerate(lite.joints) if row["type"] in ("hinge", "slide")]
     damping = dict(zip(driven, drives.damping.tolist()))
     joint_drive = {f"j{j}": (a, d, f) for j, a, d, f in zip(driven, drives.armature.tolist(), drives.damping.tolist(),
@@ -322,7 +359,7 @@ def build_env(lite: LiteModel, assets: list[MeshFile | None], drives: PhysxDrive
             parent = lite.body_parent[b]
             lb = ab.create_link_builder(builders.get(parent if b != top else 0))
             lb.set_name(f"b{b}")
-            if welded[b]:  # fixed to the world: any valid inertia (PhysX rejects zero ones)
+            if fixed[b]:  # never moved by the dynamics: any valid inertia (PhysX rejects zero ones)
                 lb.set_mass_and_inertia(1.0, sapien.Pose(), [1.0, 1.0, 1.0])
             else:
                 lb.set_mass_and_inertia(float(lite.body_mass[b]), _pose(lite.body_ipos[b], lite.body_iquat[b]),
@@ -352,18 +389,35 @@ def build_env(lite: LiteModel, assets: list[MeshFile | None], drives: PhysxDrive
                 shapes.update(_set_groups(link, lite, [g for g in sorted(cols) if lite.geoms[g]["body"] == b
                                                        and not welded[b]], path, bits))
         _mujoco_properties(art, joint_drive, config)
-        _gravity_off(art, lite, welded)
+        _gravity_off(art, lite, fixed)
         arts.append(art)
-    return scene, arts, shapes
+    return scene, arts, shapes, kinematic
 
 
-def _gravity_off(art, lite: LiteModel, welded: list[bool]) -> None:
+def _kinematic_actor(scene, lite: LiteModel, m: int, geoms: list[int], assets, friction: np.ndarray,
+                     config: PhysxSolverConfig, path: str, bits: np.ndarray, shapes: dict):
+    """Mocap body ``m`` as a kinematic actor at its model pose holding ``geoms`` (its own and its welded
+    descendants'), its centre of mass at its origin (the velocities PhysX reports are the origin's)."""
+    builder = scene.create_actor_builder()
+    builder.set_physx_body_type("kinematic")
+    for g in geoms:
+        _add_shape(builder, lite, g, assets[g], float(friction[g]), world_pose(lite, lite.geoms[g]["body"], m))
+    entity = builder.build()
+    entity.set_pose(world_pose(lite, m))
+    comp = entity.find_component_by_type(physx.PhysxRigidDynamicComponent)
+    comp.set_cmass_local_pose(sapien.Pose())
+    shapes.update(_set_groups(comp, lite, geoms, path, bits))
+    _shape_offsets(comp.get_collision_shapes(), config)
+    return comp
+
+
+def _gravity_off(art, lite: LiteModel, fixed: list[bool]) -> None:
     """MJCF ``gravcomp="1"`` on a moving body: MuJoCo's compensation ``-m g`` at its COM cancels its
     gravity exactly, which is PhysX's per-link disable-gravity (other values: :func:`gravcomp_forces`)."""
     for link in art.get_links():
         if link.name.startswith("b"):
             b = int(link.name[1:])
-            if lite.body_gravcomp[b] == 1.0 and not welded[b]:
+            if lite.body_gravcomp[b] == 1.0 and not fixed[b]:
                 link.disable_gravity = True
 
 

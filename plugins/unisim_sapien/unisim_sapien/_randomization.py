@@ -4,8 +4,8 @@ Every env is its own PhysX scene, so every value below is per env, with MuJoCo's
 
 - ``body_mass``, ``body_inertia`` (principal, in the inertial frame ``body_iquat``), ``body_com_offset``
   (``body_ipos``): the link's ``set_mass`` / ``set_inertia`` / ``set_cmass_local_pose``; the backend's
-  COM table (origin velocities) follows. Bodies welded to the world are static in both engines: their
-  values are kept in the table only.
+  COM table (origin velocities) follows. Bodies welded to the world or to a mocap body are posed, not
+  simulated, in both engines: their values are kept in the table only.
 - ``geom_friction``: the sliding coefficient (column 0) on each shape's material, solved per env so
   that PhysX's average of a pair's materials is MuJoCo's ``max`` (:mod:`._friction`); columns 1-2
   (torsional, rolling) are kept in the table: MuJoCo reads them only for ``condim`` 4/6 contacts, which
@@ -51,10 +51,10 @@ _BODY_TERMS = frozenset({"body_mass", "body_inertia", "body_com_offset"})
 class ModelFields:
     """The per-env tables (float64, ``(n, count, *shape)``; gravity ``(n, 3)``) and their engine writes."""
 
-    def __init__(self, backend: SapienBackend, welded: list[bool], implicit_kv: bool) -> None:
+    def __init__(self, backend: SapienBackend, fixed: list[bool], implicit_kv: bool) -> None:
         self._b = backend
         lite, info, n = backend._lite, backend.model_info, backend.num_envs
-        self._lite, self._welded, self._implicit_kv = lite, welded, implicit_kv
+        self._lite, self._fixed, self._implicit_kv = lite, fixed, implicit_kv
         nominal = {"body_mass": info.body_mass, "body_inertia": info.body_inertia, "body_com_offset": info.body_ipos,
                    "geom_friction": info.geom_friction, "dof_damping": info.dof_damping,
                    "dof_armature": info.dof_armature, "dof_frictionloss": info.dof_frictionloss,
@@ -92,7 +92,7 @@ class ModelFields:
         dg = g - np.asarray(lite.gravity, dtype=np.float64)
         out = []
         for b in range(1, len(lite.body_names)):
-            if self._welded[b]:
+            if self._fixed[b]:
                 continue
             c = float(lite.body_gravcomp[b])
             force = np.zeros_like(g) if c == 1.0 else mass[:, b, None] * dg
@@ -175,7 +175,7 @@ class ModelFields:
         for i in env_ids:
             links = self._b._links[i]
             for b in target_ids:
-                if b == 0 or self._welded[b]:  # static in both engines
+                if b == 0 or self._fixed[b]:  # posed, not simulated, in both engines
                     continue
                 link = links[b]
                 link.set_mass(float(mass[i, b]))
