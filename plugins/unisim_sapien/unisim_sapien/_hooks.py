@@ -17,6 +17,7 @@ CAPABILITIES = frozenset({
     Capability.PRE_STEP_CONTROL, Capability.PHYSICS_SNAPSHOT, Capability.CONTACT_FORCES, Capability.CONTACT_TORQUES,
     Capability.CONTACT_FILTERS, Capability.INIT_RANDOMIZATION, Capability.INTERVAL_RANDOMIZATION,
     Capability.RESET_RANDOMIZATION, Capability.HEIGHT_SCAN, Capability.TERRAIN, Capability.SITE_JACOBIAN,
+    Capability.VIDEO_CAPTURE, Capability.PLAYBACK,
     Capability.MOCAP,
 })
 #: Model terms PhysX cannot randomize per env, with the reason (refused by name at the call).
