@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 __all__ = ["DECLARED_PROPS", "DECLARED_PROP_RULES", "BAD_INPUT_CASES", "BAD_INPUT_PROPS", "FORCE_CASE_PROPS", "READS",
-           "COPY_PROPS", "EFFECT_TERMS", "EFFECT_ENVS", "REPLAY_PROPS", "bad_input_props"]
+           "COPY_PROPS", "EFFECT_TERMS", "EFFECT_TERMS_4", "EFFECT_ENVS", "REPLAY_PROPS", "bad_input_props"]
 
 _DR = ("terms_listed", "targeted_env", "targeted_ids", "value_read_back", "state_terms", "finite_after_step",
        "undeclared_rejected", "undeclared_writes_nothing")
@@ -14,7 +14,8 @@ DECLARED_PROPS: dict[str, tuple[str, ...]] = {
     "contact_torques": ("resting_torque",),
     "sensors": ("framepos", "framequat", "bound_view", "bound_slices"), "body_force": ("velocity_change",),
     "body_torque": ("velocity_change",), "push": ("force_range", "acts_next_step"),
-    "site_jacobian": ("shape", "jacp", "jacr", "dof_selection"), "height_scan": ("shape", "heights", "distance"),
+    "site_jacobian": ("shape", "jacp", "jacr", "dof_selection", "velocity_fd", "angular_velocity"),
+    "height_scan": ("shape", "heights", "distance", "yaw_heights", "full_heights"),
     "terrain": ("spawn_data", "origins_grid", "origins_on_surface", "sample_height", "geom_id", "size"),
     "mocap": ("initial_pose", "per_env_write", "quat_wxyz", "body_pos_w"),
     "pre_step_control": ("called_per_substep", "fresh_state", "output_replaces_ctrl"),
@@ -30,6 +31,8 @@ DECLARED_PROPS: dict[str, tuple[str, ...]] = {
 #: Properties of ``DECLARED_PROPS`` added after the rest of their capability: ``(cap, prop)`` -> rules.
 DECLARED_PROP_RULES: dict[tuple[str, str], int] = {
     ("video_capture", "matches_mujoco"): 4, ("playback", "frames_match_mujoco"): 4,
+    ("site_jacobian", "velocity_fd"): 4, ("site_jacobian", "angular_velocity"): 4,
+    ("height_scan", "yaw_heights"): 4, ("height_scan", "full_heights"): 4,
 }
 
 #: ``bad_input::rejected[CASE-PROP]``: the rejected calls, and what each one must do.
@@ -59,6 +62,8 @@ READS = ("get_qpos", "get_qvel", "get_base_pos", "get_base_quat", "get_base_lin_
 COPY_PROPS = ("out_pos", "out_quat", "out_lin_vel", "out_ang_vel", "returns_buffers")
 #: ``dynamics::randomized_term_takes_effect[TERM-ENV]``.
 EFFECT_TERMS = ("actuator_kd", "actuator_kp", "body_mass", "dof_armature", "dof_damping", "gravity")
+#: The terms kit rules 4 added to it, each on its own closed form.
+EFFECT_TERMS_4 = ("body_com_offset", "body_inertia", "dof_frictionloss", "geom_friction", "geom_size")
 EFFECT_ENVS = ("randomized_env", "nominal_env")
 #: ``determinism::reset_reproduces_trajectory[PROP]``.
 REPLAY_PROPS = ("qpos_trajectory", "final_reads")

@@ -22,6 +22,7 @@ from unisim_core import (
     TerrainCfg,
     UnsupportedCapabilityError,
 )
+from unisim_core import quat as Q
 from unisim_core.randomization import MODEL_TERMS, TERM_SPECS
 
 pytestmark = [pytest.mark.capabilities, pytest.mark.contract("1.0")]
@@ -207,6 +208,56 @@ def _site_jacobian(kit, tmp_path, p):
     sub_p, _ = b.get_site_jacobian_w(site, np.array([2, 0]))
     with p("dof_selection"):
         np.testing.assert_allclose(sub_p, jacp[:, :, [2, 0]], atol=1e-6, err_msg="dof_indices column selection")
+    _site_jacobian_free_root(kit, p)
+
+
+#: quadruped: site "FL_foot" sits at (0, 0, -0.213) m in body "FL_calf" (scenes/SCENES.md).
+FOOT_BODY, FOOT_OFFSET = "FL_calf", np.array([0.0, 0.0, -0.213])
+
+
+def _integrate(qpos, qvel, h):
+    """MuJoCo's mj_integratePos of the quadruped: the free root (world linear velocity, body angular
+    velocity: q <- q exp(w h / 2)) and the hinges, for a step ``h``."""
+    q = qpos.copy()
+    q[:, :3] += h * qvel[:, :3]
+    w = qvel[:, 3:6] * h
+    angle = np.linalg.norm(w, axis=1, keepdims=True)
+    dq = np.concatenate([np.cos(angle / 2), np.sin(angle / 2) * w / np.maximum(angle, 1e-300)], axis=1)
+    q[:, 3:7] = Q.quat_mul(qpos[:, 3:7], dq)
+    q[:, 7:] += h * qvel[:, 6:]
+    return q
+
+
+def _site_jacobian_free_root(kit, p):
+    """quadruped, site FL_foot (a free root and three hinges): in random states, jacp @ qvel equals the
+    site's velocity from central differences of its world position (velocity_fd: position from the
+    contract's FL_calf pose, qpos moved by +-h qvel as MuJoCo integrates it; h = 1e-3, error O(h^2 w^3 r)
+    ~ 2e-5 plus float32 rounding 6e-8 / h: tolerance 1e-3 m/s on velocities of ~1 m/s), and jacr @ qvel
+    equals get_body_ang_vel_w of FL_calf (angular_velocity, 1e-4 rad/s: float32)."""
+    b = kit.make("quadruped", 2)
+    rng = np.random.default_rng(11)
+    qpos = np.tile(b.get_qpos()[:1].astype(np.float64), (2, 1))
+    quat = rng.normal(size=(2, 4))
+    qpos[:, 3:7] = quat / np.linalg.norm(quat, axis=1, keepdims=True)
+    qpos[:, 7:] += rng.uniform(-0.3, 0.3, (2, b.nv - 6))
+    qvel = rng.normal(0.0, 1.0, (2, b.nv))
+    site, body = int(b.get_site_ids(["FL_foot"])[0]), b.get_body_ids([FOOT_BODY])
+
+    def foot(q):
+        b.set_state(np.arange(2), q, np.zeros((2, b.nv)))
+        R = Q.matrix_from_quat(b.get_body_quat_w(body)[:, 0].astype(np.float64))
+        return b.get_body_pos_w(body)[:, 0].astype(np.float64) + R @ FOOT_OFFSET
+
+    h = 1e-3
+    fd = (foot(_integrate(qpos, qvel, h)) - foot(_integrate(qpos, qvel, -h))) / (2 * h)
+    b.set_state(np.arange(2), qpos, qvel)
+    jacp, jacr = (j.astype(np.float64) for j in b.get_site_jacobian_w(site, np.arange(b.nv)))
+    with p("velocity_fd"):
+        np.testing.assert_allclose(np.einsum("nij,nj->ni", jacp, qvel), fd, atol=1e-3,
+                                   err_msg="jacp @ qvel vs central differences of the FL_foot position")
+    with p("angular_velocity"):
+        np.testing.assert_allclose(np.einsum("nij,nj->ni", jacr, qvel), b.get_body_ang_vel_w(body)[:, 0], atol=1e-4,
+                                   err_msg="jacr @ qvel vs get_body_ang_vel_w of FL_calf")
 
 
 def _hfield_h(x):
@@ -215,7 +266,8 @@ def _hfield_h(x):
 
 def _height_scan(kit, tmp_path, p):
     """hfield_terrain: h(x, y) = 0.2 (x + 2) for x <= 0, 0.4 for x >= 0 (grid points and the
-    linear region are exact; tolerance 2e-3 m), heights and distances below the ball."""
+    linear region are exact; tolerance 2e-3 m), heights and distances below the ball; the same
+    offsets turned by the ball's yaw (yaw_heights) and by its whole orientation (full_heights)."""
     b = kit.make("hfield_terrain", 1)
     geom = b.get_geom_id("terrain")
     ball = int(b.get_body_ids(["ball"])[0])
@@ -232,6 +284,23 @@ def _height_scan(kit, tmp_path, p):
                                 output="distance").scan()
     with p("distance"):
         np.testing.assert_allclose(d[0], 1.0 - _hfield_h(1.0 + offsets[:, 0]), atol=2e-3, err_msg="distance output")
+    # yaw: the ball turned 90 degrees about z, body x along world +y, body y along world -x: x = 1 - oy
+    b.set_state(np.array([0]), np.array([[1.0, 0.0, 1.0, np.cos(np.pi / 4), 0, 0, np.sin(np.pi / 4)]]),
+                np.zeros((1, 6)))
+    off = np.array([[0.0, 1.5], [0.7, -0.5], [-0.4, 2.6]])
+    h = b.create_hfield_scanner(hfield_geom_id=geom, offsets=off, frame_body_id=ball, alignment="yaw").scan()
+    with p("yaw_heights"):
+        np.testing.assert_allclose(h[0], _hfield_h(1.0 - off[:, 1]), atol=2e-3,
+                                   err_msg="yaw-aligned scan under a body yawed 90 degrees")
+    # full: the ball pitched 60 degrees about y, body x along world (cos 60, 0, -sin 60): x = 1 + ox / 2
+    # (a yaw-aligned scan would give x = 1 + ox: 0.12 m instead of 0.36 m at the first point)
+    b.set_state(np.array([0]), np.array([[1.0, 0.0, 1.0, np.cos(np.pi / 6), 0, np.sin(np.pi / 6), 0]]),
+                np.zeros((1, 6)))
+    off = np.array([[-2.4, 0.0], [-1.0, 0.5], [0.6, -0.3]])
+    h = b.create_hfield_scanner(hfield_geom_id=geom, offsets=off, frame_body_id=ball, alignment="full").scan()
+    with p("full_heights"):
+        np.testing.assert_allclose(h[0], _hfield_h(1.0 + 0.5 * off[:, 0]), atol=2e-3,
+                                   err_msg="fully aligned scan under a body pitched 60 degrees")
 
 
 def _terrain(kit, tmp_path, p):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from unisim_conformance._props import EFFECT_ENVS, EFFECT_TERMS
+from unisim_conformance._props import EFFECT_ENVS, EFFECT_TERMS, EFFECT_TERMS_4
 from unisim_core import Capability
 from unisim_core import quat as Q
 
@@ -630,18 +630,111 @@ def _effect_actuator_kd(kit):
             "velocity lost in one substep at the target with kd (0.4, 1.6)", "rad/s", 0.0)
 
 
+def _effect_geom_friction(kit):
+    """box_on_plane launched at v0 = 1.5 m/s along x slides d = v0^2 / (2 mu g) before it stops: env 1
+    has mu 0.8 on both geoms (MuJoCo's max rule and an average then agree), env 0 the nominal 0.5:
+    0.1433 m vs 0.2294 m. Tolerance 3 % (soft contacts stop short: MuJoCo 0.6 % and 0.4 %, MotrixSim
+    0.7 % and 1.2 %; a friction stored but not applied is 60 % off). Needs CONTACTS."""
+    if Capability.CONTACTS not in kit.caps:
+        pytest.skip("the geom_friction effect is a sliding box (CONTACTS not declared)")
+    b = kit.make("box_on_plane", 2)
+    geoms = [b.get_geom_id("floor"), b.get_geom_id("box_geom")]
+    _randomize(b, "geom_friction", geoms, [[0.8, 0.005, 0.0001]] * 2)
+    zero = np.zeros((2, b.num_actuators))
+    b.step(zero, 25)  # settle on the plane
+    qvel = np.zeros((2, b.nv))
+    qvel[:, 0] = 1.5
+    b.set_state(np.arange(2), b.get_qpos(), qvel)
+    x0 = b.get_base_pos()[:, 0].astype(np.float64)
+    b.step(zero, int(round(0.5 / b.sim_dt)))  # stopped after v0 / (mu g) = 0.31 s at most
+    return (b.get_base_pos()[:, 0] - x0, 1.5 ** 2 / (2 * np.array([0.5, 0.8]) * G), 0.03,
+            "sliding distance from 1.5 m/s with friction (0.5, 0.8)", "m", 0.0)
+
+
+def _effect_body_inertia(kit):
+    """free_body, env 1 principal inertia (0.2, 0.3, 0.4) kg m^2 (nominal (0.1, 0.2, 0.25), body axes =
+    world axes): a torque (0.02, 0.03, 0.04) N m from rest for one substep gives dw = tau / I dt
+    (exact from rest; 1e-4 relative). Needs BODY_TORQUE."""
+    if Capability.BODY_TORQUE not in kit.caps:
+        pytest.skip("the body_inertia effect is measured with a torque (BODY_TORQUE not declared)")
+    b = kit.make("free_body", 2)
+    box = b.get_body_ids(["box"])
+    _randomize(b, "body_inertia", box, [[0.2, 0.3, 0.4]])
+    b.apply_body_force(box, np.zeros((2, 1, 3)), np.tile([[[0.02, 0.03, 0.04]]], (2, 1, 1)))
+    b.step(np.zeros((2, b.num_actuators)), 1)
+    tau = np.array([0.02, 0.03, 0.04])
+    return (b.get_base_ang_vel().astype(np.float64) / b.sim_dt,
+            np.stack([tau / [0.1, 0.2, 0.25], tau / [0.2, 0.3, 0.4]]), 1e-4,
+            "angular acceleration under (0.02, 0.03, 0.04) N m with inertia (0.1, 0.2, 0.25) and (0.2, 0.3, 0.4)",
+            "rad/s^2", 0.0)
+
+
+def _effect_body_com_offset(kit):
+    """sensor_probe's flyer (mass 1, I = diag(0.01, 0.02, 0.03) about its COM, nominal COM (0.1, 0.05, 0)),
+    env 1 COM at (0.1, -0.1, 0): a force (2, 0, 0) N at the body origin for one substep turns it about z
+    at ((0 - c) x F)_z / I_zz: 0.1 / 0.03 = 3.333 (env 0) and -0.2 / 0.03 = -6.667 rad/s^2 (env 1): the
+    wrench acts at the origin, so about the randomized COM (exact from rest: 1e-3 relative). A body
+    whose COM sits at its origin is avoided: MuJoCo compiles it "simple", with a diagonal mass
+    matrix that has no room for an offset. Needs BODY_FORCE."""
+    if Capability.BODY_FORCE not in kit.caps:
+        pytest.skip("the body_com_offset effect is measured with apply_body_force (BODY_FORCE not declared)")
+    b = kit.make("sensor_probe", 2)
+    flyer = b.get_body_ids(["flyer"])
+    _randomize(b, "body_com_offset", flyer, [[0.1, -0.1, 0.0]])
+    b.apply_body_force(flyer, np.tile([[[2.0, 0.0, 0.0]]], (2, 1, 1)))
+    b.step(np.zeros((2, b.num_actuators)), 1)
+    w = b.get_body_ang_vel_w(flyer)[:, 0, 2].astype(np.float64)
+    return (w / b.sim_dt, np.array([0.1, -0.2]) / 0.03, 1e-3,
+            "flyer z angular acceleration under 2 N at its origin with the COM at (0.1, 0.05, 0) and (0.1, -0.1, 0)",
+            "rad/s^2", 0.0)
+
+
+def _effect_dof_frictionloss(kit):
+    """frictionloss_hinge (I = 0.02), env 1 frictionloss 0.1 N m (nominal 0.05): from q' = 1 rad/s the
+    hinge decelerates at f / I, 5 instead of 2.5 rad/s^2: q'(0.1 s) = 0.5 vs 0.75 rad/s (tolerance
+    2e-2 rad/s, as frictionloss_stops: a soft friction constraint slips slightly)."""
+    b = kit.make("frictionloss_hinge", 2)
+    _randomize(b, "dof_frictionloss", b.get_joint_state_qvel_indices(["friction_joint"]), [0.1])
+    b.set_state(np.arange(2), np.zeros((2, 1)), np.ones((2, 1)))
+    b.step(np.zeros((2, b.num_actuators)), int(round(0.1 / b.sim_dt)))
+    return (_qd(b, "friction_joint"), np.array([0.75, 0.5]), 0.0,
+            "friction_joint velocity 0.1 s after 1 rad/s with frictionloss (0.05, 0.1)", "rad/s", 2e-2)
+
+
+def _effect_geom_size(kit):
+    """box_on_plane, env 1 box half-sizes (0.15, 0.15, 0.15) m (nominal 0.1): after 0.5 s it rests with
+    its COM at its half height, 0.15 vs 0.1 m (tolerance 5 mm, the contact tier of box_on_plane).
+    Needs CONTACTS."""
+    if Capability.CONTACTS not in kit.caps:
+        pytest.skip("the geom_size effect is a box resting on a plane (CONTACTS not declared)")
+    b = kit.make("box_on_plane", 2)
+    _randomize(b, "geom_size", [b.get_geom_id("box_geom")], [[0.15, 0.15, 0.15]])
+    qpos = b.get_qpos()
+    qpos[1, 2] = 0.16  # above the plane, not inside it
+    b.set_state(np.arange(2), qpos, np.zeros((2, b.nv)))
+    b.step(np.zeros((2, b.num_actuators)), int(round(0.5 / b.sim_dt)))
+    return (b.get_base_pos()[:, 2], np.array([0.1, 0.15]), 0.0, "resting height with box half-sizes (0.1, 0.15)",
+            "m", 5e-3)
+
+
 EFFECTS = {"gravity": _effect_gravity, "body_mass": _effect_body_mass, "dof_damping": _effect_dof_damping,
            "dof_armature": _effect_dof_armature, "actuator_kp": _effect_actuator_kp,
-           "actuator_kd": _effect_actuator_kd}
+           "actuator_kd": _effect_actuator_kd, "geom_friction": _effect_geom_friction,
+           "body_inertia": _effect_body_inertia, "body_com_offset": _effect_body_com_offset,
+           "dof_frictionloss": _effect_dof_frictionloss, "geom_size": _effect_geom_size}
+
+
+RULES4_TERMS = [pytest.param(t, marks=pytest.mark.rules(4)) for t in EFFECT_TERMS_4]
 
 
 @pytest.mark.requires(Capability.INIT_RANDOMIZATION)
 @pytest.mark.parametrize("env", EFFECT_ENVS)
-@pytest.mark.parametrize("term", EFFECT_TERMS)
+@pytest.mark.parametrize("term", [*EFFECT_TERMS, *RULES4_TERMS])
 def test_randomized_term_takes_effect(kit, term, env):
     """A declared init-randomization term changes the physics of the targeted env as its new value
     dictates (randomized_env: a value stored but never applied to the engine fails), and leaves the
-    other env at the nominal closed form (nominal_env); one simulation per term."""
+    other env at the nominal closed form (nominal_env); one simulation per term (rules 4 added
+    geom_friction, body_inertia, body_com_offset, dof_frictionloss and geom_size)."""
     terms = kit.shared("dynamics.init_terms", lambda k: frozenset(k.make("free_body", 1).get_dr_capabilities()
                                                                   .init_terms))
     if term not in terms:
