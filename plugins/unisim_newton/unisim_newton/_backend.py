@@ -38,6 +38,7 @@ from unisim_mjwarp import FATAL_OVERFLOWS, overflow_error
 from . import _hooks
 from ._contacts import NewtonContactFill
 from ._kernels import QvelKernel, gather_overflow
+from ._mocap import NewtonMocapPoseBinding
 from ._options import NewtonOptions
 from ._randomization import NewtonModelTerms
 from ._scene import ACCEPTED, build_model, build_solver, scene_buffer_sizes
@@ -97,7 +98,7 @@ class NewtonBackend(SimBackend):
         buffers = (opts.nconmax or sized[0], opts.njmax or sized[1])
         with WarpKernelNotice(wp, "unisim-newton", self._device, "Newton and MuJoCo Warp kernels") as notice:
             self._model, self._layout = build_model(path, self._lite, n, self._device)
-            self._solver = build_solver(self._model, path, self._lite, buffers)
+            self._solver = build_solver(self._model, path, self._lite, buffers, self._layout)
             #: per world, MuJoCo Warp's buffers that overflowed during the last step (gathered per substep)
             self._overflow = wp.zeros(n, dtype=wp.int32, device=self._device)
             self._overflow_view = self._overflow.numpy() if self._device == "cpu" else None
@@ -255,7 +256,7 @@ class NewtonBackend(SimBackend):
     def _write_state(self, env_ids: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> None:
         """The contract's ``qpos``/``qvel`` rows of ``env_ids`` into Newton's state (converted with the
         current COMs), bodies by forward kinematics; other envs keep their state bit for bit."""
-        n, lay, st = self._num_envs, self._layout, self._state
+        lay, st = self._layout, self._state
         jq, jqd = self._world_rows(st.joint_q, lay.coords).copy(), self._world_rows(st.joint_qd, lay.dofs).copy()
         jq[np.ix_(env_ids, lay.q_src)] = qpos
         vel = qvel.copy()
@@ -265,10 +266,16 @@ class NewtonBackend(SimBackend):
             vel[:, da:da + 3] = qvel[:, da:da + 3] + np.cross(w, Q.quat_apply(q, self._com[env_ids, body - 1]))
             vel[:, da + 3:da + 6] = w
         jqd[np.ix_(env_ids, lay.qd_src)] = vel
-        keep_q = st.body_q.numpy().reshape(n, lay.bodies, 7).copy()
-        keep_qd = st.body_qd.numpy().reshape(n, lay.bodies, 6).copy()
         st.joint_q.assign(jq.reshape(-1).astype(np.float32))
         st.joint_qd.assign(jqd.reshape(-1).astype(np.float32))
+        self._forward_kinematics(env_ids)
+
+    def _forward_kinematics(self, env_ids: np.ndarray) -> None:
+        """Newton's body poses and twists of ``env_ids`` from their joint state and the joints' frames
+        (``eval_fk``); other envs keep theirs bit for bit."""
+        n, lay, st = self._num_envs, self._layout, self._state
+        keep_q = st.body_q.numpy().reshape(n, lay.bodies, 7).copy()
+        keep_qd = st.body_qd.numpy().reshape(n, lay.bodies, 6).copy()
         newton.eval_fk(self._model, st.joint_q, st.joint_qd, st)
         others = np.setdiff1d(np.arange(n), env_ids)
         if others.size:  # other envs keep their body state bit for bit
@@ -402,6 +409,11 @@ class NewtonBackend(SimBackend):
             self._write_state(env_ids, *kept)
         self._cache = None
 
+    # ------------------------------------------------------------------ mocap
+    def _bind_mocap_pose(self, body_id: int) -> NewtonMocapPoseBinding:
+        mocap = self.model_info.mocap_body_names.index(self.model_info.body_names[body_id])
+        return NewtonMocapPoseBinding(self, self._layout.mocap[mocap])
+
     # ------------------------------------------------------------------ snapshots
     def _engine_rows(self) -> list[np.ndarray]:
         """Per-env copies of the engine state arrays (joint_q, joint_qd, body_q, body_qd) of the
@@ -415,8 +427,10 @@ class NewtonBackend(SimBackend):
         return [array for st in (self._state, self._prev) for array in (st.joint_q, st.joint_qd, st.body_q, st.body_qd)]
 
     def _get_physics_state(self) -> np.ndarray:
+        mocap = [NewtonMocapPoseBinding(self, j).get() for j in self._layout.mocap]
         rows = np.concatenate((self._time[:, None], self.get_qpos().astype(np.float64),
-                               self.get_qvel().astype(np.float64)), axis=1)
+                               self.get_qvel().astype(np.float64), *[p for p, _ in mocap], *[q for _, q in mocap]),
+                              axis=1)
         # Remember each row's float32 engine state: a restore writes it back bit for bit (the
         # contract's row converts the free-root velocities, which float32 cannot round-trip exactly).
         engine = self._engine_rows()
@@ -424,8 +438,12 @@ class NewtonBackend(SimBackend):
         return rows
 
     def _set_physics_state(self, state: np.ndarray) -> None:
-        nq = self.nq
-        self._set_state(np.arange(self._num_envs), state[:, 1:1 + nq], state[:, 1 + nq:])
+        nq, nv, ids, mocap = self.nq, self.nv, np.arange(self._num_envs), self._layout.mocap
+        for i, joint in enumerate(mocap):  # poses first: _set_state's forward kinematics places them
+            pos = state[:, 1 + nq + nv + 3 * i:1 + nq + nv + 3 * i + 3]
+            quat = state[:, 1 + nq + nv + 3 * len(mocap) + 4 * i:1 + nq + nv + 3 * len(mocap) + 4 * i + 4]
+            NewtonMocapPoseBinding(self, joint).write_frames(ids, pos, quat)
+        self._set_state(ids, state[:, 1:1 + nq], state[:, 1 + nq:1 + nq + nv])
         engine = self._engine_rows()
         for i in range(self._num_envs):
             known = self._snapshots.recall(state[i])

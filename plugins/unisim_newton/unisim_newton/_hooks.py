@@ -14,7 +14,7 @@ __version__ = "0.1.0"
 
 CAPABILITIES = frozenset({
     Capability.CONTACTS, Capability.SENSORS, Capability.BODY_FORCE, Capability.BODY_TORQUE, Capability.PUSH,
-    Capability.HEIGHT_SCAN, Capability.TERRAIN, Capability.SITE_JACOBIAN,
+    Capability.HEIGHT_SCAN, Capability.TERRAIN, Capability.SITE_JACOBIAN, Capability.MOCAP,
     Capability.PRE_STEP_CONTROL, Capability.PHYSICS_SNAPSHOT, Capability.CONTACT_FORCES,
     Capability.CONTACT_FILTERS, Capability.CONTACT_TORQUES, Capability.INIT_RANDOMIZATION,
     Capability.INTERVAL_RANDOMIZATION, Capability.RESET_RANDOMIZATION,

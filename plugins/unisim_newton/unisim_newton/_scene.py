@@ -30,7 +30,7 @@ __all__ = ["ACCEPTED", "Layout", "NewtonModellingWarning", "build_model", "build
 #: (not ``fixed_tendon``: a tendon spring moves the joints otherwise than MuJoCo does, docs/newton.md);
 #: ``gravcomp``/``actuatorgravcomp`` reach MuJoCo Warp as its ``body_gravcomp``/``jnt_actgravcomp``
 ACCEPTED = frozenset({"frictionloss", "multi_joint_body", "joint_stiffness", "joint_equality", "connect_equality",
-                      "weld_equality", "body_gravcomp", "joint_actuatorgravcomp", "hfield"})
+                      "weld_equality", "body_gravcomp", "joint_actuatorgravcomp", "hfield", "mocap"})
 
 
 _JOINT_TYPES = {"free": newton.JointType.FREE, "hinge": newton.JointType.REVOLUTE,
@@ -45,15 +45,18 @@ class Layout:
     ``q_src (nq,)``: Newton coordinate of each MuJoCo qpos column (free joints reordered xyzw -> wxyz);
     ``qd_src (nv,)``: Newton dof of each qvel column; ``body_src (nbody,)``: Newton body of each
     contract body (-1 for the world); ``free``: ``(qpos column, qvel column, contract body)`` of each free joint;
-    ``coords``, ``dofs``, ``bodies``, ``actuators``: per-world counts.
+    ``mocap``: the Newton joint (a fixed root, posed by its ``joint_X_p``) of each mocap body, in mocap id order;
+    ``coords``, ``dofs``, ``joints``, ``bodies``, ``actuators``: per-world counts.
     """
 
     q_src: np.ndarray
     qd_src: np.ndarray
     body_src: np.ndarray
     free: tuple[tuple[int, int, int], ...]
+    mocap: tuple[int, ...]
     coords: int
     dofs: int
+    joints: int
     bodies: int
     actuators: int
 
@@ -167,8 +170,16 @@ def _template(path: str, lite: LiteModel) -> tuple[newton.ModelBuilder, Layout]:
         if np.isfinite(frc).any():  # the importer keeps max |bound| as a symmetric effort limit (jnt_actfrcrange)
             effort = float(b.joint_effort_limit[ds])
             _check_close("joint_actuatorfrcrange", path, f"joint {name!r} actuatorfrcrange", [-effort, effort], frc)
-    layout = Layout(q_src=q_src, qd_src=qd_src, body_src=body_src, free=tuple(free), coords=b.joint_coord_count,
-                    dofs=b.joint_dof_count, bodies=b.body_count, actuators=len(lite.actuators))
+    mocap = []
+    for body in (i for i, is_mocap in enumerate(lite.body_mocap) if is_mocap):
+        nj = joint_of.get(int(body_src[body]))  # the importer ignores mocap="true": a body fixed to the world
+        if (nj is None or b.joint_type[nj] != newton.JointType.FIXED or b.joint_parent[nj] != -1
+                or not np.allclose(np.asarray(b.joint_X_c[nj], dtype=np.float64), [0, 0, 0, 0, 0, 0, 1])):
+            raise _refuse("mocap", path, f"does not fix mocap body {names[body]!r} to the world by a joint it can pose")
+        mocap.append(nj)
+    layout = Layout(q_src=q_src, qd_src=qd_src, body_src=body_src, free=tuple(free), mocap=tuple(mocap),
+                    coords=b.joint_coord_count, dofs=b.joint_dof_count, joints=b.joint_count, bodies=b.body_count,
+                    actuators=len(lite.actuators))
     return b, layout
 
 
@@ -266,15 +277,22 @@ def scene_buffer_sizes(path: str, keyframe: str | None) -> tuple[int, int]:
 
 
 def build_solver(model: newton.Model, path: str, lite: LiteModel | None = None,
-                 buffers: tuple[int | None, int | None] = (None, None)) -> SolverMuJoCo:
+                 buffers: tuple[int | None, int | None] = (None, None), layout: Layout | None = None) -> SolverMuJoCo:
     """``SolverMuJoCo`` over all worlds with ``buffers = (nconmax, njmax)`` per world (``None``: Newton's
     estimate); a model MuJoCo's compiler rejects is refused by feature, and so is one whose equality
-    constraints or tendons (``lite.constraints``) did not all reach it. MuJoCo Warp's overflow
-    warnings (a ``wp.printf`` per world and substep) are off: the backend raises ``EngineError`` instead."""
+    constraints or tendons (``lite.constraints``) did not all reach it, or whose mocap bodies
+    (``layout.mocap``) it did not make MuJoCo mocap bodies. MuJoCo Warp's overflow warnings (a
+    ``wp.printf`` per world and substep) are off: the backend raises ``EngineError`` instead."""
     solver = _solver(model, path, *buffers)
     solver.mjw_model.opt.warn_overflow = 0
     if lite is not None:
         _check_constraints(solver, lite, path)
+    if layout is not None and layout.mocap:
+        # SolverMuJoCo makes a root fixed to the world a MuJoCo mocap body posed from the joint's X_p every step
+        mjc_of = {int(nb): mb for mb, nb in enumerate(solver.mjc_body_to_newton.numpy()[0]) if nb >= 0}
+        children = model.joint_child.numpy()
+        if any(solver.mj_model.body_mocapid[mjc_of.get(int(children[j]), 0)] < 0 for j in layout.mocap):
+            raise _refuse("mocap", path, "leaves a mocap body static in SolverMuJoCo")
     return solver
 
 
