@@ -66,6 +66,41 @@ def cmd_info(args: argparse.Namespace) -> int:
     return 0
 
 
+def capability_matrix(records: Sequence[registry.BackendRecord]) -> tuple[list[list[str]], list[str]]:
+    """``(rows, header)``: one row per ``Capability`` (declaration order), one column per backend whose
+    spec the registry has (``"yes"`` declared, ``"-"`` not), and a closing ``declared`` row
+    (``n/N``). Read from ``BackendSpec.capabilities``: no engine is imported."""
+    from .capabilities import Capability
+
+    specs = [r for r in records if r.spec is not None]
+    rows = [[cap.value] + ["yes" if cap in r.spec.capabilities else "-" for r in specs] for cap in Capability]
+    rows.append(["declared"] + [f"{len(r.spec.capabilities & set(Capability))}/{len(Capability)}" for r in specs])
+    return rows, ["capability"] + [r.name for r in specs]
+
+
+def cmd_capabilities(args: argparse.Namespace) -> int:
+    records = registry.list_backends()
+    if args.backends:
+        wanted = _csv(args.backends)
+        known = {r.name for r in records}
+        unknown = [n for n in wanted if n not in known]
+        if unknown:
+            raise registry.BackendNotFoundError(f"--backends: no backend named {unknown}; known: {sorted(known)}")
+        records = [r for r in records if r.name in wanted]
+    rows, header = capability_matrix(records)
+    if args.markdown:
+        print("| " + " | ".join(header) + " |")
+        print("|" + "---|" * len(header))
+        for row in rows:
+            print("| " + " | ".join(f"`{c}`" if i == 0 and c != "declared" else c for i, c in enumerate(row)) + " |")
+    else:
+        print(_table(rows, header))
+    missing = [r.name for r in records if r.spec is None]
+    if missing:
+        print(f"(no spec, left out: {', '.join(missing)}; see `unisim backends`)", file=sys.stderr)
+    return 0
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     if args.video:  # fail before the run, not after it
         _require("imageio", "unisim run --video", "imageio[ffmpeg]")
@@ -319,6 +354,11 @@ def build_parser() -> argparse.ArgumentParser:
     info = sub.add_parser("info", help="capabilities, options and runtime of one backend")
     info.add_argument("name")
     info.set_defaults(fn=cmd_info)
+    caps = sub.add_parser("capabilities", help="the backend x capability matrix (from the registry, no engine "
+                                                "imported)")
+    caps.add_argument("--backends", default=None, help="comma-separated backends (default: every one listed)")
+    caps.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    caps.set_defaults(fn=cmd_capabilities)
     run = sub.add_parser("run", help="roll a scene out under a hold-position controller")
     run.add_argument("--backend", default="mujoco")
     run.add_argument("--scene", default=None, help="MJCF path (default: the shipped quadruped)")
