@@ -1,5 +1,6 @@
-"""VelocityTrackingTask on a backend with contact sensing: base contact and feet air time from the
-backend's ``bind_contact_forces`` (MuJoCo), geometry elsewhere (the fake)."""
+"""VelocityTrackingTask with ``contact_sensing=True`` on a backend with contact sensing: base
+contact and feet air time from the backend's ``bind_contact_forces`` (MuJoCo), geometry elsewhere
+(the fake, and every backend by default)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,13 @@ import numpy as np
 import pytest
 
 from unisim_core import create_backend
-from unisim_gym import VelocityTrackingTask
+from unisim_gym import VelocityTrackingCfg, VelocityTrackingTask
 
 pytest.importorskip("mujoco", reason="contact sensing is exercised on unisim-mujoco (extra: mujoco)")
 
 
 def _bound(backend_name: str, n: int = 2):
-    task = VelocityTrackingTask()
+    task = VelocityTrackingTask(VelocityTrackingCfg(contact_sensing=True))
     b = create_backend(backend_name, task.scene, n, task.sim_dt)
     task.bind(b, np.random.default_rng(0))
     task.reset(np.arange(n))

@@ -16,7 +16,7 @@ from unisim_core import (
     SimBackend,
 )
 from unisim_core.actuators import ActuatorModel, motor_actuator_names
-from unisim_core.quat import matrix_from_quat, quat_apply_inverse, quat_from_yaw, quat_mul
+from unisim_core.quat import quat_apply, quat_apply_inverse, quat_from_yaw, quat_mul
 
 from ._observations import ObservationManager, ObsTermCfg
 from ._robot import QUADRUPED, RobotCfg, build_scene
@@ -145,7 +145,7 @@ class VelocityTrackingCfg:
     joint_pos_noise: float = attrs.field(default=0.1, validator=_non_negative)
     root_vel_noise: float = attrs.field(default=0.2, validator=_non_negative)
     base_contact_margin: float = attrs.field(default=0.01, validator=_non_negative)
-    contact_sensing: bool = True
+    contact_sensing: bool = False
     max_tilt: float = attrs.field(default=1.0, validator=_positive)
     randomize: bool = True
     friction_scale: tuple[float, float] = attrs.field(default=(0.6, 1.25), converter=_pair, validator=_range)
@@ -206,6 +206,7 @@ class VelocityTrackingTask(Task):
         self.act_cols = b.get_joint_dof_pos_indices(names)  # get_dof_pos column of each actuator's joint
         self.act_vel_cols = b.get_joint_dof_vel_indices(names)  # get_dof_vel column of each actuator's joint
         self.act_qpos_cols = b.get_joint_state_qpos_indices(names)  # full-qpos column of each actuator's joint
+        self.act_qvel_cols = b.get_joint_state_qvel_indices(names)  # full-qvel column of each actuator's joint
         root = b.get_root_state_layout(b.model_info.body_names[b.base_body_id])
         self.root_q, self.root_v = root.qpos_start, root.qvel_start
         self.joint_range = b.get_joint_range().astype(np.float64)[self.act_cols]
@@ -252,7 +253,7 @@ class VelocityTrackingTask(Task):
                                                    frame_body_id=b.base_body_id, alignment="yaw", output="distance")
             widths["height_scan"] = self.scanner.num_points
         self.obs = ObservationManager(cfg.observations, widths, n)
-        self._fresh = False
+        self._fresh = self._state_fresh = False
         self._bind_randomization()
         return self.obs.size
 
@@ -320,6 +321,7 @@ class VelocityTrackingTask(Task):
 
     # ------------------------------------------------------------------ hot path
     def ctrl_from_action(self, action: np.ndarray) -> np.ndarray:
+        self._state_fresh = False  # a step follows
         target = self.default_joint_pos + self.robot.action_scale * action
         self._ctrl = np.clip(target, self.ctrl_range[:, 0], self.ctrl_range[:, 1]).astype(self.b.np_dtype)
         return self._ctrl
@@ -337,14 +339,22 @@ class VelocityTrackingTask(Task):
                 RandomizationOp(term="root_lin_vel_delta", values=dv, operation="add")]))
 
     def _base_state(self) -> None:
-        b = self.b
-        self.base_pos = b.get_base_pos().astype(np.float64)
-        self.quat = b.get_base_quat().astype(np.float64)
-        self.lin_vel_b = quat_apply_inverse(self.quat, b.get_base_lin_vel().astype(np.float64))
-        self.ang_vel_b = quat_apply_inverse(self.quat, b.get_base_ang_vel().astype(np.float64))
-        self.gravity_b = quat_apply_inverse(self.quat, np.broadcast_to([0.0, 0.0, -1.0], (self.n, 3)))
-        self.dof_pos = b.get_dof_pos().astype(np.float64)[:, self.act_cols]
-        self.dof_vel = b.get_dof_vel().astype(np.float64)[:, self.act_vel_cols]
+        """Read the state once (``get_qpos``/``get_qvel``, MuJoCo's layout): the free root's position,
+        orientation and world linear velocity, its body-frame angular velocity as stored, and the
+        actuated joints."""
+        qpos = self.b.get_qpos().astype(np.float64)
+        qvel = self.b.get_qvel().astype(np.float64)
+        q0, v0 = self.root_q, self.root_v
+        self.base_pos = qpos[:, q0:q0 + 3]
+        self.quat = qpos[:, q0 + 3:q0 + 7]
+        self.lin_vel_b = quat_apply_inverse(self.quat, qvel[:, v0:v0 + 3])
+        self.ang_vel_b = qvel[:, v0 + 3:v0 + 6]
+        w, x, y, z = self.quat.T
+        # unit gravity in the base frame: R^T (0, 0, -1) = -(third row of R)
+        self.gravity_b = -np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], axis=1)
+        self.dof_pos = qpos[:, self.act_qpos_cols]
+        self.dof_vel = qvel[:, self.act_qvel_cols]
+        self._state_fresh = True
 
     def _ground(self, xy: np.ndarray) -> np.ndarray | float:
         return 0.0 if self.terrain is None else self.terrain.height_at(xy)
@@ -352,8 +362,7 @@ class VelocityTrackingTask(Task):
     def _foot_contact(self) -> np.ndarray:
         """``(num_envs, feet)`` foot centres within 5 mm of the ground (height <= radius + 5 mm)."""
         pos, quat = self.b.get_body_pose_w(self.foot_ids)
-        rot = matrix_from_quat(quat.astype(np.float64))  # (n, feet, 3, 3)
-        centre = pos.astype(np.float64) + rot @ self.foot_offset
+        centre = pos.astype(np.float64) + quat_apply(quat.astype(np.float64), self.foot_offset)
         return centre[..., 2] - self._ground(centre[..., :2]) <= self.robot.foot_radius + 0.005
 
     def base_contact(self) -> np.ndarray:
@@ -362,10 +371,10 @@ class VelocityTrackingTask(Task):
         base origin below ``robot.min_base_height`` over the ground)."""
         if self.base_sensor is not None:
             return self.base_sensor.in_contact()[:, 0]
-        pos = self.b.get_base_pos().astype(np.float64)
+        pos = self.base_pos
         if self.base_half is None:
             return pos[:, 2] - self._ground(pos[:, :2]) < self.robot.min_base_height
-        lowest = pos[:, 2] - np.abs(matrix_from_quat(self.quat)[:, 2, :]) @ self.base_half
+        lowest = pos[:, 2] - np.abs(self.gravity_b) @ self.base_half  # |third row of R| . half-sizes
         return lowest - self._ground(pos[:, :2]) <= self.cfg.base_contact_margin
 
     def evaluate(self, action: np.ndarray) -> StepResult:
@@ -478,7 +487,8 @@ class VelocityTrackingTask(Task):
         return values
 
     def observe(self) -> np.ndarray:
-        self._base_state()
+        if not self._state_fresh:  # evaluate() and reset() read it; nothing moved since
+            self._base_state()
         obs = self.obs.compute(self._term_values(), self.rng, advance=self._fresh)
         self._fresh = False
         return obs
