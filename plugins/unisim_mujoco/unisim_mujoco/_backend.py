@@ -204,8 +204,11 @@ class MujocoBackend(SimBackend):
         self._ctrl[...] = ctrl
         b = self._batch
         if not self._staged_ids.size:  # hot path, inlined _call
-            stage = _STAGE_VEL if self._derived_read else _STAGE_NONE
-            self._derived_read = False
+            # derived fields were read since the last step: have the step's last engine call leave them
+            # current (a step of pre-step substeps or chunks makes several calls; the earlier ones skip it)
+            stage = _STAGE_VEL if self._derived_read and self._final_call else _STAGE_NONE
+            if self._final_call:
+                self._derived_read = False
             self._fresh = _STAGE_NONE
             try:
                 b.step(None, nsteps, stage)
