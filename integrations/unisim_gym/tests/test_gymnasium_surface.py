@@ -95,13 +95,18 @@ def test_next_step_autoreset_under_gymnasium_wrappers():
         env.close()
 
 
-def test_rgb_array_render_and_record_video_under_all_three_wrappers(tmp_path):
-    """MuJoCo declares VIDEO_CAPTURE: render() gives one (H, W, 3) uint8 frame per env (the batch's
-    composed view); UniSim/Ant-v0 under RecordVideo(NormalizeObservation(RecordEpisodeStatistics))
-    in next-step mode records a 3-step episode to mp4 and counts it."""
+@pytest.mark.parametrize("backend, env_id, kwargs", [("mujoco", ANT_ID, {"reset_noise_scale": 0.0}),
+                                                     ("sapien", QUADRUPED_ID, {})])
+def test_rgb_array_render_and_record_video_under_all_three_wrappers(tmp_path, backend, env_id, kwargs):
+    """Every engine declares VIDEO_CAPTURE (MuJoCo's renderer draws the contract's state): render()
+    gives one (H, W, 3) uint8 frame per env (the batch's composed view); the env under
+    RecordVideo(NormalizeObservation(RecordEpisodeStatistics)) in next-step mode records a 3-step
+    episode to mp4 and counts it: UniSim/Ant-v0 on MuJoCo, the quadruped on SAPIEN (an engine
+    built from mjcf_lite, which refuses Ant's rk4 integrator)."""
     pytest.importorskip("moviepy", reason="RecordVideo needs moviepy: pip install 'unisim-gym[video]'")
-    base = make_vec(backend="mujoco", render_mode="rgb_array", render_width=96, render_height=64,
-                    autoreset_mode="next_step", max_episode_steps=3, reset_noise_scale=0.0)
+    base = make_vec(env_id, backend=backend, render_mode="rgb_array", render_width=96, render_height=64,
+                    autoreset_mode="next_step", max_episode_steps=3, **kwargs)
+    zero = np.zeros((N, base.single_action_space.shape[0]), np.float32)
     env = RecordVideo(NormalizeObservation(RecordEpisodeStatistics(base)), str(tmp_path),
                       episode_trigger=lambda e: e == 0, record_first_only=True)
     try:
@@ -110,20 +115,41 @@ def test_rgb_array_render_and_record_video_under_all_three_wrappers(tmp_path):
         assert frames[0].std() > 0  # not a blank image
         env.reset(seed=0)
         for _ in range(3):
-            _, _, _, truncated, info = env.step(np.zeros((N, 8), np.float32))
+            _, _, _, truncated, info = env.step(zero)
         assert truncated.all() and info["episode"]["l"].tolist() == [3] * N
         assert env.env.obs_rms.count == pytest.approx(1e-4 + 4 * N)  # NormalizeObservation saw reset + 3 steps
-        env.step(np.zeros((N, 8), np.float32))  # the reset step ends the recording of episode 0
-        env.step(np.zeros((N, 8), np.float32))
+        env.step(zero)  # the reset step ends the recording of episode 0
+        env.step(zero)
     finally:
         env.close()
     videos = list(tmp_path.glob("*.mp4"))
     assert len(videos) == 1 and videos[0].stat().st_size > 0
 
 
+def test_render_frames_of_a_known_state_equal_mujocos_on_other_engines():
+    """render() on MotrixSim and SAPIEN draws what MuJoCo draws for the same state (a turned, raised
+    quadruped with bent legs, written through the contract): the same pixels."""
+    frames = {}
+    for backend in ("mujoco", "motrix", "sapien"):
+        env = make_vec(QUADRUPED_ID, backend=backend, render_mode="rgb_array", render_width=96, render_height=64)
+        try:
+            env.reset(seed=0)
+            sim = env.backend
+            qpos = np.tile(sim.get_default_qpos(), (N, 1))
+            qpos[:, 2] += 0.3
+            qpos[:, 3:7] = [np.cos(0.3), 0.0, np.sin(0.3) * 0.6, np.sin(0.3) * 0.8]
+            qpos[:, 7:] = np.linspace(-0.5, 0.5, sim.nq - 7)
+            sim.set_state(np.arange(N), qpos, np.zeros((N, sim.nv)))
+            frames[backend] = env.render()[0]
+        finally:
+            env.close()
+    for backend in ("motrix", "sapien"):
+        np.testing.assert_array_equal(frames[backend], frames["mujoco"], err_msg=backend)
+
+
 def test_render_refused_without_video_capture():
-    with pytest.raises(UnsupportedCapabilityError, match="'motrix'.*'video_capture'.*render_mode='rgb_array'"):
-        make_vec(backend="motrix", render_mode="rgb_array")
+    with pytest.raises(UnsupportedCapabilityError, match="'fake'.*'video_capture'.*render_mode='rgb_array'"):
+        make_vec(backend="fake", render_mode="rgb_array")
     with pytest.raises(InvalidInputError, match="render_mode"):
         make_vec(backend="mujoco", render_mode="human")
     with pytest.raises(InvalidInputError, match="autoreset_mode"):
