@@ -140,15 +140,24 @@ def test_terms_physx_cannot_hold_are_refused_by_name_and_nothing_is_written():
                                                                                values=[[5.0]])]))
 
 
-def test_a_friction_no_physx_materials_can_give_is_refused():
-    """Three geoms touching each other pairwise (an odd cycle) fix every material; frictions whose pair
-    maxima contradict it are refused naming geom_friction, the scene's own materials stay."""
+def test_materials_give_mujocos_pair_friction_ground_pairs_first():
+    """Floor (rank 0) and moving geoms (rank 2): a star always has MuJoCo's max on every pair; an odd cycle of
+    moving geoms fixes the values; a moving pair the others contradict gets the average of its materials and
+    is reported with both values; ground pairs that contradict each other are refused."""
     from unisim_sapien._friction import physx_frictions
 
-    np.testing.assert_allclose(physx_frictions(np.array([1.0, 0.2, 0.8]), [(0, 1), (0, 2), (1, 2)]), [1.2, 0.8, 0.8])
-    np.testing.assert_allclose(physx_frictions(np.array([1.0, 0.2, 0.8, 0.5]), [(0, 1), (0, 2), (0, 3)]), [1.0] * 4)
-    with pytest.raises(ValueError, match="contradict"):
-        physx_frictions(np.array([1.0, 0.2, 0.8, 0.5]), [(0, 1), (0, 2), (1, 2), (1, 3), (2, 3), (0, 3)])
+    mu = np.array([1.0, 0.2, 0.8, 0.5])
+    x, off = physx_frictions(mu, [(0, 1), (0, 2), (0, 3)], [0, 2, 2, 2])
+    np.testing.assert_allclose(x, [1.0] * 4)
+    assert off == []
+    x, off = physx_frictions(mu[:3], [(0, 1), (0, 2), (1, 2)], [0, 2, 2])
+    np.testing.assert_allclose(x, [1.2, 0.8, 0.8])
+    x, off = physx_frictions(mu, [(0, 1), (0, 2), (1, 2), (1, 3), (2, 3), (0, 3)], [0, 2, 2, 2])
+    np.testing.assert_allclose(x[0] + x[1:], 2.0)  # every floor pair: MuJoCo's max 1.0
+    np.testing.assert_allclose(x[1:], 0.8)  # two of the three moving pairs ask for 0.8: kept
+    assert off == [(1, 3, pytest.approx(0.8), 0.5)]
+    with pytest.raises(ValueError, match="contradict"):  # two floors and two geoms: an even cycle, 1 != 0.9
+        physx_frictions(np.array([1.0, 0.5, 0.2, 0.9]), [(0, 2), (0, 3), (1, 2), (1, 3)], [0, 0, 2, 2])
 
 
 def test_stacked_drives_give_each_envs_own_efforts():

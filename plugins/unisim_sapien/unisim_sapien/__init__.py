@@ -16,9 +16,10 @@ from ._hooks import (
     unisim_step_cost_probe,
 )
 from ._options import SapienOptions
+from ._warnings import SapienModellingWarning
 
-__all__ = ["CAPABILITIES", "SapienBackend", "SapienOptions", "__version__", "unisim_backend_spec",
-           "unisim_diagnostics", "unisim_raw_stepper", "unisim_step_cost_probe"]
+__all__ = ["CAPABILITIES", "SapienBackend", "SapienModellingWarning", "SapienOptions", "__version__",
+           "unisim_backend_spec", "unisim_diagnostics", "unisim_raw_stepper", "unisim_step_cost_probe"]
 
 
 def __getattr__(name: str):

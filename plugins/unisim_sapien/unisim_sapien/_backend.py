@@ -32,8 +32,8 @@ from unisim_core.physx import IMPLICIT_KV, explicit_damping_ratio, mujoco_integr
 from unisim_core.plugin_support import SnapshotMemory, load_mjcf_or_refuse
 
 from . import _hooks
-from ._build import actors, build_env, check_scene, configure_engine, layout_of, posed, world_pose
-from ._friction import physx_frictions
+from ._build import actors, build_env, check_scene, configure_engine, friction_ranks, layout_of, posed, world_pose
+from ._friction import physx_materials
 from ._hooks import REFUSED_TERMS
 from ._mjcf_extra import read_meshes
 from ._mocap import MocapBodies, PosedLink, SapienMocapPoseBinding
@@ -133,8 +133,8 @@ class SapienBackend(SimBackend):
                                              f"mapped: {sorted(IMPLICIT_KV)}")
         check_scene(lite, assets, path)
         try:  # PhysX averages a contact's two materials, MuJoCo takes the larger friction
-            friction = physx_frictions(np.asarray([g["friction"][0] for g in lite.geoms]), lite.collision_pairs(),
-                                       [g["name"] for g in lite.geoms])
+            friction = physx_materials(np.asarray([g["friction"][0] for g in lite.geoms]), lite.collision_pairs(),
+                                       friction_ranks(lite), [g["name"] for g in lite.geoms], path)
         except ValueError as exc:
             raise UnsupportedCapabilityError(self.name, "geom_friction", f"{path}: {exc}") from None
         _ = self.model_info  # names given by the options are checked before the engine loads

@@ -28,8 +28,8 @@ from unisim_core.physx import MUJOCO_BODY_PROPERTIES, PhysxDrives, PhysxSolverCo
 
 from ._mjcf_extra import MeshFile
 
-__all__ = ["Layout", "actors", "build_env", "check_scene", "configure_engine", "layout_of", "posed", "welded_to_world",
-           "world_pose"]
+__all__ = ["Layout", "actors", "build_env", "check_scene", "configure_engine", "friction_ranks", "layout_of", "posed",
+           "welded_to_world", "world_pose"]
 
 _NAME = "sapien"
 _X_TO_Z = np.array([np.sqrt(0.5), 0.0, -np.sqrt(0.5), 0.0])  # rotates PhysX's +x (plane normal, capsule axis) onto +z
@@ -106,6 +106,15 @@ def actors(lite: LiteModel) -> list[int]:
         p = lite.body_parent[b]
         out.append(b if lite.body_mocap[b] or lite.body_joint[b] >= 0 else out[p])
     return out
+
+
+def friction_ranks(lite: LiteModel) -> np.ndarray:
+    """Per geom, how much its contact pairs' friction matters (``_friction.physx_frictions``): 0 a plane or
+    height field (the ground), 1 another geom on the static actor or a mocap body's kinematic actor, 2 a
+    moving one."""
+    actor = actors(lite)
+    return np.array([0 if row["type"] in ("plane", "hfield") else 2 if _moving(lite, actor[row["body"]]) else 1
+                     for row in lite.geoms], dtype=np.int64).reshape(-1)
 
 
 def _moving(lite: LiteModel, actor: int) -> bool:

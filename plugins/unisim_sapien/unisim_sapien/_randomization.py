@@ -35,7 +35,8 @@ from sapien import physx
 from unisim_core.errors import InvalidInputError
 from unisim_core.physx import explicit_damping_ratio, physx_drives, stack_drives
 
-from ._friction import physx_frictions
+from ._build import friction_ranks
+from ._friction import physx_frictions, physx_materials
 from ._hooks import REFUSED_TERMS
 
 if TYPE_CHECKING:
@@ -66,7 +67,7 @@ class ModelFields:
         self._dof_col = np.full(info.nv, -1, dtype=np.int64)  # dof -> hinge/slide column, -1: a free joint's
         for c, j in enumerate(self._driven):
             self._dof_col[lite.joints[j]["dofadr"]] = c
-        self._pairs = lite.collision_pairs()
+        self._pairs, self._rank = lite.collision_pairs(), friction_ranks(lite)
         self._geom_names = [g["name"] for g in lite.geoms]
         self.rows = [drives] * n  #: each env's PhysxDrives
         self._joints: list | None = None  # per env, per hinge/slide column: its PhysX joint (made on first write)
@@ -76,8 +77,9 @@ class ModelFields:
         return self.tables[term].copy()
 
     def frictions(self, env: int) -> np.ndarray:
-        """Env ``env``'s PhysX material friction per geom (:func:`._friction.physx_frictions`)."""
-        return physx_frictions(self.tables["geom_friction"][env, :, 0], self._pairs, self._geom_names)
+        """Env ``env``'s PhysX material friction per geom (:func:`._friction.physx_materials`)."""
+        return physx_materials(self.tables["geom_friction"][env, :, 0], self._pairs, self._rank, self._geom_names,
+                               f"geom_friction randomization, env {env}")
 
     def gravity(self) -> np.ndarray:
         """``(n, 3)`` gravity per env, m/s²."""
@@ -122,7 +124,7 @@ class ModelFields:
             table[:, target_ids] = values
             for k, i in enumerate(env_ids):
                 try:
-                    physx_frictions(table[k, :, 0], self._pairs, self._geom_names)
+                    physx_frictions(table[k, :, 0], self._pairs, self._rank, self._geom_names)
                 except ValueError as exc:
                     raise InvalidInputError(f"geom_friction: env {int(i)}: {exc}") from None
         if term in _DRIVE_TERMS or term in _BODY_TERMS:
