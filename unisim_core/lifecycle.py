@@ -30,7 +30,7 @@ __all__ = ["READABLE_AFTER_CLOSE", "Lifecycle"]
 READABLE_AFTER_CLOSE = frozenset({
     "close", "closed", "name", "version", "contract_range", "options_cls", "required_runtime", "options", "scene",
     "sim_dt", "np_dtype", "num_envs", "nq", "nv", "num_actuators", "num_dof", "num_dof_vel", "num_bodies",
-    "base_body_id", "capabilities", "model_info", "physics_state_size",
+    "base_body_id", "capabilities", "model_info", "physics_state_size", "noop_options",
 })
 #: Public members outside the call guard: the model description, and ``close`` (its own rules).
 _UNGUARDED = READABLE_AFTER_CLOSE
