@@ -39,7 +39,8 @@ from unisim_gym import (
 HERE = Path(__file__).resolve().parent
 #: ``--task`` name -> (evaluation config: the training task without randomization, default policy).
 TASKS = {"quadruped": (lambda: VelocityTrackingCfg(randomize=False), HERE / "policy.pt"),
-         "go1": (lambda: go1_rough_cfg(randomize=False, terrain_curriculum=False), HERE / "go1" / "policy.pt")}
+         "go1": (lambda: go1_rough_cfg(randomize=False, terrain_curriculum=False, episode_length_s=10.0),
+                 HERE / "go1" / "policy.pt")}
 #: Registered backends that are not engines: the core's test double and the third-party example.
 NOT_ENGINES = frozenset({"fake", "example"})
 COLUMNS = ("backend", "episodes", "mean return", "v_xy error (m/s)", "w_z error (rad/s)", "falls / 100 ep",
