@@ -64,7 +64,8 @@ def test_script_checks_run_end_to_end_on_the_test_double_worker(monkeypatch, tmp
     spec.loader.exec_module(script)
     report = script.run(4, "cpu", backend_cls=FakeIsaac)
     checks = report["checks"]
-    dynamics = {"stands_like_mujoco", "arm_holds_like_mujoco", "contact_forces_declared"}  # FakeBackend is not PhysX
+    # FakeBackend is not PhysX, and the double declares none of the worker's computed capabilities
+    dynamics = {"stands_like_mujoco", "arm_holds_like_mujoco", "contact_forces_declared", "capabilities_declared"}
     machinery = {k: v for k, v in checks.items() if isinstance(v, bool) and k not in dynamics}
     assert machinery and all(machinery.values()), checks
     assert checks["frame_shape"] == [240, 320, 3]
@@ -103,9 +104,16 @@ def test_script_runs_on_the_real_worker_over_the_sdk_stubs(monkeypatch, tmp_path
     spec.loader.exec_module(script)
     report = script.run(2, "cuda:0", backend_cls=StubSdkIsaacSim, expect_isaaclab=lab)
     checks = report["checks"]
-    judged = {k: v for k, v in checks.items() if isinstance(v, bool)
-              and k not in {"stands_like_mujoco", "arm_holds_like_mujoco", "frame_nonblank", "step_finite_and_moves",
-                            "feet_carry_the_weight"}}  # the stub's contact model rests box colliders only
+    physics = {"stands_like_mujoco", "arm_holds_like_mujoco", "frame_nonblank", "step_finite_and_moves",
+               "feet_carry_the_weight"}  # the stub's contact model rests box colliders only
+    physics |= {k for k in checks if k.endswith("_like_mujoco") or k.endswith("match_mujoco")
+                or k.endswith("matches_mujoco")}  # the stub's kinematics is not MuJoCo's (no gravity, no joints)
+    judged = {k: v for k, v in checks.items() if isinstance(v, bool) and k not in physics}
     assert checks["contact_forces_declared"] and len(report["feet_contact_fz_n"]) == 2
     assert judged and all(judged.values()), checks
     assert checks["isaaclab_generation"] and checks["arm_fixed_base"]
+    # every capability cell ran on the real worker (its physics judged on a GPU only)
+    assert checks["capabilities_declared"] and checks["physics_snapshot_restores_reads"]
+    assert {"body_force_flight_like_mujoco", "body_torque_flight_like_mujoco", "push_flight_like_mujoco",
+            "site_jacobian_matches_mujoco", "sensors_kinematic_match_mujoco",
+            "init_randomization_mass_and_gravity_flight_like_mujoco", "init_randomization_reads_back"} <= set(checks)

@@ -82,7 +82,8 @@ def _random_state(ref, rng):
 def test_contract_surface_row_order_and_quaternions_match_an_in_process_reference(make):
     b = make(enable_cameras=True)
     ref = FakeBackend(SCENE, N, 0.005)
-    assert b.capabilities == {Capability.PRE_STEP_CONTROL, Capability.VIDEO_CAPTURE, Capability.PLAYBACK}
+    assert b.capabilities == {Capability.PRE_STEP_CONTROL, Capability.VIDEO_CAPTURE, Capability.PLAYBACK,
+                              Capability.SITE_JACOBIAN}  # the last three computed in this process
     assert b.env_rows == (2, 1, 0)  # taken from the worker's report, not assumed
     assert "test double" in b.engine_info["name"]
     np.testing.assert_allclose(b.get_qpos(), ref.get_qpos(), atol=1e-6)
@@ -92,6 +93,11 @@ def test_contract_surface_row_order_and_quaternions_match_an_in_process_referenc
     for x in (b, ref):
         x.set_state(np.arange(N), qpos, qvel)
     np.testing.assert_allclose(b.get_qpos(), ref.get_qpos(), atol=1e-6)
+    # the host's site Jacobian (the core's, from the worker's body poses) across the permuted rows
+    site = int(b.get_site_ids(["imu"])[0])
+    dofs = np.arange(b.nv)
+    for got, want in zip(b.get_site_jacobian_w(site, dofs), ref.get_site_jacobian_w(site, dofs)):
+        np.testing.assert_allclose(got, want, atol=1e-5)
     # On the wire, env e lives in engine row N-1-e with an xyzw root quaternion.
     raw = np.asarray(b._qpos)
     for e in range(N):

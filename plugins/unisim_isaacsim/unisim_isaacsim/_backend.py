@@ -25,6 +25,7 @@ import numpy as np
 from unisim_core.capabilities import Capability
 from unisim_core.config import CameraCfg
 from unisim_core.errors import InvalidInputError
+from unisim_core.kinematics import site_jacobian
 from unisim_core.playback import Playback
 from unisim_core.worker.backend import WorkerBackend, WorkerLaunch
 from unisim_core.worker.hosted import scene_to_plain
@@ -37,11 +38,13 @@ from ._physx_solver import PhysxSolverConfig
 from ._readback import verify_solver_readback
 from ._runtime import require_runtime
 
-__all__ = ["IsaacSimBackend", "init_payload", "check_model", "HOST_RENDERED"]
+__all__ = ["IsaacSimBackend", "init_payload", "check_model", "HOST_RENDERED", "HOST_COMPUTED"]
 
 #: Drawn in this process from the worker's state by the shared renderer (``unisim_core.playback``),
 #: whatever the worker reports: frame capture and playback need no Isaac Sim rendering.
 HOST_RENDERED = frozenset({Capability.VIDEO_CAPTURE, Capability.PLAYBACK})
+#: Computed in this process from the worker's state by the core (``unisim_core.kinematics``).
+HOST_COMPUTED = frozenset({Capability.SITE_JACOBIAN})
 
 log = logging.getLogger("unisim_isaacsim")
 
@@ -128,7 +131,14 @@ class IsaacSimBackend(WorkerBackend):
 
     @property
     def capabilities(self) -> frozenset[Capability]:
-        return super().capabilities | HOST_RENDERED
+        return super().capabilities | HOST_RENDERED | HOST_COMPUTED
+
+    _site_jacobian = site_jacobian  # the core's, from the model tables and the worker's body poses
+
+    def _check_model_values(self, term: str, env_ids: np.ndarray, target_ids: np.ndarray | None,
+                            values: np.ndarray) -> None:
+        """The worker's refusals (targets Isaac Sim cannot hold per env), before any op of a plan is written."""
+        self._call("check_model_values", term=term, target_ids=None if target_ids is None else target_ids.tolist())
 
     def _init_renderer(self, spacing: float, offset_mode: str, headless: bool, capture: bool, width: int,
                        height: int, camera: CameraCfg) -> None:

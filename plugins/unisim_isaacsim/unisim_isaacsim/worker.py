@@ -139,6 +139,50 @@ class _Lab2:
         if effort_ids:
             robot.set_joint_effort_target(effort, joint_ids=effort_ids)
 
+    def _t(self, array, device: str):
+        import torch
+
+        return torch.as_tensor(array, dtype=torch.float32, device=device)
+
+    def body_mass_properties(self, robot):
+        """``(mass (n, L), com (n, L, 7) [pos, quat xyzw] in the link frame, inertia (n, L, 9))`` as numpy."""
+        import numpy as np
+
+        v = robot.root_physx_view
+        return tuple(np.asarray(self.view_numpy(g()), dtype=np.float64).copy()
+                     for g in (v.get_masses, v.get_coms, v.get_inertias))
+
+    def write_body_mass_properties(self, robot, rows, mass, com, inertia) -> None:
+        """PhysX's mass-property setters take full tensors on the CPU and the rows to write
+        (Isaac Lab 2.3 ``events.randomize_rigid_body_mass``: ``set_masses(masses, env_ids.cpu())``)."""
+        import numpy as np
+        import torch
+
+        v = robot.root_physx_view
+        idx = torch.as_tensor(rows, dtype=torch.long, device="cpu")
+        for getter, setter, new in ((v.get_masses, v.set_masses, mass), (v.get_coms, v.set_coms, com),
+                                    (v.get_inertias, v.set_inertias, inertia)):
+            full = np.asarray(self.view_numpy(getter()), dtype=np.float64).copy()
+            full[rows] = new
+            setter(self._t(full, "cpu"), idx)
+
+    def write_joint_drives(self, robot, rows, joint_ids, damping, armature) -> None:
+        ids = self._ids(rows, robot.device)
+        robot.write_joint_damping_to_sim(self._t(damping, robot.device), joint_ids=joint_ids, env_ids=ids)
+        robot.write_joint_armature_to_sim(self._t(armature, robot.device), joint_ids=joint_ids, env_ids=ids)
+
+    def set_wrench(self, robot, force, torque, position) -> None:
+        """World forces and torques acting at world points, ``(n, L, 3)`` each (all zero: none)."""
+        d = robot.device
+        robot.set_external_force_and_torque(self._t(force, d), self._t(torque, d), positions=self._t(position, d),
+                                            is_global=True)
+
+    def _ids(self, rows, device: str):
+        import numpy as np
+        import torch
+
+        return torch.as_tensor(np.asarray(rows), dtype=torch.long, device=device)
+
     def refresh(self, sim, robot) -> None:
         """After a write: ``sim.forward()`` updates the link kinematics, then only the derived
         body buffers are dropped (Isaac Lab 2.3's writers already hold the written root and joint
@@ -191,6 +235,30 @@ class _Lab3(_Lab2):
         if effort_ids:
             command.set_effort_index(value=effort, joint_ids=effort_ids)
 
+    def body_mass_properties(self, robot):
+        import numpy as np
+
+        d = robot.data
+        return tuple(np.asarray(self.tensor(b).detach().cpu().numpy(), dtype=np.float64).copy()
+                     for b in (d.body_mass, d.body_com_pose_b, d.body_inertia))
+
+    def write_body_mass_properties(self, robot, rows, mass, com, inertia) -> None:
+        """Isaac Lab 3.0's ``set_*_index`` (partial data: the rows written)."""
+        ids, d = self._ids(rows, robot.device), robot.device
+        robot.set_masses_index(masses=self._t(mass, d), env_ids=ids)
+        robot.set_coms_index(coms=self._t(com, d), env_ids=ids)
+        robot.set_inertias_index(inertias=self._t(inertia, d), env_ids=ids)
+
+    def write_joint_drives(self, robot, rows, joint_ids, damping, armature) -> None:
+        ids, d = self._ids(rows, robot.device), robot.device
+        robot.write_joint_damping_to_sim_index(damping=self._t(damping, d), joint_ids=joint_ids, env_ids=ids)
+        robot.write_joint_armature_to_sim_index(armature=self._t(armature, d), joint_ids=joint_ids, env_ids=ids)
+
+    def set_wrench(self, robot, force, torque, position) -> None:
+        d = robot.device
+        robot.permanent_wrench_composer.set_forces_and_torques_index(
+            forces=self._t(force, d), torques=self._t(torque, d), positions=self._t(position, d), is_global=True)
+
     def refresh(self, sim, robot) -> None:
         """Nothing: Isaac Lab 3.0's writers recompute forward kinematics on the next body read."""
 
@@ -227,11 +295,11 @@ class _IsaacSession:
         self.device = str(init["device"])
         self.cameras = bool(init["enable_cameras"])
         self.spacing = float(init["env_spacing"])
-        lite = load_mjcf(self.scene.model_file)
+        self.lite = lite = load_mjcf(self.scene.model_file)
         self.info = info = lite.model_info()
         # MuJoCo's Euler integrates servo kv explicitly, implicitfast/implicit implicitly (RK4: as implicit)
-        self.drives = physx_drives(lite.joints, lite.actuators,
-                                   implicit_kv=IMPLICIT_KV.get(mujoco_integrator(self.scene.model_file), True))
+        self.implicit_kv = IMPLICIT_KV.get(mujoco_integrator(self.scene.model_file), True)
+        self.drives = physx_drives(lite.joints, lite.actuators, implicit_kv=self.implicit_kv)
         self.mount = root_mount(info.body_names, info.body_parent, info.joint_types, info.joint_body)
         key = self.scene.default_keyframe
         self.init_qpos = lite.keyframes[key] if key is not None else info.qpos0
@@ -338,6 +406,19 @@ class _IsaacSession:
         from ._drives import read_body_properties
 
         self.body_properties = read_body_properties(self.stage, self.root_path)
+        from unisim_core.plugin_support import SnapshotMemory
+
+        from ._model_fields import ModelFields
+        from ._sensors import SiteSensors
+        from ._wrenches import Wrenches
+
+        self.num_links = len(robot.body_names)
+        self.sensor_reader = SiteSensors(self.lite)
+        self.fields = ModelFields(self)
+        self.wrenches = Wrenches(self)
+        self.time = np.zeros(self.n)  # s, per engine row
+        self.snapshots = SnapshotMemory(self.n)
+        self.restored: dict[int, tuple] = {}  # engine row -> the reads of a restored snapshot row
         self._write_state(np.arange(self.n), np.tile(info.qpos0, (self.n, 1)), np.zeros((self.n, info.nv)))
 
     def _articulation(self):
@@ -469,18 +550,60 @@ class _IsaacSession:
         self.slots["qpos"][...] = qpos
         self.slots["qvel"][...] = qvel
 
+    def link_table(self, name: str):
+        """``robot.data.<name>`` as float64 numpy ``(n, L, ...)``, engine rows, world frame."""
+        return self._np(getattr(self.robot.data, name))
+
+    def _body_tables(self) -> dict[str, Any]:
+        """Per MuJoCo body (world first), relative to each env origin: link origin pose (wxyz),
+        origin linear and angular velocity, COM position and COM linear / angular acceleration."""
+        from ._layout import bodies_from_isaac
+
+        d = self.robot.data
+        link_quat = self._wxyz(self._np(d.body_link_quat_w))
+        pos, quat, lin, ang = bodies_from_isaac(
+            self.body_ids, self._np(d.body_link_pos_w), link_quat, self._np(d.body_link_lin_vel_w),
+            self._np(d.body_link_ang_vel_w), self.row_origins)
+        acc = self._np(d.body_com_acc_w)  # [linear, angular] at the COM, world frame
+        com, _, com_acc, ang_acc = bodies_from_isaac(self.body_ids, self._np(d.body_com_pos_w), link_quat,
+                                                     acc[..., :3], acc[..., 3:], self.row_origins)
+        return {"pos": pos, "quat": quat, "lin_vel": lin, "ang_vel": ang, "com": com, "com_acc": com_acc,
+                "ang_acc": ang_acc}
+
+    def _reads(self) -> tuple:
+        """``(bodies (pos, quat, lin, ang), sensordata)`` of the current state, engine rows; a restored
+        snapshot's rows read what they read when it was taken."""
+        t = self._body_tables()
+        qpos, qvel = self.slots["qpos"], self.slots["qvel"]
+        sens = self.sensor_reader.read(qpos=self.np.asarray(qpos, dtype=float), qvel=self.np.asarray(qvel, dtype=float),
+                                       gravity=self.fields.tables["gravity"], **t)
+        bodies = [t["pos"], t["quat"], t["lin_vel"], t["ang_vel"]]
+        for row, (b, sd) in self.restored.items():
+            for table, value in zip(bodies, b):
+                table[row] = value
+            sens[row] = sd
+        return bodies, sens
+
+    def _changed(self) -> None:
+        self.restored.clear()
+
     # -- handlers --------------------------------------------------------------------------
     def handlers(self) -> dict[str, Any]:
-        from unisim_core.worker.hosted import info_to_plain, pack_array
+        from unisim_core.worker.hosted import info_to_plain, pack_array, unpack_array
         from unisim_core.worker.shm import SlotSet
 
+        from ._model_fields import MODEL_TERMS
+
         np, torch = self.np, self.torch
-        caps = ["contacts", "pre_step_control"] + (["video_capture"] if self.cameras else []) + (
-            ["contact_forces"] if self.contacts is not None else [])
+        caps = ["contacts", "pre_step_control", "sensors", "body_force", "body_torque", "push", "physics_snapshot",
+                "init_randomization", "interval_randomization", "reset_randomization"] + (
+            ["video_capture"] if self.cameras else []) + (["contact_forces"] if self.contacts is not None else [])
+        forces = ["root_lin_vel_delta", "root_ang_vel_delta", "body_force", "body_torque"]
 
         def describe() -> dict[str, Any]:
-            return {"info": info_to_plain(self.info), "capabilities": caps, "init_terms": [], "interval_terms": [],
-                    "reset_terms": [], "np_dtype": self.np_dtype.str, "env_rows": self.env_rows,
+            return {"info": info_to_plain(self.info), "capabilities": caps, "init_terms": list(MODEL_TERMS),
+                    "interval_terms": list(MODEL_TERMS) + forces, "reset_terms": list(MODEL_TERMS) + forces,
+                    "snapshot_tier": "state", "np_dtype": self.np_dtype.str, "env_rows": self.env_rows,
                     "quat_order": "wxyz", "solver_readback": self.readback,
                     "engine": {"name": "isaacsim", "isaaclab_extension": self.isaaclab_version, "device": self.device,
                                "native_quat_order": self.native_quat, "fixed_base": bool(self.robot.is_fixed_base),
@@ -493,32 +616,80 @@ class _IsaacSession:
         def step(nsteps: int) -> None:
             robot, dev, ids = self.robot, self.robot.device, self.effort_joint_ids
             ctrl = np.asarray(self.slots["ctrl"], dtype=np.float64)
+            self._changed()
             for _ in range(nsteps):  # servo kp (explicit in MuJoCo) as an effort from this substep's state
                 q, qd = self._np(robot.data.joint_pos)[:, ids], self._np(robot.data.joint_vel)[:, ids]
-                efforts = torch.as_tensor(self.drives.efforts(ctrl, q, qd), dtype=torch.float32, device=dev)
+                law = self.fields.drives  # each env's randomized servo law (the model's until a write)
+                efforts = torch.as_tensor(law.efforts(ctrl, q, qd), dtype=torch.float32, device=dev)
                 self.lab.set_targets(robot, None, [], efforts, ids)
+                self.wrenches.apply()
                 robot.write_data_to_sim()
                 self.sim.step(render=False)
                 robot.update(self.dt)
                 if self.contacts is not None:
                     self.contacts.update(self.dt)
+                self.time += self.dt
             self._publish()
 
         def set_state(env_ids: list[int]) -> None:
             k = len(env_ids)
+            self._changed()
             self._write_state(np.asarray(env_ids, dtype=np.int64), np.array(self.slots["in_qpos"][:k]),
                               np.array(self.slots["in_qvel"][:k]))
             self._publish()
 
         def bodies() -> None:
-            from ._layout import bodies_from_isaac
-
-            d = self.robot.data
-            pos, quat, lin, ang = bodies_from_isaac(
-                self.body_ids, self._np(d.body_link_pos_w), self._wxyz(self._np(d.body_link_quat_w)),
-                self._np(d.body_link_lin_vel_w), self._np(d.body_link_ang_vel_w), self.row_origins)
+            (pos, quat, lin, ang), _ = self._reads()
             s = self.slots
             s["xpos"][...], s["xquat"][...], s["linvel"][...], s["angvel"][...] = pos, quat, lin, ang
+
+        def sensors() -> None:
+            if self.sensor_reader.dims:
+                self.slots["sensordata"][...] = self._reads()[1]
+
+        def apply_body_force(body_ids: list[int], force: dict, torque: dict | None) -> None:
+            self.wrenches.stage(np.asarray(body_ids, dtype=np.int64), unpack_array(force),
+                                None if torque is None else unpack_array(torque))
+
+        def clear_body_forces() -> None:
+            self.wrenches.clear()
+
+        def get_physics_state() -> dict:
+            """Rows ``[time, qpos, qvel]``; each row's reads are remembered, so restoring a row taken
+            here reads back bit for bit (tier "state": PhysX's solver state is not in the row)."""
+            rows = np.concatenate([self.time[:, None], np.asarray(self.slots["qpos"], dtype=np.float64),
+                                   np.asarray(self.slots["qvel"], dtype=np.float64)], axis=1)
+            bodies, sens = self._reads()
+            keys = np.concatenate([rows, np.arange(self.n)[:, None]], axis=1)  # per engine row: env origins differ
+            self.snapshots.remember(keys, ((tuple(t[i].copy() for t in bodies), sens[i].copy(),
+                                            self.slots["qpos"][i].copy(), self.slots["qvel"][i].copy())
+                                           for i in range(self.n)))
+            return pack_array(rows)
+
+        def set_physics_state(state: dict) -> None:
+            rows = unpack_array(state)
+            nq = self.info.nq
+            self._changed()
+            self._write_state(np.arange(self.n), rows[:, 1:1 + nq], rows[:, 1 + nq:])
+            self.time = rows[:, 0].copy()
+            self._publish()
+            for i in range(self.n):
+                known = self.snapshots.recall(np.append(rows[i], i))
+                if known is not None:
+                    self.restored[i] = known[:2]
+                    self.slots["qpos"][i], self.slots["qvel"][i] = known[2], known[3]
+
+        def write_model_field(term: str, env_ids: list[int], target_ids: list[int] | None, values: dict) -> None:
+            self.fields.write(term, np.asarray(env_ids, dtype=np.int64),
+                              None if target_ids is None else np.asarray(target_ids, dtype=np.int64),
+                              unpack_array(values))
+            self._changed()
+
+        def read_model_field(term: str) -> dict:
+            return pack_array(self.fields.read(term))
+
+        def check_model_values(term: str, target_ids: list[int] | None) -> None:
+            self.fields.check(term, None if target_ids is None else np.asarray(target_ids, dtype=np.int64))
 
         def bind_contacts(body_ids: list[int], against_ids: list[int] | None) -> int:
             return self.contacts.bind(body_ids, against_ids, self.info.body_names)
@@ -586,7 +757,10 @@ class _IsaacSession:
                 self.slots = None
             shutil.rmtree(self.workdir, ignore_errors=True)
 
-        ops = (describe, attach, step, set_state, bodies, bind_contacts, contacts, init_renderer, capture_frame, close)
+        ops = (describe, attach, step, set_state, bodies, sensors, apply_body_force, clear_body_forces,
+               get_physics_state, set_physics_state, write_model_field, read_model_field, check_model_values,
+               bind_contacts, contacts,
+               init_renderer, capture_frame, close)
         return {f.__name__: f for f in ops}
 
 

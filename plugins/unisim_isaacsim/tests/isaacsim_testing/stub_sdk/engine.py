@@ -15,8 +15,19 @@ Rules mirrored (each cited where it is enforced):
   device (``cuda*``) state writes are staged until the next ``simulate`` ("tensors are not set
   into simulation until step": Isaac Lab 2.3.2 ``isaaclab/assets/articulation/articulation.py``
   L425, the reason its writers keep the written state in their own buffers) and only
-  ``update_articulations_kinematic`` (``sim.forward()``) refreshes link poses before it (a STUB
-  model of the GPU pipeline's ordering, to be confirmed on a GPU).
+  ``update_articulations_kinematic`` (``sim.forward()``) refreshes link poses and velocities before it
+  (PhysX's ``PxScene::updateArticulationsKinematic``: link state from the root state and joint state;
+  a STUB model of the GPU pipeline's ordering, to be confirmed on a GPU);
+- the importer authors each body's ``MassAPI`` (mass, centre of mass, principal axes, diagonal
+  inertia) from its ``<inertial>``; the view's ``get_masses`` ``(n, L)``, ``get_coms`` ``(n, L, 7)``
+  (position and principal-axes quaternion xyzw in the link frame), ``get_inertias`` ``(n, L, 9)``
+  (about the COM, in the principal frame) return them, and their setters take full-size tensors on
+  the CPU plus the rows to write (Isaac Lab 2.3.2 ``isaaclab/envs/mdp/events.py``
+  ``randomize_rigid_body_mass``: ``set_masses(masses, env_ids)`` after ``env_ids.cpu()``; the
+  mass-property tensors live on the CPU whatever the pipeline);
+- ``apply_forces_and_torques_at_position(force_data, torque_data, position_data, indices,
+  is_global)``: ``(n * L, 3)`` rows, world frame when ``is_global``; the STUB integrator moves a
+  floating root by the summed force over the total mass (no rotation from forces, no gravity).
 """
 
 from __future__ import annotations
@@ -90,7 +101,11 @@ def write_importer_usd(mjcf_path: str, usd_path: str, root_name: str) -> None:
         xf.AddOrientOp(UsdGeom.XformOp.PrecisionDouble).Set(Gf.Quatd(*map(float, quat[b])))
         prim = xf.GetPrim()
         UsdPhysics.RigidBodyAPI.Apply(prim)
-        UsdPhysics.MassAPI.Apply(prim).CreateMassAttr(float(m.body_mass[b]))
+        mass = UsdPhysics.MassAPI.Apply(prim)
+        mass.CreateMassAttr(float(m.body_mass[b]))
+        mass.CreateCenterOfMassAttr(Gf.Vec3f(*map(float, m.body_ipos[b])))
+        mass.CreateDiagonalInertiaAttr(Gf.Vec3f(*map(float, m.body_inertia[b])))
+        mass.CreatePrincipalAxesAttr(Gf.Quatf(*map(float, m.body_iquat[b])))
         if b in tops:
             UsdPhysics.ArticulationRootAPI.Apply(prim)
     # colliders: an instanceable reference to a prototype per body
@@ -191,6 +206,14 @@ class ArticulationModel:
             rel = cache.GetLocalToWorldTransform(stage.GetPrimAtPath(p)) * base.GetInverse()
             rest.append(np.array(rel.ExtractTranslation(), dtype=np.float64))
         self.rest_offsets = np.array(rest)  # link origin in the root-link frame at the rest pose
+        mass, com, inertia = [], [], []
+        for p in links:
+            api = UsdPhysics.MassAPI(stage.GetPrimAtPath(p))
+            q = api.GetPrincipalAxesAttr().Get()
+            mass.append(api.GetMassAttr().Get())
+            com.append([*api.GetCenterOfMassAttr().Get(), *q.GetImaginary(), q.GetReal()])
+            inertia.append(np.diag(np.array(api.GetDiagonalInertiaAttr().Get(), dtype=np.float64)).reshape(9))
+        self.mass, self.com, self.inertia = np.array(mass), np.array(com), np.array(inertia)
         self.colliders = [p for p in Usd.PrimRange(robot, Usd.TraverseInstanceProxies())
                           if p.HasAPI(UsdPhysics.CollisionAPI)]
 
@@ -199,11 +222,12 @@ class ArticulationView:
     """STUB of ``omni.physics.tensors`` ``ArticulationView`` over ``n`` environments (PhysX conventions)."""
 
     def __init__(self, stage: Any, model: ArticulationModel, prim_paths: list[str], device: str,
-                 frontend: Any) -> None:
+                 frontend: Any, cpu_frontend: Any = None) -> None:
         """``frontend`` wraps what the offset getters return: a torch tensor (Isaac Lab 2.3's torch
         views) or a warp array (Isaac Lab 3.0's ``create_simulation_view("warp")``); the state
         getters return numpy to the stub ``ArticulationData``."""
         self.model, self.prim_paths, self.device, self.frontend = model, prim_paths, device, frontend
+        self.cpu_frontend = frontend if cpu_frontend is None else cpu_frontend  # mass properties live on the CPU
         self.gpu = device.startswith("cuda")
         n, J = len(prim_paths), len(model.joint_names)
         self.count = n
@@ -218,9 +242,15 @@ class ArticulationView:
         self.root_vel = np.zeros((n, 6))
         self.dof_pos, self.dof_vel = np.zeros((n, J)), np.zeros((n, J))
         self.pos_target, self.vel_target, self.effort = np.zeros((n, J)), np.zeros((n, J)), np.zeros((n, J))
-        self.stiffness, self.damping = np.zeros((n, J)), np.zeros((n, J))
+        self.stiffness, self.damping, self.armature = np.zeros((n, J)), np.zeros((n, J)), np.zeros((n, J))
+        self.masses = np.tile(model.mass, (n, 1))
+        self.coms = np.tile(model.com, (n, 1, 1))
+        self.inertias = np.tile(model.inertia, (n, 1, 1))
+        self.external: tuple[np.ndarray, np.ndarray, np.ndarray, bool] | None = None  # for the next simulate
+        self.link_acc = np.zeros((n, len(model.link_paths), 6))
         self.staged: dict[str, Any] = {}
         self.link_pose = self._links(self.root_pose)
+        self.link_vel = self._link_velocities(self.root_vel)
         self.shared_metatype = type("Metatype", (), {"fixed_base": model.fixed_base,
                                                      "dof_names": list(model.joint_names),
                                                      "link_names": list(model.body_names)})()
@@ -276,9 +306,54 @@ class ArticulationView:
         return self.link_pose.copy()
 
     def get_link_velocities(self) -> np.ndarray:
+        return self.link_vel.copy()
+
+    def _link_velocities(self, root_vel: np.ndarray) -> np.ndarray:
+        """STUB kinematics: every link moves with the root's velocity (joint rates ignored)."""
         out = np.zeros((self.count, len(self.model.link_paths), 6))
-        out[:] = self.root_vel[:, None, :]
+        out[:] = root_vel[:, None, :]
         return out
+
+    def get_link_accelerations(self) -> np.ndarray:
+        return self.link_acc.copy()
+
+    # mass properties: full tensors on the CPU, the rows to write
+    def _cpu(self, data, indices, name: str) -> tuple[np.ndarray, np.ndarray]:
+        for what, t in (("data", data), ("indices", indices)):
+            if getattr(t, "device", "cpu") != "cpu":
+                raise RuntimeError(f"{STUB}: {name}: {what} must be a CPU tensor, got one on {t.device}")
+        return np.asarray(getattr(data, "array", data), dtype=np.float64), np.asarray(
+            getattr(indices, "array", indices), dtype=np.int64)
+
+    def get_masses(self):
+        return self.cpu_frontend(self.masses.astype(np.float32))
+
+    def get_coms(self):
+        return self.cpu_frontend(self.coms.astype(np.float32))
+
+    def get_inertias(self):
+        return self.cpu_frontend(self.inertias.astype(np.float32))
+
+    def set_masses(self, data, indices) -> None:
+        values, idx = self._cpu(data, indices, "set_masses")
+        self.masses[idx] = values.reshape(self.masses.shape)[idx]
+
+    def set_coms(self, data, indices) -> None:
+        values, idx = self._cpu(data, indices, "set_coms")
+        self.coms[idx] = values.reshape(self.coms.shape)[idx]
+
+    def set_inertias(self, data, indices) -> None:
+        values, idx = self._cpu(data, indices, "set_inertias")
+        self.inertias[idx] = values.reshape(self.inertias.shape)[idx]
+
+    def apply_forces_and_torques_at_position(self, force_data, torque_data, position_data, indices,
+                                             is_global: bool) -> None:
+        n, L = self.count, len(self.model.link_paths)
+        f = np.asarray(getattr(force_data, "array", force_data), dtype=np.float64).reshape(n, L, 3)
+        t = np.asarray(getattr(torque_data, "array", torque_data), dtype=np.float64).reshape(n, L, 3)
+        p = None if position_data is None else np.asarray(getattr(position_data, "array", position_data),
+                                                          dtype=np.float64).reshape(n, L, 3)
+        self.external = (f, t, p, bool(is_global))
 
     def _offsets(self, attr: str) -> np.ndarray:
         vals = [p.GetAttribute(attr).Get() if p.GetAttribute(attr).HasAuthoredValue() else 0.0
@@ -302,14 +377,23 @@ class ArticulationView:
         return out
 
     def update_articulations_kinematic(self) -> None:
-        """``sim.forward()``: link poses from the current (staged) root state."""
+        """``sim.forward()``: link poses and velocities from the current (staged) root state."""
         self.link_pose = self._links(self._pending("root_pose"))
+        self.link_vel = self._link_velocities(self._pending("root_vel"))
 
     def simulate(self, dt: float) -> None:
         """STUB integrator: position-driven joints close 20 % of the gap to their target per step,
         effort-driven joints accelerate at effort / (1 kg m²); limits clamp; the root drifts at its
         velocity (no gravity, no contacts)."""
         self._commit()
+        before = self._link_velocities(self.root_vel)
+        if self.external is not None and not self.model.fixed_base:  # PhysX clears applied forces after a step
+            force = self.external[0]
+            if not self.external[3]:  # link-frame forces: turned into the world by each link's orientation
+                q = self.link_pose[..., [6, 3, 4, 5]]
+                force = _qrot(q, force)
+            self.root_vel[:, :3] += dt * force.sum(axis=1) / self.masses.sum(axis=1, keepdims=True)
+        self.external = None
         drive = self.stiffness > 0
         new = np.where(drive, self.dof_pos + 0.2 * (self.pos_target - self.dof_pos),
                        self.dof_pos + (self.dof_vel + self.effort * dt) * dt)
@@ -330,3 +414,5 @@ class ArticulationView:
         else:
             self.root_vel[:] = 0.0
         self.link_pose = self._links(self.root_pose)
+        self.link_vel = self._link_velocities(self.root_vel)
+        self.link_acc = (self.link_vel - before) / dt

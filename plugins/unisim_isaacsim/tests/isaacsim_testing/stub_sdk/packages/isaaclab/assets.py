@@ -18,7 +18,18 @@ Rules mirrored:
   ``root_link_quat_w``), keyword-only ``*_index`` writers, targets through
   ``actuators.target_command.set_position_index`` / ``set_effort_index``
   (``isaaclab/actuators/actuator_collection.py``), ``root_view``, ``InitialStateCfg.rot`` xyzw
-  (``isaaclab/assets/asset_base_cfg.py``).
+  (``isaaclab/assets/asset_base_cfg.py``);
+- external wrenches: 2.3.2 ``set_external_force_and_torque(forces, torques, positions, body_ids,
+  env_ids, is_global)`` fills per-link buffers (all zero: ``has_external_wrench`` off) that
+  ``write_data_to_sim`` hands to ``apply_forces_and_torques_at_position`` before every step
+  (articulation.py ``write_data_to_sim``); 3.0.0 ``permanent_wrench_composer.set_forces_and_torques_index``
+  (``isaaclab/utils/wrench_composer.py``);
+- joint damping / armature: 2.3.2 ``write_joint_damping_to_sim`` / ``write_joint_armature_to_sim``
+  ``(len(env_ids), len(joint_ids))``, 3.0.0 their ``*_index`` keyword forms; mass properties 3.0.0
+  ``set_masses_index`` / ``set_coms_index`` / ``set_inertias_index`` (partial data) and ``data.body_mass``,
+  ``body_com_pose_b`` (xyzw), ``body_inertia``;
+- ``data.body_com_pos_w`` (link pose applied to the COM offset) and ``data.body_com_acc_w`` ``(n, L, 6)``
+  (``[lin_acc, ang_acc]`` of the COM, world: ``get_link_accelerations``).
 """
 
 from __future__ import annotations
@@ -31,7 +42,7 @@ import numpy as np
 import omni.usd
 import torch
 from isaacsim_testing.stub_sdk import lab_major
-from isaacsim_testing.stub_sdk.engine import ArticulationModel, ArticulationView
+from isaacsim_testing.stub_sdk.engine import ArticulationModel, ArticulationView, _qrot
 
 from isaaclab._cfg import MISSING, cfg_class
 from isaaclab.sim import SimulationContext
@@ -92,7 +103,7 @@ class _Data:
     def __init__(self, robot: Articulation) -> None:
         self._robot, self._sim_timestamp = robot, 0.0
         for name in ("_root_link_pose_w", "_root_link_vel_w", "_joint_pos", "_joint_vel", "_body_link_pose_w",
-                     "_body_link_vel_w"):
+                     "_body_link_vel_w", "_body_com_acc_w"):
             setattr(self, name, _Buffer())
 
     def _read(self, name: str, pull) -> np.ndarray:
@@ -157,12 +168,43 @@ class _Data:
         return self._out(self._wxyz(self._links()[..., 3:]))
 
     @property
+    def body_com_pos_w(self):
+        links = self._links()
+        com = self._robot._view.coms[..., :3]
+        return self._out(links[..., :3] + _qrot(links[..., [6, 3, 4, 5]], com))
+
+    @property
+    def body_com_acc_w(self):
+        view = self._robot._view
+        return self._out(self._read("_body_com_acc_w", view.get_link_accelerations) if V2
+                         else view.get_link_accelerations())
+
+    if not V2:
+        @property
+        def body_mass(self):
+            return self._out(self._robot._view.masses)
+
+        @property
+        def body_com_pose_b(self):
+            return self._out(self._robot._view.coms)
+
+        @property
+        def body_inertia(self):
+            return self._out(self._robot._view.inertias)
+
+    @property
     def body_link_lin_vel_w(self):
-        return self._out(self._robot._view.get_link_velocities()[..., :3])
+        return self._out(self._link_vel()[..., :3])
 
     @property
     def body_link_ang_vel_w(self):
-        return self._out(self._robot._view.get_link_velocities()[..., 3:])
+        return self._out(self._link_vel()[..., 3:])
+
+    def _link_vel(self) -> np.ndarray:
+        view = self._robot._view
+        if V2:
+            return view.get_link_velocities()
+        return view._link_velocities(view._pending("root_vel"))  # 3.0 recomputes forward kinematics on read
 
 
 class _TargetCommand:
@@ -176,6 +218,18 @@ class _TargetCommand:
         self._robot._set_target("effort", value, joint_ids)
 
 
+class _WrenchComposer:
+    """Isaac Lab 3.0.0 ``WrenchComposer``: ``set_forces_and_torques_index`` overwrites the wrench of the
+    envs and bodies given (all by default); it acts at every step until overwritten."""
+
+    def __init__(self, robot: Articulation) -> None:
+        self._robot = robot
+
+    def set_forces_and_torques_index(self, forces=None, torques=None, positions=None, body_ids=None, env_ids=None,
+                                     is_global=False) -> None:
+        self._robot._wrench(forces, torques, positions, body_ids, env_ids, is_global)
+
+
 class Articulation:
     def __init__(self, cfg: ArticulationCfg) -> None:
         self.cfg = cfg
@@ -186,8 +240,10 @@ class Articulation:
         self._view = None
         self.device = self.sim.device
         self._targets = {"pos": None, "effort": None}
+        self.has_external_wrench = False
         if not V2:
             self.actuators = SimpleNamespace(target_command=_TargetCommand(self))
+            self.permanent_wrench_composer = _WrenchComposer(self)
 
     # -- initialization (sim.reset) ----------------------------------------------------------
     def _initialize_impl(self) -> None:
@@ -201,7 +257,8 @@ class Articulation:
         rel = self.cfg.articulation_root_prim_path or ""
         model = ArticulationModel(stage, envs[0] + rel)
         self._view = ArticulationView(stage, model, [e + rel for e in envs], self.device,  # string-sorted rows
-                                      (lambda a: torch.Tensor(a, self.device)) if V2 else _WarpArray)
+                                      (lambda a: torch.Tensor(a, self.device)) if V2 else _WarpArray,
+                                      (lambda a: torch.Tensor(a, "cpu")) if V2 else _WarpArray)
         self.joint_names, self.body_names = list(model.joint_names), list(model.body_names)
         self.data = _Data(self)
         self.data.joint_names = self.joint_names
@@ -328,8 +385,69 @@ class Articulation:
         ids = list(joint_ids)
         self._targets[kind] = (ids, self._array(target, (self._ready().count, len(ids)), f"{kind} target"))
 
+    def _wrench(self, forces, torques, positions, body_ids, env_ids, is_global: bool) -> None:
+        view = self._ready()
+        n, L = view.count, len(self.body_names)
+        env = np.arange(n) if env_ids is None else self._ids(env_ids)
+        bodies = np.arange(L) if body_ids is None else self._ids(body_ids)
+        shape = (len(env), len(bodies), 3)
+        if not hasattr(self, "_external_force"):
+            self._external_force, self._external_torque, self._external_pos = (np.zeros((n, L, 3)) for _ in range(3))
+        f, t = self._array(forces, shape, "forces"), self._array(torques, shape, "torques")
+        self._external_force[np.ix_(env, bodies)] = f
+        self._external_torque[np.ix_(env, bodies)] = t
+        if positions is not None:
+            self._external_pos[np.ix_(env, bodies)] = self._array(positions, shape, "positions")
+        self._uses_positions = positions is not None
+        self._global = bool(is_global)
+        self.has_external_wrench = bool(self._external_force.any() or self._external_torque.any())
+
+    if V2:
+        def set_external_force_and_torque(self, forces, torques, positions=None, body_ids=None, env_ids=None,
+                                          is_global=False) -> None:
+            self._wrench(forces, torques, positions, body_ids, env_ids, is_global)
+
+        def write_joint_damping_to_sim(self, damping, joint_ids=None, env_ids=None) -> None:
+            self._joint_property("damping", damping, joint_ids, env_ids)
+
+        def write_joint_armature_to_sim(self, armature, joint_ids=None, env_ids=None) -> None:
+            self._joint_property("armature", armature, joint_ids, env_ids)
+    else:
+        def write_joint_damping_to_sim_index(self, *, damping, joint_ids=None, env_ids=None) -> None:
+            self._joint_property("damping", damping, joint_ids, env_ids)
+
+        def write_joint_armature_to_sim_index(self, *, armature, joint_ids=None, env_ids=None) -> None:
+            self._joint_property("armature", armature, joint_ids, env_ids)
+
+        def _body_property(self, name: str, values, body_ids, env_ids, width: tuple[int, ...]) -> None:
+            view = self._ready()
+            env = np.arange(view.count) if env_ids is None else self._ids(env_ids)
+            bodies = np.arange(len(self.body_names)) if body_ids is None else self._ids(body_ids)
+            getattr(view, name)[np.ix_(env, bodies)] = self._array(values, (len(env), len(bodies)) + width, name)
+
+        def set_masses_index(self, *, masses, body_ids=None, env_ids=None) -> None:
+            self._body_property("masses", masses, body_ids, env_ids, ())
+
+        def set_coms_index(self, *, coms, body_ids=None, env_ids=None) -> None:
+            self._body_property("coms", coms, body_ids, env_ids, (7,))
+
+        def set_inertias_index(self, *, inertias, body_ids=None, env_ids=None) -> None:
+            self._body_property("inertias", inertias, body_ids, env_ids, (9,))
+
+    def _joint_property(self, name: str, values, joint_ids, env_ids) -> None:
+        view = self._ready()
+        env = np.arange(view.count) if env_ids is None else self._ids(env_ids)
+        joints = np.arange(len(self.joint_names)) if joint_ids is None else np.asarray(list(joint_ids), dtype=np.int64)
+        getattr(view, name)[np.ix_(env, joints)] = self._array(values, (len(env), len(joints)), name)
+
     def write_data_to_sim(self) -> None:
         view = self._ready()
+        if self.has_external_wrench:  # articulation.py write_data_to_sim: before every step
+            pos = self._external_pos if self._uses_positions else None
+            t = lambda a: torch.Tensor(a.reshape(-1, 3), self.device)  # noqa: E731
+            view.apply_forces_and_torques_at_position(t(self._external_force), t(self._external_torque),
+                                                      None if pos is None else t(pos), np.arange(view.count),
+                                                      self._global)
         if self._targets["pos"] is not None:
             ids, values = self._targets["pos"]
             view.pos_target[:, ids] = values
