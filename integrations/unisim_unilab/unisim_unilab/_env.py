@@ -74,8 +74,9 @@ def create_unilab_backend(engine: str, scene, num_envs: int, sim_dt: float, unil
         raise
 
 
-def make_env(cfg, num_envs: int = 1, backend_type: str = "unisim-mujoco"):
-    """UniLab ``EnvFactory``: ``make_manager_based_rl_env`` with UniSim's engine ``backend_type``."""
+def make_env(cfg, num_envs: int = 1, backend_type: str = "unisim-mujoco", env_cls=None):
+    """UniLab ``EnvFactory``: ``make_manager_based_rl_env`` with UniSim's engine ``backend_type``
+    (``env_cls``: the env class, default UniLab's ``ManagerBasedRlEnv``)."""
     from unilab.base.backend_factory import env_backend_kwargs
     from unilab.base.cpu_runtime import apply_cpu_confinement
     from unilab.envs.manager_based_rl_env import (
@@ -98,7 +99,7 @@ def make_env(cfg, num_envs: int = 1, backend_type: str = "unisim-mujoco"):
     kwargs = {**env_backend_kwargs(cfg), "base_name": base_name}
     backend = create_unilab_backend(engine, cfg.scene, num_envs, cfg.sim_dt, kwargs)
     try:
-        return ManagerBasedRlEnv(cfg, backend, num_envs)
+        return (env_cls or ManagerBasedRlEnv)(cfg, backend, num_envs)
     except BaseException:
         backend.close()
         raise
