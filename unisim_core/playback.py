@@ -81,8 +81,8 @@ class Playback:
     def _init_renderer(self, spacing: float, offset_mode: str, headless: bool, capture: bool,
                        width: int, height: int, camera: CameraCfg) -> None:
         """Primitive (VIDEO_CAPTURE), default: the shared renderer, drawing offscreen (``headless``
-        is moot). A visual model must have the physics model's ``nq`` (the same joints)."""
-        self._release_renderer()
+        is moot). A visual model must have the physics model's ``nq`` (the same joints). A renderer
+        made before is replaced once the new one is made (kept when making it fails)."""
         model_file = self.scene.visual_model_file or self.scene.model_file
         renderer = video_renderer()(model_file, self.num_envs, width, height, spacing, offset_mode, camera)
         try:
@@ -90,11 +90,12 @@ class Playback:
                 raise InvalidInputError(f"scene.visual_model_file: {model_file!r} has nq={renderer.nq}, the "
                                         f"backend's model nq={self.nq}; a visual model needs the same joints")
             mocap = list(renderer.mocap_bodies)
-            self._video_mocap = self.get_body_ids(mocap) if mocap else None
+            mocap_ids = self.get_body_ids(mocap) if mocap else None
         except BaseException:
             renderer.close()
             raise
-        self._video = renderer
+        self._release_renderer()
+        self._video, self._video_mocap = renderer, mocap_ids
 
     def _capture_frame(self) -> np.ndarray:
         """Primitive (VIDEO_CAPTURE), default: the shared renderer draws the first envs' ``get_qpos()``

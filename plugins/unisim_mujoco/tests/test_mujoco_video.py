@@ -182,6 +182,16 @@ def test_visual_model_with_other_joints_is_refused(make):
     assert sim._video is None
 
 
+def test_a_failed_init_renderer_keeps_the_renderer_made_before(make):
+    sim = make(QUADRUPED)
+    sim.init_renderer(capture=True, width=32, height=24)
+    before, frame = sim._video, sim.capture_video_frame()
+    with pytest.raises(InvalidInputError, match="camera_kwargs.track_body: unknown body 'nope'"):
+        sim.init_renderer(capture=True, width=32, height=24, camera_kwargs={"track_body": "nope"})
+    assert sim._video is before
+    np.testing.assert_array_equal(sim.capture_video_frame(), frame)
+
+
 def test_render_quality_auto_follows_the_rasterizer(monkeypatch):
     monkeypatch.delenv(QUALITY_ENV, raising=False)
     assert render_quality("llvmpipe (LLVM 15.0.6, 256 bits)") == "fast"
