@@ -35,7 +35,9 @@ The subset it reads (everything else raises :class:`MjcfLiteError`):
   derived (``inertia="convex"``, other file formats) is refused as ``mesh_inertia``);
   ``light``/``camera`` skipped;
 - joint actuators ``<motor gear>``, ``<position kp kv inheritrange>``, ``<velocity kv>`` with
-  ``ctrlrange``/``forcerange`` (and their ``*limited``);
+  ``ctrlrange``/``forcerange`` (and their ``*limited``); a position actuator's ``dampratio`` only
+  when the caller accepts it (``dampratio``: its engine resolves it as MuJoCo's compiler does), kv
+  then from the mass matrix at ``qpos0`` as MuJoCo computes it (:mod:`._dampratio`);
 - sensors ``jointpos jointvel framepos framequat framelinvel frameangvel gyro velocimeter
   accelerometer`` (frame sensors on sites, bodies or xbodies);
 - ``<key name qpos>``; ``mesh``/``hfield``/``texture``/``material`` assets and ``<contact>``

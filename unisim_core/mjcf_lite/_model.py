@@ -77,8 +77,9 @@ class LiteModel:
     #: ``forcerange``, which is the whole clamp unless an accepted ``actuatorgravcomp`` adds the joint's gravity
     #: compensation under it), ``actuatorgravcomp`` bool
     joints: list = field(default_factory=list)
-    #: dicts ``name kind joint gear ctrlrange forcerange kp kv``: ``kind`` motor | position | velocity,
-    #: ``joint`` a joint id, ranges (2,) (``±inf`` when unlimited)
+    #: dicts ``name kind joint gear ctrlrange forcerange kp kv dampratio``: ``kind`` motor | position | velocity,
+    #: ``joint`` a joint id, ranges (2,) (``±inf`` when unlimited); a position actuator's ``dampratio`` (0 for
+    #: none, read only when accepted) gave its ``kv`` as MuJoCo's compiler does (``_dampratio``)
     actuators: list = field(default_factory=list)
     #: dicts ``name type obj objtype``: ``obj`` a joint, site or body id as ``objtype`` says
     #: (joint | site | body | xbody; ``body`` frame sensors read the inertial frame, as MuJoCo)

@@ -12,6 +12,7 @@ import numpy as np
 from .. import quat as Q
 from ..errors import InvalidInputError
 from ..mjcf_features import TRANSMISSIONS, feature_name, normalize_key_quats
+from ._dampratio import resolve_dampratio
 from ._errors import MjcfLiteError
 from ._hfield import hfield_data
 from ._includes import read_tree
@@ -26,7 +27,7 @@ __all__ = ["load_mjcf", "OPTIONAL_FEATURES"]
 #: otherwise they raise :class:`MjcfLiteError` with that ``feature``.
 OPTIONAL_FEATURES = frozenset({"frictionloss", "multi_joint_body", "joint_stiffness", "joint_equality",
                                "connect_equality", "weld_equality", "fixed_tendon", "body_gravcomp",
-                               "joint_actuatorgravcomp", "hfield", "mocap"})
+                               "joint_actuatorgravcomp", "hfield", "mocap", "dampratio"})
 #: Sections whose elements a caller that accepts them all simulates itself; the reader only counts them
 #: (:attr:`LiteModel.constraints`): they change no layout (nq, nv, nu, sensors).
 _COUNTED_SECTIONS = ("equality", "tendon")
@@ -219,6 +220,7 @@ class _Parser:
         for act in root.findall("actuator"):
             for a in act:
                 self._actuator(m, a)
+        resolve_dampratio(m)
         self._fold_actuatorfrcrange(m)
         for sens in root.findall("sensor"):
             for s in sens:
@@ -511,9 +513,11 @@ class _Parser:
             return _vec(a.get(f"{key}range"), 2, None, f"{key}range") if on else np.array([-np.inf, np.inf])
 
         pos, servo = kind == "position", kind in ("position", "velocity")
-        if pos and float(a.get("dampratio", "0")) != 0.0:
+        dampratio = float(a.get("dampratio", "0")) if pos else 0.0
+        if dampratio != 0.0 and "dampratio" not in self.accept:
             raise self.fail(elem, f"has dampratio={a['dampratio']}; MuJoCo derives kv from the joint's effective "
-                                  "inertia at compile time, which this reader does not compute", "dampratio")
+                                  "inertia at qpos0 (read only when the backend accepts it: its engine resolves "
+                                  "it as MuJoCo's compiler does)", "dampratio")
         if pos and float(a.get("timeconst", "0")) != 0.0:
             raise self.fail(elem, f"has timeconst={a['timeconst']} (first-order activation dynamics); only "
                                   "actuators without dynamics are read", "actuator_dynamics")
@@ -529,6 +533,7 @@ class _Parser:
             "gear": float(_vec(a.get("gear"), None, [1.0], "gear")[0]), "ctrlrange": ctrlrange,
             "forcerange": limit("force"), "kp": float(a.get("kp", "1")) if pos else 0.0,
             "kv": float(a.get("kv", "1" if kind == "velocity" else "0")) if servo else 0.0,
+            "dampratio": dampratio,  # kv from it once the model is read (resolve_dampratio)
         })
 
     def _fold_actuatorfrcrange(self, m: LiteModel) -> None:

@@ -136,3 +136,28 @@ def test_terms_a_target_cannot_take_are_refused_before_anything_is_written(quadr
     with pytest.raises(InvalidInputError, match=r"geom_size.target_ids: geoms \[0\] are not primitives"):
         quadruped.apply_init_randomization(plan)
     np.testing.assert_array_equal(quadruped.get_model_field("body_mass"), mass)
+
+
+DAMPED_ARM = """<mujoco><option timestep="0.002"/><worldbody>
+  <body name="arm" pos="0 0 1"><joint name="j" axis="0 1 0" armature="0.01"/>
+    <inertial pos="0.2 0 0" mass="1" diaginertia="0.002 0.01 0.01"/>
+  </body></worldbody>
+<actuator><position name="servo" joint="j" kp="20" dampratio="0.8"/></actuator></mujoco>"""
+
+
+def test_dampratio_kv_is_compiled_once_as_on_mujoco(make, tmp_path):
+    """MuJoCo resolves a servo's dampratio into kv once, at compile time (mjcf_lite the same way); Newton
+    would resolve it again from the randomized mass and kp. kv stays MuJoCo's after both are randomized
+    in env 1, and the arm swings as MuJoCo's (tight tier) in both envs."""
+    path = tmp_path / "arm.xml"
+    path.write_text(DAMPED_ARM)
+    plan = InitRandomizationPlan([_op("actuator_kp", [0], [40.0]), _op("body_mass", [1], [2.0])])
+    kd = []
+
+    def init(b):
+        kd.append(b.get_model_field("actuator_kd"))
+        return np.zeros((2, 1)), np.zeros((2, 1)), np.full((2, 1), 0.5)
+
+    trajs = _on_both(make, path, plan, init)
+    assert kd[0][1, 0] == pytest.approx(kd[1][1, 0], rel=1e-6) and kd[0][0, 0] == pytest.approx(kd[0][1, 0])
+    assert np.abs(trajs[0] - trajs[1]).max() <= 1e-4

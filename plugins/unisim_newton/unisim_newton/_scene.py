@@ -30,7 +30,7 @@ __all__ = ["ACCEPTED", "Layout", "NewtonModellingWarning", "build_model", "build
 #: (not ``fixed_tendon``: a tendon spring moves the joints otherwise than MuJoCo does, docs/newton.md);
 #: ``gravcomp``/``actuatorgravcomp`` reach MuJoCo Warp as its ``body_gravcomp``/``jnt_actgravcomp``
 ACCEPTED = frozenset({"frictionloss", "multi_joint_body", "joint_stiffness", "joint_equality", "connect_equality",
-                      "weld_equality", "body_gravcomp", "joint_actuatorgravcomp", "hfield", "mocap"})
+                      "weld_equality", "body_gravcomp", "joint_actuatorgravcomp", "hfield", "mocap", "dampratio"})
 
 
 _JOINT_TYPES = {"free": newton.JointType.FREE, "hinge": newton.JointType.REVOLUTE,
@@ -220,7 +220,9 @@ def _check_actuators(model: newton.Model, lite: LiteModel, layout: Layout, path:
     kp = np.where(kind == "velocity", 0.0, np.where(kind == "position", gain[:, 0], 0.0))
     kv = np.where(kind == "motor", 0.0, -bias[:, 2])
     _check_close("actuator_gains", path, "actuator kp", kp, [a["kp"] if a["kind"] == "position" else 0.0 for a in A])
-    _check_close("actuator_gains", path, "actuator kv", kv, [a["kv"] if a["kind"] != "motor" else 0.0 for a in A])
+    fixed = [i for i, a in enumerate(A) if not a["dampratio"]]  # a dampratio's kv is SolverMuJoCo's (_freeze_kv)
+    _check_close("actuator_gains", path, "actuator kv", kv[fixed], [A[i]["kv"] if A[i]["kind"] != "motor" else 0.0
+                                                                    for i in fixed])
 
 
 def build_model(path: str, lite: LiteModel, num_envs: int, device: str) -> tuple[newton.Model, Layout]:
@@ -287,6 +289,7 @@ def build_solver(model: newton.Model, path: str, lite: LiteModel | None = None,
     solver.mjw_model.opt.warn_overflow = 0
     if lite is not None:
         _check_constraints(solver, lite, path)
+        _freeze_kv(solver, model, lite, path)
     if layout is not None and layout.mocap:
         # SolverMuJoCo makes a root fixed to the world a MuJoCo mocap body posed from the joint's X_p every step
         mjc_of = {int(nb): mb for mb, nb in enumerate(solver.mjc_body_to_newton.numpy()[0]) if nb >= 0}
@@ -294,6 +297,26 @@ def build_solver(model: newton.Model, path: str, lite: LiteModel | None = None,
         if any(solver.mj_model.body_mocapid[mjc_of.get(int(children[j]), 0)] < 0 for j in layout.mocap):
             raise _refuse("mocap", path, "leaves a mocap body static in SolverMuJoCo")
     return solver
+
+
+def _freeze_kv(solver: SolverMuJoCo, model: newton.Model, lite: LiteModel, path: str) -> None:
+    """A ``dampratio`` actuator's kv as MuJoCo's compiler resolves it at ``qpos0`` (SolverMuJoCo compiles it
+    that way) against ``mjcf_lite``'s (the same rule), then kept as Newton's explicit ``biasprm[2]``: Newton
+    would resolve it again from the current inertia and kp after a model change, MuJoCo keeps the compiled
+    one (a randomized mass or kp leaves kv as it was)."""
+    A = lite.actuators
+    ratio = [i for i, a in enumerate(A) if a["dampratio"]]
+    if not ratio:
+        return
+    resolved = solver.mjw_model.actuator_biasprm.numpy()[:, ratio, 2]  # (worlds, k), -kv
+    _check_close("dampratio", path, "dampratio kv", -resolved[0], [A[i]["kv"] for i in ratio])
+    table = model.mujoco.actuator_biasprm
+    rows = table.numpy()
+    rows.reshape(resolved.shape[0], len(A), -1)[:, ratio, 2] = resolved
+    table.assign(rows)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="set_const", category=DeprecationWarning)
+        solver.notify_model_changed(newton.ModelFlags.ACTUATOR_PROPERTIES)
 
 
 def _integrator(path: str) -> str:
