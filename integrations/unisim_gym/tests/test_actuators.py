@@ -134,7 +134,7 @@ def same_state_torques():
     the hook's torque, per engine."""
     out = {}
     rng = np.random.default_rng(1)
-    for name in ("mujoco", "motrix", "newton"):
+    for name in ("mujoco", "motrix", "sapien"):
         b = motor_backend(name, actuators=(attrs.evolve(PD, effort_limit=1000.0),))
         am = ActuatorModel(b, [attrs.evolve(PD, effort_limit=1000.0)])
         q = np.tile(b.get_default_qpos().astype(np.float64), (2, 1))
@@ -151,10 +151,12 @@ def same_state_torques():
     return out
 
 
-@pytest.mark.parametrize("name", ["motrix", "newton"])
+@pytest.mark.parametrize("name", ["motrix", "sapien"])
 def test_same_torques_on_every_engine_bit_for_bit(same_state_torques, name):
     """The torque handed to each engine's motors is one numpy computation on the contract's reads:
-    from the same state it is the same on MuJoCo, MotrixSim and Newton, bit for bit."""
+    from the same state it is the same on MuJoCo, MotrixSim and SAPIEN, bit for bit (Newton too,
+    checked once by hand: its start-up costs ~30 s, too long for CI). The kit's pre_step_control
+    check proves each engine applies the hook's output as the actuators' ctrl."""
     np.testing.assert_array_equal(same_state_torques[name], same_state_torques["mujoco"])
     assert np.abs(same_state_torques["mujoco"]).max() > 1.0  # a real torque, not zeros
 
