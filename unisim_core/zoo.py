@@ -522,7 +522,8 @@ def plot_matrix(cells: Sequence[Cell], path: str) -> str:
     try:
         import matplotlib
     except ImportError:
-        raise OptionalDependencyError("unisim zoo --plot needs matplotlib: pip install 'unisim-contract[plot]'") from None
+        raise OptionalDependencyError("unisim zoo --plot needs matplotlib: "
+                                      "pip install 'unisim-contract[plot]'") from None
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
     from matplotlib.colors import ListedColormap
