@@ -214,11 +214,23 @@ class PhysxDrives:
     #: for a position servo, ``kv`` for a velocity servo): MuJoCo's ``actuator_kp`` randomization writes
     #: ``gainprm[0]`` and ``biasprm[1]`` together, ``actuator_kd`` only ``biasprm[2]``. ``None``: the kind's.
     gain: np.ndarray | None = None
+    #: (J,) MJCF joint ``stiffness`` and ``springref``: MuJoCo's passive spring ``-stiffness (q - springref)``,
+    #: explicit in every MuJoCo integrator, so an explicit effort here. ``None``: no springs.
+    stiffness: np.ndarray | None = None
+    springref: np.ndarray | None = None
 
     @functools.cached_property
     def state_dependent(self) -> bool:
-        """Whether :meth:`efforts` reads ``q``/``qd`` (a servo, explicit damping); motors alone need only ``ctrl``."""
-        return bool((self.kind != "motor").any() or self.explicit_damping.any())
+        """Whether :meth:`efforts` reads ``q``/``qd`` (a servo, explicit damping, a spring); motors alone need
+        only ``ctrl``."""
+        return bool((self.kind != "motor").any() or self._effort_terms[6])
+
+    def _passive(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        """The explicit passive efforts ``(n, J)``: damping of joints whose drive carries friction, springs."""
+        out = -self.explicit_damping * qd
+        if self.stiffness is not None:
+            out -= self.stiffness * (q - self.springref)
+        return out
 
     def efforts(self, ctrl: np.ndarray, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
         """Explicit joint efforts ``(n, J)`` for ``ctrl (n, nu)`` at joint positions/velocities
@@ -234,8 +246,8 @@ class PhysxDrives:
 
     @property
     def whole_vectors(self) -> bool:
-        """Whether actuator ``i`` drives joint ``i`` for every joint and no joint has explicit damping
-        (a robot with one servo per joint): :meth:`servo` is then elementwise, and takes one env's
+        """Whether actuator ``i`` drives joint ``i`` for every joint and no joint has explicit damping or a
+        spring (a robot with one servo per joint): :meth:`servo` is then elementwise, and takes one env's
         ``(nu,)`` ``ctrl`` and ``(J,)`` states as well (float64: mixed with float32 or broadcast from
         ``(1, J)``, numpy's arithmetic is ~2x slower on such short vectors)."""
         terms = self._effort_terms
@@ -248,7 +260,7 @@ class PhysxDrives:
         c_u, c_q, c_qd, c_imp, unique, identity, damped, geared = self._effort_terms
         j, n, width = self.act_joint, ctrl.shape[0], len(self.joints)
         if not len(j):
-            return lambda q, qd: -self.explicit_damping * qd if damped else np.zeros((n, width))
+            return lambda q, qd: self._passive(q, qd) if damped else np.zeros((n, width))
         base = c_u * np.minimum(np.maximum(ctrl, self.ctrl_range[:, 0]), self.ctrl_range[:, 1])
         g, lo, hi = self.gear, self.force_range[:, 0], self.force_range[:, 1]
         mx, mn = np.maximum, np.minimum  # ufuncs: np.clip adds ~3 µs of Python per call
@@ -267,7 +279,7 @@ class PhysxDrives:
             qj, qdj = (q, qd) if identity else (q[:, j], qd[:, j])
             tau = g * mn(mx(base - c_q * qj - c_qd * qdj, lo), hi)
             tau += c_imp * qdj
-            out = -self.explicit_damping * qd if damped else np.zeros((n, width))
+            out = self._passive(q, qd) if damped else np.zeros((n, width))
             if unique:
                 out[:, j] += tau
             else:
@@ -288,13 +300,14 @@ class PhysxDrives:
         (``c_u``: :attr:`gain`, by default 1 for a motor, ``kp`` for a position servo, ``kv`` for a velocity
         servo; ``c_q = kp gear``, ``c_qd = kv gear``), the implicit drive's ``gear² kv`` where it carries the servo's
         ``kv``; whether every actuator drives its own joint, whether actuator ``i`` drives joint ``i``
-        for every joint, whether any joint has explicit damping, and whether any gear is not 1."""
+        for every joint, whether any joint has explicit damping or a spring, and whether any gear is not 1."""
         g, j = self.gear, self.act_joint
         c_u = self._default_gain if self.gain is None else np.asarray(self.gain, dtype=np.float64)
         unique = len(set(j.tolist())) == len(j)
         return (c_u.astype(np.float64), self.kp * g, self.kv * g, g * self.kv * self.kv_on_drive * g, unique,
                 unique and len(j) == len(self.joints) and bool((j == np.arange(len(j))).all()),
-                bool(self.explicit_damping.any()), bool((g != 1.0).any()))
+                bool(self.explicit_damping.any() or (self.stiffness is not None and self.stiffness.any())),
+                bool((g != 1.0).any()))
 
 
 #: MuJoCo integrators by whether they integrate a servo's ``kv`` implicitly (PhysX's drive damping is).
@@ -312,11 +325,19 @@ def mujoco_integrator(path: str) -> str:
 
 
 def physx_drives(joints: Sequence[Mapping[str, Any]], actuators: Sequence[Mapping[str, Any]], *,
-                 implicit_kv: bool = True) -> PhysxDrives:
+                 implicit_kv: bool = True, dt: float | None = None) -> PhysxDrives:
     """Drives for an MJCF model's ``joints`` (dicts with ``name type damping armature``, optionally
-    ``frictionloss``) and joint ``actuators`` (dicts with ``name kind joint gear ctrlrange forcerange kp
-    kv``), as ``unisim_core.mjcf_lite`` parses them. ``implicit_kv``: MuJoCo's ``implicitfast``/``implicit``
-    integrate servo ``kv`` implicitly (``True``), ``Euler`` explicitly (``False``: it stays in the effort).
+    ``frictionloss``, ``stiffness`` and ``springref``) and joint ``actuators`` (dicts with ``name kind joint
+    gear ctrlrange forcerange kp kv``), as ``unisim_core.mjcf_lite`` parses them. ``implicit_kv``:
+    MuJoCo's ``implicitfast``/``implicit`` integrate servo ``kv`` implicitly (``True``), ``Euler``
+    explicitly (``False``: it stays in the effort).
+
+    ``dt`` (the substep, s): a joint with frictionloss keeps its damping (and its servos' ``kv``) as an
+    explicit effort, because its drive carries the friction bound; MuJoCo integrates that damping
+    implicitly, ``(M + dt D) qacc = f - D qd`` (``D``: joint damping, plus ``gear² kv`` where ``kv`` is
+    implicit), which is an armature of ``dt D`` on the joint with the damping explicit. With ``dt`` the
+    joint's armature gains it (exactly MuJoCo's update; stable at any damping); without, the damping is
+    explicit on the joint's own inertia (stable below ``damping dt / I = 2``, :func:`explicit_damping_ratio`).
     """
     driven = [j for j, jt in enumerate(joints) if jt["type"] in ("hinge", "slide")]
     column = {j: c for c, j in enumerate(driven)}
@@ -326,6 +347,7 @@ def physx_drives(joints: Sequence[Mapping[str, Any]], actuators: Sequence[Mappin
         raise ValueError(f"frictionloss must be finite and >= 0, got {friction.tolist()}")
     dry = friction > 0
     damping = np.where(dry, FRICTION_DAMPING, joint_damping)
+    implicit = np.where(dry, joint_damping, 0.0)  # per frictionloss joint: MuJoCo's implicit D (with dt)
     act_joint, gear, kp, kv, kind, fr, cr, on_drive = [], [], [], [], [], [], [], []
     for i, a in enumerate(actuators):
         name, j = a.get("name") or f"#{i}", int(a["joint"])
@@ -342,6 +364,8 @@ def physx_drives(joints: Sequence[Mapping[str, Any]], actuators: Sequence[Mappin
         on = implicit_kv and not dry[column[j]]
         if on:
             damping[column[j]] += g * g * v
+        elif implicit_kv and dt is not None:  # a frictionloss joint: MuJoCo's implicit kv as armature below
+            implicit[column[j]] += g * g * v
         on_drive.append(on)
         act_joint.append(column[j])
         gear.append(g)
@@ -353,7 +377,10 @@ def physx_drives(joints: Sequence[Mapping[str, Any]], actuators: Sequence[Mappin
     return PhysxDrives(
         joints=tuple(joints[j]["name"] for j in driven), damping=damping,
         force_limit=np.where(dry, friction, np.inf), explicit_damping=np.where(dry, joint_damping, 0.0),
-        armature=np.array([float(joints[j]["armature"]) for j in driven], dtype=np.float64),
+        stiffness=np.array([float(joints[j].get("stiffness", 0.0)) for j in driven], dtype=np.float64),
+        springref=np.array([float(joints[j].get("springref", 0.0)) for j in driven], dtype=np.float64),
+        armature=np.array([float(joints[j]["armature"]) for j in driven], dtype=np.float64)
+        + (0.0 if dt is None else float(dt) * implicit),
         act_joint=np.array(act_joint, dtype=np.int64), gear=np.array(gear, dtype=np.float64),
         kp=np.array(kp, dtype=np.float64), kv=np.array(kv, dtype=np.float64), kind=np.array(kind, dtype="<U8"),
         force_range=np.array(fr, dtype=np.float64).reshape(-1, 2),
@@ -361,7 +388,8 @@ def physx_drives(joints: Sequence[Mapping[str, Any]], actuators: Sequence[Mappin
 
 
 #: :class:`PhysxDrives` fields that :func:`stack_drives` stacks per env (the rest is the model's structure).
-PER_ENV_FIELDS = ("damping", "force_limit", "explicit_damping", "armature", "kp", "kv", "kv_on_drive", "gain")
+PER_ENV_FIELDS = ("damping", "force_limit", "explicit_damping", "armature", "kp", "kv", "kv_on_drive", "gain",
+                  "stiffness", "springref")
 
 
 def stack_drives(rows: Sequence[PhysxDrives]) -> PhysxDrives:
@@ -372,10 +400,10 @@ def stack_drives(rows: Sequence[PhysxDrives]) -> PhysxDrives:
     first = rows[0]
     stacked = {}
     for name in PER_ENV_FIELDS:
-        if name == "gain" and all(r.gain is None for r in rows):
+        if all(getattr(r, name) is None for r in rows):
             continue
-        stacked[name] = np.stack([getattr(r, name) if name != "gain" or r.gain is not None else r._default_gain
-                                  for r in rows])
+        stacked[name] = np.stack([getattr(r, name) if getattr(r, name) is not None else
+                                  r._default_gain if name == "gain" else np.zeros(len(r.joints)) for r in rows])
     return dataclasses.replace(first, **stacked)
 
 

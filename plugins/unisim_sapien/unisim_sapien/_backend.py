@@ -17,6 +17,7 @@ is undone with ``PhysxCpuSystem.pack``/``unpack``).
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from typing import Any
 
 import numpy as np
@@ -28,7 +29,7 @@ from unisim_core.contacts import ContactSums
 from unisim_core.heightfield import HFieldSampler
 from unisim_core.kinematics import site_jacobian
 from unisim_core.model import ModelInfo
-from unisim_core.physx import IMPLICIT_KV, explicit_damping_ratio, mujoco_integrator, physx_drives
+from unisim_core.physx import IMPLICIT_KV, mujoco_integrator, physx_drives
 from unisim_core.plugin_support import SnapshotMemory, load_mjcf_or_refuse
 
 from . import _hooks
@@ -41,12 +42,14 @@ from ._options import SapienOptions
 from ._randomization import ModelFields
 from ._readback import read_solver_values
 from ._thread_keys import check_thread_keys
+from ._warnings import SapienModellingWarning
 
 __all__ = ["SapienBackend"]
 
 
 #: mjcf_lite's optional features this backend simulates (``unisim_core.mjcf_lite.OPTIONAL_FEATURES``).
-ACCEPTED = frozenset({"frictionloss", "body_gravcomp", "hfield", "mocap"})
+ACCEPTED = frozenset({"frictionloss", "body_gravcomp", "hfield", "mocap", "multi_joint_body",
+                      "joint_stiffness"})
 
 
 def _xyz(v) -> np.ndarray:
@@ -78,7 +81,9 @@ def _engine_ordered(drives, rows: np.ndarray) -> tuple[Any, np.ndarray]:
         kp=drives.kp[..., order], kv=drives.kv[..., order], kind=drives.kind[order],
         force_range=drives.force_range[order], ctrl_range=drives.ctrl_range[order],
         kv_on_drive=drives.kv_on_drive[..., order],
-        gain=None if drives.gain is None else drives.gain[..., order]), order
+        gain=None if drives.gain is None else drives.gain[..., order],
+        stiffness=None if drives.stiffness is None else drives.stiffness[..., rows],
+        springref=None if drives.springref is None else drives.springref[..., rows]), order
 
 
 class SapienBackend(SimBackend):
@@ -128,9 +133,15 @@ class SapienBackend(SimBackend):
         path = str(self.scene.model_file)
         self._lite = lite = load_mjcf_or_refuse(path, self.name, accept=ACCEPTED)
         assets, integrator = read_meshes(path, lite), mujoco_integrator(path)
-        if integrator not in IMPLICIT_KV:
+        if integrator == "rk4":  # the same dynamics, PhysX's own first-order integration: named, measured
+            warnings.warn(SapienModellingWarning(
+                f"{path}: <option integrator=\"RK4\">: PhysX integrates the model's dynamics with its own "
+                "first-order scheme (velocity terms implicit, as implicitfast), not MuJoCo's 4th-order Runge-Kutta; "
+                "the difference is PhysX's integration error at this timestep (docs/sapien.md)"), stacklevel=2)
+        implicit_kv = IMPLICIT_KV.get(integrator, True)
+        if integrator not in IMPLICIT_KV and integrator != "rk4":
             raise UnsupportedCapabilityError(self.name, "integrator", f"{path}: <option integrator={integrator!r}>; "
-                                             f"mapped: {sorted(IMPLICIT_KV)}")
+                                             f"mapped: {sorted(IMPLICIT_KV) + ['rk4']}")
         check_scene(lite, assets, path)
         try:  # PhysX averages a contact's two materials, MuJoCo takes the larger friction
             friction = physx_materials(np.asarray([g["friction"][0] for g in lite.geoms]), lite.collision_pairs(),
@@ -138,14 +149,8 @@ class SapienBackend(SimBackend):
         except ValueError as exc:
             raise UnsupportedCapabilityError(self.name, "geom_friction", f"{path}: {exc}") from None
         _ = self.model_info  # names given by the options are checked before the engine loads
-        self._drives = physx_drives(lite.joints, lite.actuators, implicit_kv=IMPLICIT_KV[integrator])
-        ratio = explicit_damping_ratio(lite, self._drives, self.sim_dt)
-        if (ratio >= 2.0).any():  # explicit damping is stable below 2 (a lower-bound inertia: safe)
-            bad = {self._drives.joints[c]: round(float(ratio[c]), 3) for c in np.flatnonzero(ratio >= 2.0)}
-            raise UnsupportedCapabilityError(
-                self.name, "frictionloss_damping", f"{path}: joints {bad} have frictionloss (their drive carries the "
-                "friction bound), so their damping acts explicitly, and damping x sim_dt / inertia reaches 2 "
-                "(unstable); a smaller sim_dt helps")
+        # a frictionloss joint's damping: explicit, with MuJoCo's dt D as armature (physx_drives' dt)
+        self._drives = physx_drives(lite.joints, lite.actuators, implicit_kv=implicit_kv, dt=self.sim_dt)
         check_thread_keys(self._num_envs)
         cfg = self.options.physx
         configure_engine(cfg, lite.gravity)
@@ -202,7 +207,7 @@ class SapienBackend(SimBackend):
         self._time = np.zeros(self._num_envs)
         self._snapshots = SnapshotMemory(self._num_envs)  # each snapshot row's engine state (exact restores)
         self._wrench: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        self._fields = ModelFields(self, posed(lite), IMPLICIT_KV[integrator])
+        self._fields = ModelFields(self, posed(lite), implicit_kv)
         #: (link per env, float32 force per env at the COM) applied before every substep: MJCF gravcomp
         #: other than 0 and 1, randomized gravity (``ModelFields.body_forces``)
         self._body_forces: list[tuple[list, np.ndarray]] = []

@@ -35,6 +35,10 @@ _NAME = "sapien"
 _X_TO_Z = np.array([np.sqrt(0.5), 0.0, -np.sqrt(0.5), 0.0])  # rotates PhysX's +x (plane normal, capsule axis) onto +z
 _FLOAT32_MAX = float(np.finfo(np.float32).max)  # PhysX's "no force limit"
 _SHAPES = ("plane", "box", "sphere", "capsule", "cylinder", "hfield", "mesh")
+#: A body with several joints is a chain of links, one per joint, the body the last: each link before it
+#: is a copy of the body scaled by this (mass and inertia; PhysX links need both > 0), so the joints
+#: before the last carry this fraction of the body's inertia more than MuJoCo's (docs/sapien.md).
+CHAIN_LINK_MASS = 1e-6
 
 
 @dataclass(frozen=True)
@@ -173,13 +177,18 @@ def _physx_pairs(lite: LiteModel, bits: np.ndarray | None) -> list[tuple[int, in
     """Geom pairs PhysX tests: not on one actor, not a jointed parent/child link pair, not sharing an
     ignore bit (``bits``), not both static or kinematic, and passing the contype/conaffinity groups."""
     G, parent, actor = lite.geoms, lite.body_parent, actors(lite)
+    chain = [len(_joints_of(lite, b)) > 1 for b in range(len(lite.body_names))]
+
+    def adjacent(p: int, c: int) -> bool:  # PhysX filters a link and its parent link (a chain puts links between)
+        return parent[c] == p and not chain[c]
+
     cols = _colliding(lite)
     out = []
     for a, i in enumerate(cols):
         for j in cols[a + 1:]:
             bi, bj = actor[G[i]["body"]], actor[G[j]["body"]]
             mi, mj = _moving(lite, bi), _moving(lite, bj)
-            if bi == bj or (mi and mj and (parent[bi] == bj or parent[bj] == bi)):
+            if bi == bj or (mi and mj and (adjacent(bi, bj) or adjacent(bj, bi))):
                 continue
             if bits is not None and bits[G[i]["body"]] & bits[G[j]["body"]]:
                 continue
@@ -365,8 +374,18 @@ def build_env(lite: LiteModel, assets: list[MeshFile | None], drives: PhysxDrive
             ab.set_initial_pose(shift * _pose(lite.body_pos[top], lite.body_quat[top]))
         subtree = [b for b in range(top, len(lite.body_names)) if _under(lite, b, top)]
         for b in subtree:
-            parent = lite.body_parent[b]
-            lb = ab.create_link_builder(builders.get(parent if b != top else 0))
+            parent = builders.get(lite.body_parent[b] if b != top else 0)
+            joints = [] if b == top and floating else _joints_of(lite, b)
+            parent_pose = _pose(lite.body_pos[b], lite.body_quat[b])
+            for j in joints[:-1]:  # several joints: a chain of light links in the body frame, the body last
+                vb = ab.create_link_builder(parent)
+                vb.set_name(f"v{j}")
+                vb.set_mass_and_inertia(CHAIN_LINK_MASS * float(lite.body_mass[b]),
+                                        _pose(lite.body_ipos[b], lite.body_iquat[b]),
+                                        CHAIN_LINK_MASS * np.asarray(lite.body_inertia[b], dtype=np.float32))
+                _set_joint(vb, lite.joints[j], j, parent_pose, damping[j])
+                parent, parent_pose = vb, sapien.Pose()
+            lb = ab.create_link_builder(parent)
             lb.set_name(f"b{b}")
             if fixed[b]:  # never moved by the dynamics: any valid inertia (PhysX rejects zero ones)
                 lb.set_mass_and_inertia(1.0, sapien.Pose(), [1.0, 1.0, 1.0])
@@ -376,20 +395,10 @@ def build_env(lite: LiteModel, assets: list[MeshFile | None], drives: PhysxDrive
             for g in sorted(cols):
                 if lite.geoms[g]["body"] == b and not welded[b]:
                     _add_shape(lb, lite, g, assets[g], float(friction[g]))
-            j = lite.body_joint[b]
-            if b != top or (j >= 0 and not floating):
-                parent_pose = (_pose(lite.body_pos[b], lite.body_quat[b]))
-                if j >= 0:
-                    jt = lite.joints[j]
-                    kind = "revolute_unwrapped" if jt["type"] == "hinge" else "prismatic"
-                    child = _pose(jt["pos"], _joint_frame(jt))
-                    lo, hi = np.asarray(jt["range"], dtype=np.float64) - jt["ref"]  # PhysX's 0 is the model pose
-                    lb.set_joint_name(f"j{j}")
-                    lb.set_joint_properties(kind, [[float(lo), float(hi)]], parent_pose * child, child,
-                                            friction=MUJOCO_BODY_PROPERTIES["joint_friction"],
-                                            damping=damping[j])
-                else:
-                    lb.set_joint_properties("fixed", [], parent_pose, sapien.Pose())
+            if joints:
+                _set_joint(lb, lite.joints[joints[-1]], joints[-1], parent_pose, damping[joints[-1]])
+            elif b != top:
+                lb.set_joint_properties("fixed", [], parent_pose, sapien.Pose())
             builders[b] = lb
         art = ab.build(fix_root_link=not floating)
         for link in art.get_links():
@@ -418,6 +427,22 @@ def _kinematic_actor(scene, lite: LiteModel, m: int, geoms: list[int], assets, f
     shapes.update(_set_groups(comp, lite, geoms, path, bits))
     _shape_offsets(comp.get_collision_shapes(), config)
     return comp
+
+
+def _joints_of(lite: LiteModel, b: int) -> list[int]:
+    """The hinge/slide joints of body ``b``, in MuJoCo's order (each moves the body relative to the ones before)."""
+    return [j for j, row in enumerate(lite.joints) if row["body"] == b and row["type"] in ("hinge", "slide")]
+
+
+def _set_joint(lb, jt: dict, j: int, parent_pose: sapien.Pose, damping: float) -> None:
+    """Link ``lb``'s inbound joint: MJCF joint ``jt`` (id ``j``), its frame on the MJCF axis at its anchor,
+    ``parent_pose`` the link's frame in its parent's at q = 0 (the model pose)."""
+    kind = "revolute_unwrapped" if jt["type"] == "hinge" else "prismatic"
+    child = _pose(jt["pos"], _joint_frame(jt))
+    lo, hi = np.asarray(jt["range"], dtype=np.float64) - jt["ref"]  # PhysX's 0 is the model pose
+    lb.set_joint_name(f"j{j}")
+    lb.set_joint_properties(kind, [[float(lo), float(hi)]], parent_pose * child, child,
+                            friction=MUJOCO_BODY_PROPERTIES["joint_friction"], damping=damping)
 
 
 def _gravity_off(art, lite: LiteModel, fixed: list[bool]) -> None:

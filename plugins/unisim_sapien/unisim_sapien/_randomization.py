@@ -25,7 +25,6 @@ Refused by name at the call (``_hooks.REFUSED_TERMS``): geom sizes and MuJoCo's 
 from __future__ import annotations
 
 import dataclasses
-import types
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -33,7 +32,7 @@ import sapien
 from sapien import physx
 
 from unisim_core.errors import InvalidInputError
-from unisim_core.physx import explicit_damping_ratio, physx_drives, stack_drives
+from unisim_core.physx import physx_drives, stack_drives
 
 from ._build import friction_ranks
 from ._friction import physx_frictions, physx_materials
@@ -127,27 +126,6 @@ class ModelFields:
                     physx_frictions(table[k, :, 0], self._pairs, self._rank, self._geom_names)
                 except ValueError as exc:
                     raise InvalidInputError(f"geom_friction: env {int(i)}: {exc}") from None
-        if term in _DRIVE_TERMS or term in _BODY_TERMS:
-            self._check_explicit_damping(term, env_ids, target_ids, values)
-
-    def _check_explicit_damping(self, term, env_ids, target_ids, values) -> None:
-        """A frictionloss joint's damping acts explicitly (its drive carries the friction bound): refuse values
-        that make it unstable, ``damping x sim_dt / I_min >= 2`` (as the backend refuses such a model)."""
-        tables = {t: self.tables[t][env_ids].copy() for t in _DRIVE_TERMS | _BODY_TERMS}
-        tables[term][:, target_ids] = values
-        if not (tables["dof_frictionloss"] > 0).any():
-            return
-        for k, i in enumerate(env_ids):
-            drives = self._drives_of({t: v[k] for t, v in tables.items()}, int(i))
-            view = types.SimpleNamespace(joints=self._lite.joints, body_mass=tables["body_mass"][k],
-                                         body_inertia=tables["body_inertia"][k],
-                                         body_ipos=tables["body_com_offset"][k], body_iquat=self._lite.body_iquat)
-            ratio = explicit_damping_ratio(view, drives, self._b.sim_dt)
-            if (ratio >= 2.0).any():
-                bad = {drives.joints[c]: round(float(ratio[c]), 3) for c in np.flatnonzero(ratio >= 2.0)}
-                raise InvalidInputError(f"{term}: env {int(i)}: joints {bad} have frictionloss (their drive carries "
-                                        "the friction bound), so their damping acts explicitly, and damping x sim_dt "
-                                        "/ inertia would reach 2 (unstable)")
 
     # ------------------------------------------------------------------ writes
     def write(self, term: str, env_ids: np.ndarray, target_ids: np.ndarray | None, values: np.ndarray) -> None:
@@ -195,7 +173,7 @@ class ModelFields:
             joints[j].update(damping=tables["dof_damping"][d], armature=tables["dof_armature"][d],
                              frictionloss=tables["dof_frictionloss"][d])
         acts = [dict(a, kv=float(kd)) for a, kd in zip(lite.actuators, tables["actuator_kd"])]
-        drives = physx_drives(joints, acts, implicit_kv=self._implicit_kv)
+        drives = physx_drives(joints, acts, implicit_kv=self._implicit_kv, dt=self._b.sim_dt)
         return dataclasses.replace(drives, kp=np.array(tables["actuator_kp"], dtype=np.float64),
                                    gain=self._gain[env].copy())
 
