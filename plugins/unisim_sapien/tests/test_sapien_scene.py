@@ -342,3 +342,35 @@ def test_a_mocap_bodys_welded_child_follows_it_and_a_jointed_one_is_refused(tmp_
     with pytest.raises(UnsupportedCapabilityError) as info:
         create_backend("sapien", SceneCfg(str(path)), 1, 0.002)
     assert info.value.capability == "mocap_joint_child"
+
+
+TENDON = """<mujoco><default><tendon {default}/></default><worldbody>
+  <body name="a"><joint name="ja" type="hinge" axis="0 1 0"/><inertial pos="0 0 -0.1" mass="1" diaginertia="1e-3 1e-3 1e-3"/>
+  <body name="b" pos="0 0 -0.2"><joint name="jb" type="hinge" axis="0 1 0"/>
+    <inertial pos="0 0 -0.1" mass="1" diaginertia="1e-3 1e-3 1e-3"/></body></body></worldbody>
+  <tendon><fixed name="ab" {attrs}><joint joint="ja" coef="-1"/><joint joint="jb" coef="1"/></fixed></tendon></mujoco>"""
+
+
+@pytest.mark.parametrize("default, attrs, acting", [
+    ("", "", None),  # gymnasium humanoid's hip-knee tendons: a length only
+    ("", 'stiffness="10"', "stiffness"), ('damping="1"', "", "damping"), ("", 'range="-1 1"', "limits"),
+    ("", 'limited="true" range="-1 1"', "limits"), ("", 'frictionloss="0.1"', "frictionloss"),
+])
+def test_an_inert_fixed_tendon_is_read_and_an_acting_one_refused_by_name(tmp_path, default, attrs, acting):
+    """A fixed tendon with no stiffness, damping, friction, armature or limits (default classes applied) changes
+    nothing in MuJoCo: the scene builds and swings as MuJoCo's (1e-5 rad); one that acts is refused as fixed_tendon
+    naming the tendon and what it does."""
+    path = tmp_path / "t.xml"
+    path.write_text(TENDON.format(default=default, attrs=attrs))
+    if acting is None:
+        out = []
+        for name in ("mujoco", "sapien"):
+            b = create_backend(name, SceneCfg(model_file=str(path)), 1, 0.002)
+            b.set_state(np.array([0]), np.array([[0.5, -0.3]]), np.zeros((1, 2)))
+            b.step(np.zeros((1, 0)), 100)
+            out.append(b.get_qpos()[0])
+        np.testing.assert_allclose(out[1], out[0], atol=1e-5)
+        return
+    with pytest.raises(UnsupportedCapabilityError, match=f"ab: {acting}") as info:
+        create_backend("sapien", SceneCfg(model_file=str(path)), 1, 0.002)
+    assert info.value.capability == "fixed_tendon"

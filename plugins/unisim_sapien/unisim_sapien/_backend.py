@@ -36,7 +36,7 @@ from . import _hooks
 from ._build import actors, build_env, check_scene, configure_engine, friction_ranks, layout_of, posed, world_pose
 from ._friction import physx_materials
 from ._hooks import REFUSED_TERMS
-from ._mjcf_extra import read_meshes
+from ._mjcf_extra import acting_tendons, read_meshes
 from ._mocap import MocapBodies, PosedLink, SapienMocapPoseBinding
 from ._options import SapienOptions
 from ._randomization import ModelFields
@@ -49,7 +49,7 @@ __all__ = ["SapienBackend"]
 
 #: mjcf_lite's optional features this backend simulates (``unisim_core.mjcf_lite.OPTIONAL_FEATURES``).
 ACCEPTED = frozenset({"frictionloss", "body_gravcomp", "hfield", "mocap", "multi_joint_body",
-                      "joint_stiffness"})
+                      "joint_stiffness", "fixed_tendon"})
 
 
 def _xyz(v) -> np.ndarray:
@@ -132,6 +132,11 @@ class SapienBackend(SimBackend):
         super().__init__(scene, num_envs, sim_dt, **options)
         path = str(self.scene.model_file)
         self._lite = lite = load_mjcf_or_refuse(path, self.name, accept=ACCEPTED)
+        acting = acting_tendons(path) if lite.constraints.get("fixed_tendon") else []
+        if acting:
+            raise UnsupportedCapabilityError(self.name, "fixed_tendon", f"{path}: fixed tendons {acting} act on their "
+                                             "joints; PhysX's fixed tendons are not mapped onto MuJoCo's here (their "
+                                             "limits are springs, not MuJoCo's soft constraints); inert ones are read")
         assets, integrator = read_meshes(path, lite), mujoco_integrator(path)
         if integrator == "rk4":  # the same dynamics, PhysX's own first-order integration: named, measured
             warnings.warn(SapienModellingWarning(

@@ -1,7 +1,8 @@
 """What the SAPIEN backend reads from the MJCF beyond ``unisim_core.mjcf_lite``'s tables.
 
 ``mjcf_lite`` records mesh geoms without their files (height fields it reads itself:
-``LiteModel.hfields``); PhysX's convex shapes need the files. Read from the same tree
+``LiteModel.hfields``); PhysX's convex shapes need the files. It counts fixed tendons without
+reading them; whether one acts on its joints is read here. Read from the same tree
 (``mjcf_lite.read_tree``: includes expanded), with geom default classes resolved as MuJoCo does
 (``class``, ``childclass``, nesting).
 """
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from unisim_core import LiteModel
 from unisim_core.mjcf_lite import read_tree
 
-__all__ = ["MeshFile", "read_meshes"]
+__all__ = ["MeshFile", "acting_tendons", "read_meshes"]
 
 
 @dataclass(frozen=True)
@@ -26,13 +27,13 @@ class MeshFile:
     scale: tuple[float, float, float]
 
 
-def _geom_defaults(root) -> dict[str, dict[str, str]]:
-    """Geom attributes of every default class, inherited down the nesting (``main`` at the top)."""
+def _defaults(root, tag: str) -> dict[str, dict[str, str]]:
+    """``tag`` attributes of every default class, inherited down the nesting (``main`` at the top)."""
     out: dict[str, dict[str, str]] = {}
 
     def walk(elem, inherited: dict[str, str]) -> None:
         table = dict(inherited)
-        for child in elem.findall("geom"):
+        for child in elem.findall(tag):
             table.update(child.attrib)
         out[elem.get("class", "main")] = table
         for child in elem.findall("default"):
@@ -40,6 +41,30 @@ def _geom_defaults(root) -> dict[str, dict[str, str]]:
 
     for d in root.findall("default"):
         walk(d, {})
+    return out
+
+
+#: Fixed-tendon attributes that make MuJoCo act on the joints (a tendon with none of them set is inert).
+_ACTING = ("stiffness", "damping", "frictionloss", "armature")
+
+
+def acting_tendons(path: str) -> list[str]:
+    """The ``<tendon><fixed>`` elements that act on their joints, each as ``name: what`` (stiffness, damping,
+    friction, armature, or limits: ``limited``, or a ``range`` with ``<compiler autolimits>``, default classes
+    applied). A fixed tendon with none of them (gymnasium's humanoid) changes nothing in MuJoCo: its length is
+    only computed (actuators and sensors on tendons are refused by ``mjcf_lite``)."""
+    root = read_tree(path)
+    defaults = _defaults(root, "tendon")
+    autolimits = all(c.get("autolimits", "true") == "true" for c in root.iter("compiler"))
+    out = []
+    for k, fixed in enumerate(f for t in root.findall("tendon") for f in t.findall("fixed")):
+        a = {**defaults.get(fixed.get("class", "main"), {}), **fixed.attrib}
+        why = [key for key in _ACTING if float(a.get(key, "0").split()[0]) != 0.0]
+        limited = a.get("limited", "auto")
+        if limited == "true" or (limited == "auto" and autolimits and "range" in a):
+            why.append("limits")
+        if why:
+            out.append(f"{a.get('name') or k}: {', '.join(why)}")
     return out
 
 
@@ -58,7 +83,7 @@ def read_meshes(path: str, lite: LiteModel) -> list[MeshFile | None]:
                 name = m.get("name") or os.path.splitext(os.path.basename(file))[0]
                 scale = tuple(float(x) for x in (m.get("scale") or "1 1 1").split())
                 meshes[name] = MeshFile(path=os.path.join(meshdir, file), scale=scale)
-    defaults = _geom_defaults(root)
+    defaults = _defaults(root, "geom")
 
     def resolved(elem, childclass: str) -> list[dict[str, str]]:
         return [{**defaults.get(g.get("class", childclass), {}), **g.attrib} for g in elem.findall("geom")]
