@@ -345,10 +345,12 @@ def test_a_mocap_bodys_welded_child_follows_it_and_a_jointed_one_is_refused(tmp_
 
 
 TENDON = """<mujoco><default><tendon {default}/></default><worldbody>
-  <body name="a"><joint name="ja" type="hinge" axis="0 1 0"/><inertial pos="0 0 -0.1" mass="1" diaginertia="1e-3 1e-3 1e-3"/>
+  <body name="a"><joint name="ja" type="hinge" axis="0 1 0"/>
+    <inertial pos="0 0 -0.1" mass="1" diaginertia="1e-3 1e-3 1e-3"/>
   <body name="b" pos="0 0 -0.2"><joint name="jb" type="hinge" axis="0 1 0"/>
     <inertial pos="0 0 -0.1" mass="1" diaginertia="1e-3 1e-3 1e-3"/></body></body></worldbody>
-  <tendon><fixed name="ab" {attrs}><joint joint="ja" coef="-1"/><joint joint="jb" coef="1"/></fixed></tendon></mujoco>"""
+  <tendon><fixed name="ab" {attrs}><joint joint="ja" coef="-1"/><joint joint="jb" coef="1"/></fixed></tendon>
+</mujoco>"""
 
 
 @pytest.mark.parametrize("default, attrs, acting", [
@@ -374,3 +376,30 @@ def test_an_inert_fixed_tendon_is_read_and_an_acting_one_refused_by_name(tmp_pat
     with pytest.raises(UnsupportedCapabilityError, match=f"ab: {acting}") as info:
         create_backend("sapien", SceneCfg(model_file=str(path)), 1, 0.002)
     assert info.value.capability == "fixed_tendon"
+
+
+FRAME = """<mujoco><worldbody><body name="arm" pos="0 0 1"><joint name="j" type="hinge" axis="0 1 0"/>
+  <inertial pos="0.2 0 0" mass="1" diaginertia="1e-3 1e-3 1e-3"/>
+  <body name="camera" pos="0.3 0 0.05" euler="0 0 20"/></body></worldbody></mujoco>"""
+
+
+def test_a_massless_frame_body_is_a_light_link_that_follows_its_parent(tmp_path):
+    """A body without mass or inertia welded to a moving one (google_barkour_vb's camera mounts; MuJoCo merges
+    it into its parent) is a link of CHAIN_LINK_MASS of the model's mass: the arm swings as MuJoCo's (1e-5 rad
+    over 0.3 s) and the frame's world pose is MuJoCo's (1e-5). A model whose moving bodies have no mass at all
+    is still refused."""
+    path = tmp_path / "frame.xml"
+    path.write_text(FRAME)
+    reads = []
+    for name in ("mujoco", "sapien"):
+        b = create_backend(name, SceneCfg(model_file=str(path)), 1, 0.002)
+        b.step(np.zeros((1, 0)), 150)
+        cam = b.get_body_ids(["camera"])
+        reads.append((b.get_qpos()[0], b.get_body_pos_w(cam)[0, 0], b.get_body_quat_w(cam)[0, 0]))
+    for got, want in zip(reads[1], reads[0]):
+        np.testing.assert_allclose(got, want, atol=1e-5)
+    assert abs(reads[0][0][0]) > 0.5  # it swung
+    path.write_text(FRAME.replace('<inertial pos="0.2 0 0" mass="1" diaginertia="1e-3 1e-3 1e-3"/>', ""))
+    with pytest.raises(UnsupportedCapabilityError) as info:
+        create_backend("sapien", SceneCfg(model_file=str(path)), 1, 0.002)
+    assert info.value.capability == "massless_body"

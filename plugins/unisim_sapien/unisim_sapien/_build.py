@@ -69,7 +69,7 @@ def _colliding(lite: LiteModel) -> list[int]:
 
 def check_scene(lite: LiteModel, assets: list[MeshFile | None], path: str) -> None:
     """Refuse by feature what this mapping cannot build: a shape type PhysX lacks, an unreadable
-    height field, a collision filter PhysX cannot express, a massless body."""
+    height field, a collision filter PhysX cannot express, a model whose moving bodies have no mass at all."""
     for g in _colliding(lite):
         kind = lite.geoms[g]["type"]
         if kind not in _SHAPES:
@@ -81,10 +81,11 @@ def check_scene(lite: LiteModel, assets: list[MeshFile | None], path: str) -> No
             raise _refuse("mesh_geom", f"{path}: the mesh file of colliding geom {lite.geoms[g]['name'] or g!r} was "
                           "not found")
     fixed = posed(lite)
-    for b in range(1, len(lite.body_names)):  # a body welded to the world or a mocap body: its inertia is not used
-        if not fixed[b] and (lite.body_mass[b] <= 0.0 or np.min(lite.body_inertia[b]) <= 0.0):
-            raise _refuse("massless_body", f"{path}: body {lite.body_names[b]!r} has mass {lite.body_mass[b]} and "
-                          f"inertia {np.asarray(lite.body_inertia[b]).tolist()}; a moving PhysX link needs both > 0")
+    if not any(lite.body_mass[b] > 0.0 for b in range(1, len(lite.body_names)) if not fixed[b]):
+        moving = [lite.body_names[b] for b in range(1, len(lite.body_names)) if not fixed[b]]
+        if moving:
+            raise _refuse("massless_body", f"{path}: the moving bodies {moving} have no mass at all; a moving PhysX "
+                          "link needs mass and inertia > 0")
     for row in lite.joints:
         b = lite.body_parent[row["body"]]
         while b and not lite.body_mocap[b]:
@@ -387,11 +388,7 @@ def build_env(lite: LiteModel, assets: list[MeshFile | None], drives: PhysxDrive
                 parent, parent_pose = vb, sapien.Pose()
             lb = ab.create_link_builder(parent)
             lb.set_name(f"b{b}")
-            if fixed[b]:  # never moved by the dynamics: any valid inertia (PhysX rejects zero ones)
-                lb.set_mass_and_inertia(1.0, sapien.Pose(), [1.0, 1.0, 1.0])
-            else:
-                lb.set_mass_and_inertia(float(lite.body_mass[b]), _pose(lite.body_ipos[b], lite.body_iquat[b]),
-                                        np.asarray(lite.body_inertia[b], dtype=np.float32))
+            lb.set_mass_and_inertia(*link_inertia(lite, b, fixed))
             for g in sorted(cols):
                 if lite.geoms[g]["body"] == b and not welded[b]:
                     _add_shape(lb, lite, g, assets[g], float(friction[g]))
@@ -427,6 +424,20 @@ def _kinematic_actor(scene, lite: LiteModel, m: int, geoms: list[int], assets, f
     shapes.update(_set_groups(comp, lite, geoms, path, bits))
     _shape_offsets(comp.get_collision_shapes(), config)
     return comp
+
+
+def link_inertia(lite: LiteModel, b: int, fixed: list[bool]) -> tuple[float, sapien.Pose, np.ndarray]:
+    """``(mass, inertial frame, principal inertia)`` of body ``b``'s link. A link the dynamics never move
+    (``fixed``) gets any valid one (PhysX rejects zeros); a moving body without mass or inertia (a frame such as
+    google_barkour_vb's camera mounts: MuJoCo merges it into its parent) gets CHAIN_LINK_MASS of the model's
+    moving mass, and that times 1 cm² of inertia in each axis where it has none."""
+    if fixed[b]:
+        return 1.0, sapien.Pose(), np.ones(3, dtype=np.float32)
+    mass, inertia = float(lite.body_mass[b]), np.asarray(lite.body_inertia[b], dtype=np.float64)
+    if mass <= 0.0 or inertia.min() <= 0.0:
+        light = CHAIN_LINK_MASS * sum(float(lite.body_mass[c]) for c in range(1, len(lite.body_names)) if not fixed[c])
+        mass, inertia = max(mass, light), np.maximum(inertia, light * 1e-4)
+    return mass, _pose(lite.body_ipos[b], lite.body_iquat[b]), inertia.astype(np.float32)
 
 
 def _joints_of(lite: LiteModel, b: int) -> list[int]:
