@@ -49,7 +49,7 @@ __all__ = ["SapienBackend"]
 
 #: mjcf_lite's optional features this backend simulates (``unisim_core.mjcf_lite.OPTIONAL_FEATURES``).
 ACCEPTED = frozenset({"frictionloss", "body_gravcomp", "hfield", "mocap", "multi_joint_body",
-                      "joint_stiffness", "fixed_tendon"})
+                      "joint_stiffness", "fixed_tendon", "dampratio"})
 
 
 def _xyz(v) -> np.ndarray:
