@@ -122,3 +122,28 @@ def test_settotalmass_is_mujocos():
     with MotrixBackend(SceneCfg(_gym_path("half_cheetah")), 1, 0.01) as b:
         assert m.body_mass.sum() == pytest.approx(14.0)
         np.testing.assert_allclose(b.model_info.body_mass, m.body_mass, rtol=1e-6)
+
+
+@pytest.mark.parametrize("name, pairs", [("hopper", 6), ("walker2d_v5", 7)])
+def test_contact_mixing_pairs_keep_mujocos_trajectory(name, pairs):
+    """Geoms whose contact parameters differ (hopper: the floor's friction 1 against the limbs' 0.9 and
+    the foot's 2.0; condim 3 against 1) meet in explicit <pair>s carrying MuJoCo's mix in the file
+    MotrixSim loads (MotrixSim mixes its own way: docs/motrix.md, pal_talos). MuJoCo runs that copy
+    300 steps bit for bit as the original: the pairs hold exactly mj_contactParam's values and replace
+    the dynamic contacts (the same contacts, not twice as many)."""
+    import mujoco
+
+    from unisim_motrix._engine_mjcf import EngineMjcf
+
+    source = EngineMjcf("motrix", _gym_path(name))
+    assert "contact_mixing" in source.fixes and len(source.mixed_pairs()) == pairs
+    with source.file() as copy:
+        m2 = mujoco.MjModel.from_xml_path(copy)
+    m1 = mujoco.MjModel.from_xml_path(_gym_path(name))
+    assert m2.npair == m1.npair + pairs
+    d1, d2 = mujoco.MjData(m1), mujoco.MjData(m2)
+    for _ in range(300):
+        mujoco.mj_step(m1, d1)
+        mujoco.mj_step(m2, d2)
+        assert d1.ncon == d2.ncon
+    assert np.array_equal(d1.qpos, d2.qpos) and d1.ncon > 0

@@ -28,6 +28,7 @@ from ._contacts import (
     pair_forces,
     pair_sensor_name,
 )
+from ._derived_sensors import DERIVED, DerivedSensors
 from ._engine_mjcf import CONTACT_DATA, EngineMjcf
 from ._errors import engine_call, engine_error
 from ._features import (
@@ -42,6 +43,7 @@ from ._mocap import MotrixMocapPoseBinding, write_mocap_poses
 from ._options import MotrixOptions
 from ._rebuild import rebuild
 from ._scanner import MotrixHeightScanner, terrain_spawn_data
+from ._site_actuators import SiteActuators
 from ._threads import ensure_thread_pool
 
 __all__ = ["MotrixBackend"]
@@ -53,6 +55,7 @@ _SUPPORTED_MODEL_TERMS = frozenset({
 _STATE_AND_FORCE_TERMS = frozenset({"root_lin_vel_delta", "root_ang_vel_delta", "body_force", "body_torque"})
 _QUAT_SENSORS = frozenset({"framequat", "ballquat"})
 _WXYZ = np.array([3, 0, 1, 2])
+_WXYZ_FROM_XYZW = np.array([1, 2, 3, 0])  # where an xyzw quaternion's components go in a wxyz row
 
 
 def _gather(src: np.ndarray, cols: np.ndarray, out: np.ndarray) -> None:
@@ -119,14 +122,18 @@ class MotrixBackend(SimBackend):
         # the engine is asked (an allocation it cannot make aborts the process)
         self._check_env_memory(48 * (M.num_dof_pos + M.num_dof_vel + M.num_actuators + 13 * (len(M.links) + 1)),
                                "MotrixSim scene data and query buffers")
-        # sensors: MuJoCo (document) order, dims from the engine
+        # sensors: MuJoCo (document) order, dims from the engine (from MuJoCo for those computed here)
         self._sensor_decl = [s for s in self._facts.sensors if s.name]
+        self._engine_sensors = [s for s in self._sensor_decl if s.kind not in DERIVED]
+        self._derived = DerivedSensors(self.name, self._source.compiled(),
+                                       [s for s in self._sensor_decl if s.kind in DERIVED])
+        self._site_acts = SiteActuators(self.name, self._source.compiled())  # MotrixSim drops them
         self._pair_sensors: dict[tuple[int, int], int] = {}  # contact-filter sensors: (body, body) -> column
         self._generation = 0  # engine models built so far (a contact filter may rebuild it, _contacts.py)
         self._install(M, self._new_data(M))
         N, nb = self._num_envs, len(self._links) + 1
-        dims: dict[str, int] = {}
-        for s in self._sensor_decl:
+        dims: dict[str, int] = dict(self._derived.dims)
+        for s in self._engine_sensors:
             with engine_call(f"compile_query(sensor {s.name!r})"):
                 dims[s.name] = int(np.prod(M.compile_query({"s": mq.SensorValues([s.name])}).fields[0].shape))
         self._body_sensors: list[tuple[str, int]] = []
@@ -140,9 +147,10 @@ class MotrixBackend(SimBackend):
                             f"add_body_sensors: derived sensor name {n!r} clashes with a model sensor")
                     self._body_sensors.append((n, d))
         self._sensor_dims_by_name = dims
-        mj = check_layout(self.name, path, {"nq": M.num_dof_pos, "nv": M.num_dof_vel, "nu": M.num_actuators,
+        mj = check_layout(self.name, path, {"nq": M.num_dof_pos, "nv": M.num_dof_vel,
+                                            "nu": M.num_actuators + len(self._site_acts),
                                             "nbody": nb, "njnt": len(self._layout.joints),
-                                            "nsensordata": sum(dims.values())})
+                                            "nsensordata": sum(dims.values())}, self._source.compiled())
         warn_stiff_contacts(path, mj, self.sim_dt)
         self._collidable = collidable_bodies(mj)
         dt = self.np_dtype
@@ -200,8 +208,8 @@ class MotrixBackend(SimBackend):
             self._q_state_rows = self._q_state.buffer  # (N, nq + nv) float32, rewritten by every execute
             self._q_body = M.compile_query({"p": mq.LinkPosition(), "r": mq.LinkRotation(),
                                             "lv": mq.LinkLinearVelocity(), "av": mq.LinkAngularVelocity()}).allocate(D)
-            self._q_sens = (M.compile_query({"s": mq.SensorValues([s.name for s in self._sensor_decl])}).allocate(D)
-                            if self._sensor_decl else None)
+            self._q_sens = (M.compile_query({"s": mq.SensorValues([s.name for s in self._engine_sensors])}).allocate(D)
+                            if self._engine_sensors else None)
             names = [pair_sensor_name(i) for i in range(len(self._pair_sensors))]
             self._q_pairs = M.compile_query({"s": mq.SensorValues(names)}).allocate(D) if names else None
         self._generation += 1
@@ -232,7 +240,7 @@ class MotrixBackend(SimBackend):
     def _load_model_info(self) -> ModelInfo:
         with engine_call("model introspection"):
             return _model.build_model_info(self._M, self._layout, self._facts, self._sensor_dims_by_name,
-                                           self._body_sensors)
+                                           self._body_sensors, self._site_acts)
 
     def _close(self) -> None:
         self._forces.clear()
@@ -314,6 +322,9 @@ class MotrixBackend(SimBackend):
 
     def _step(self, ctrl: np.ndarray, nsteps: int) -> None:
         M, D = self._M, self._D
+        if len(self._site_acts):  # the engine's actuators; the site ones are wrenches
+            self._step_site_actuators(ctrl, nsteps)
+            return
         try:  # engine_call inlined: the hot path (a contextmanager costs ~2 µs at N=1)
             if self._ctrl32.shape[1]:
                 if ctrl.dtype != np.float32:  # validated: C-contiguous, (N, nu)
@@ -345,6 +356,31 @@ class MotrixBackend(SimBackend):
         for _ in range(nsteps):  # per substep, as MuJoCo accumulates it: one step of n == n steps of 1
             self._time += self.sim_dt
 
+    def _step_site_actuators(self, ctrl: np.ndarray, nsteps: int) -> None:
+        """``_step`` for a model with site-transmission actuators (:mod:`._site_actuators`): before every
+        substep, their wrenches from the site poses of that substep, with the staged ones."""
+        M, D = self._M, self._D
+        with engine_call("step"):
+            if self._ctrl32.shape[1]:
+                self._ctrl32[:] = ctrl[:, self._site_acts.engine_columns]
+                D.actuator_ctrls = self._ctrl32
+            for _ in range(nsteps):
+                if self._stale_body:
+                    self._refresh_bodies()
+                for b, force, point, torque in self._site_acts.wrenches(ctrl, self._xquat):
+                    link = self._links[b - 1]
+                    link.add_external_force(D, force, point=point, local=False)
+                    link.add_external_torque(D, torque, local=False)
+                for b, (f, t) in self._forces.items():
+                    link = self._links[b - 1]
+                    link.add_external_force(D, f, point=self._origin, local=False)
+                    if t is not None:
+                        link.add_external_torque(D, t, local=False)
+                M.step(D)
+                self._fk_fresh = False
+                self._mark_stale()
+                self._time += self.sim_dt
+
     def _sub(self, env_ids: np.ndarray):
         """``(sub-data, row order)``: the worlds ``env_ids`` (ascending) and the permutation that
         puts caller rows (in ``env_ids`` order) into sub-data order."""
@@ -375,19 +411,29 @@ class MotrixBackend(SimBackend):
         info = self.model_info
         if not hasattr(self, "_sens"):
             self._sens = np.zeros((self._num_envs, int(info.sensor_dims.sum())), self.np_dtype)
-            cols = np.arange(sum(self._sensor_dims_by_name[s.name] for s in self._sensor_decl))
-            adr = 0
+            start, adr = {}, 0
             for s in self._sensor_decl:
-                d = self._sensor_dims_by_name[s.name]
-                if s.kind in _QUAT_SENSORS and d == 4:
-                    cols[adr:adr + 4] = adr + _WXYZ
-                adr += d
-            self._sens_cols = cols
-        n_model = len(self._sens_cols)
+                start[s.name] = adr
+                adr += self._sensor_dims_by_name[s.name]
+            cols = []  # the full-row column of each engine query column (quaternions turned wxyz)
+            for s in self._engine_sensors:
+                d, a = self._sensor_dims_by_name[s.name], start[s.name]
+                cols += list(a + _WXYZ_FROM_XYZW if s.kind in _QUAT_SENSORS and d == 4 else range(a, a + d))
+            self._sens_cols = np.array(cols, np.int64)
+            self._derived_start = {name: start[name] for name in self._derived.dims}
+        n_model = sum(self._sensor_dims_by_name[s.name] for s in self._sensor_decl)
         if self._q_sens is not None:
             with engine_call("query(sensors)"):
                 self._q_sens.execute(self._D)
-            self._sens[:, :n_model] = self._q_sens["s"][:, self._sens_cols]
+            self._sens[:, self._sens_cols] = self._q_sens["s"]
+        if self._derived.rows:
+            if self._stale_state:
+                self._refresh_state()
+            if self._stale_body:
+                self._refresh_bodies()
+            for name, value in self._derived.values(self._qpos, self._qvel, self._xquat).items():
+                a = self._derived_start[name]
+                self._sens[:, a:a + value.shape[1]] = value
         if self._body_sensors:
             if self._stale_body:
                 self._refresh_bodies()
@@ -545,8 +591,19 @@ class MotrixBackend(SimBackend):
         raise InvalidInputError(f"{term}.target_ids: dof {d} is not a hinge/slide dof; MotrixSim overrides "
                                 f"{term.split('_', 1)[1]} per single-DoF joint only")
 
+    def _engine_actuator(self, a: int):
+        """The engine's actuator behind contract actuator ``a`` (``None``: a site actuator of the backend)."""
+        columns = self._site_acts.engine_columns
+        if not len(self._site_acts):
+            return self._M.actuators[a]
+        hit = np.flatnonzero(columns == a)
+        return self._M.actuators[int(hit[0])] if len(hit) else None
+
     def _position_actuator(self, a: int, term: str):
-        act = self._M.actuators[a]
+        act = self._engine_actuator(a)
+        if act is None:
+            raise InvalidInputError(f"{term}.target_ids: actuator {self.model_info.actuator_names[a]!r} has a site "
+                                    "transmission (a thruster); it has no kp/kd")
         if type(act).__name__ != "PositionActuator":
             raise InvalidInputError(f"{term}.target_ids: actuator {act.name!r} is a {type(act).__name__}; "
                                     "MotrixSim overrides kp/kd of position actuators only")
@@ -664,7 +721,8 @@ class MotrixBackend(SimBackend):
                 return out.astype(self.np_dtype)
             if term in ("actuator_kp", "actuator_kd"):
                 out = np.broadcast_to(getattr(info, term), (N, self.num_actuators)).copy()
-                for a, act in enumerate(self._M.actuators):
+                for a in range(self.num_actuators):
+                    act = self._engine_actuator(a)
                     if type(act).__name__ == "PositionActuator":
                         out[:, a] = col(act.get_kp_override if term == "actuator_kp" else act.get_kd_override, 0)
                 return out.astype(self.np_dtype)

@@ -18,13 +18,22 @@ plugin's reference and a dependency), so the engine gets what MuJoCo compiles:
   (:data:`MASS_COMPILER`), when a body's inertia would otherwise come from its geoms or one of those
   settings is used (MotrixSim derives inertia from geoms its own way and ignores
   ``inertiafromgeom``/``settotalmass``: gymnasium's humanoid 0.16 rad off MuJoCo in 100 steps).
+- ``contact_mixing``: every geom pair MuJoCo collides whose two geoms' contact parameters differ
+  becomes an explicit ``<pair>`` carrying MuJoCo's mix (``mj_contactParam``: the higher ``priority``
+  geom's, else ``condim`` and friction the larger, ``solref``/``solimp`` weighted by ``solmix``;
+  ``margin``/``gap`` the sums, as MuJoCo 4 compiles dynamic contacts). MotrixSim mixes differently
+  (pal_talos: it averages the stiffness 1/tc² and damping 2/tc of the feet's solref 0.001 and the
+  floor's 0.02, 55× MuJoCo's averaged time constant) and honours an explicit pair's values, which
+  replace the pair's dynamic contact (both engines); MuJoCo runs the rewritten copy bit for bit as
+  the original (tests).
 - contact sensors: ``<contact>`` sensors (``reduce="netforce"``) for the body pairs of contact
   filters (:mod:`~unisim_motrix._contacts`), added when a filtered binding needs them.
 
 The copy has its ``<include>`` files expanded and its asset folders made absolute; it is written to
 a temporary folder, loaded and removed. Elements the rewrite must address by name but that have none
 get a name starting with :data:`TEMP_PREFIX` (the probe compiled by MuJoCo names every body, geom and
-actuator; the engine's copy keeps only the contact sensors' body names).
+actuator; the engine's copy names its bodies and geoms the same way; ``_model`` reports them unnamed).
+The probe is the MuJoCo model the backend compares the engine with (:meth:`EngineMjcf.compiled`).
 """
 
 from __future__ import annotations
@@ -109,6 +118,72 @@ def _inertial(body: ET.Element, b) -> None:
                                            "diaginertia": _vec(b.inertia)}))
 
 
+def _colliding(m) -> list[tuple[int, int]]:
+    """Geom pairs MuJoCo's dynamic collision filter lets touch (``mj_collision``'s body filter: one weld
+    group, the weld-parent filter, ``<exclude>``, ``contype``/``conaffinity``), before bounding boxes;
+    none with contacts disabled. Explicit ``<pair>``s are left out (they keep their own values)."""
+    import mujoco
+
+    if m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_CONTACT:
+        return []
+    filterparent = not m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_FILTERPARENT
+    excluded = {int(x) for x in m.exclude_signature}
+    explicit = {(min(a, b), max(a, b)) for a, b in zip(m.pair_geom1, m.pair_geom2)}
+    weld, parent = m.body_weldid, m.body_parentid
+    out = []
+    geoms = np.flatnonzero((m.geom_contype != 0) | (m.geom_conaffinity != 0))
+    for i, g1 in enumerate(geoms):
+        for g2 in geoms[i + 1:]:
+            b1, b2 = int(m.geom_bodyid[g1]), int(m.geom_bodyid[g2])
+            w1, w2 = int(weld[b1]), int(weld[b2])
+            if w1 == w2 or (int(g1), int(g2)) in explicit:
+                continue
+            if filterparent and w1 and w2 and (w1 == weld[parent[w2]] or w2 == weld[parent[w1]]):
+                continue
+            if ((b1 << 16) + b2) in excluded or ((b2 << 16) + b1) in excluded:
+                continue
+            if (m.geom_contype[g1] & m.geom_conaffinity[g2]) or (m.geom_contype[g2] & m.geom_conaffinity[g1]):
+                out.append((int(g1), int(g2)))
+    return out
+
+
+def _mixed_pairs(m) -> list[dict[str, str]]:
+    """MuJoCo's contact parameters (``mj_contactParam``) of each colliding pair whose geoms differ."""
+    import mujoco
+
+    out = []
+    minval = mujoco.mjMINVAL
+    for g1, g2 in _colliding(m):
+        same = all(np.array_equal(getattr(m, f)[g1], getattr(m, f)[g2]) for f in (
+            "geom_priority", "geom_condim", "geom_friction", "geom_solmix", "geom_solref", "geom_solimp",
+            "geom_margin", "geom_gap"))
+        if same:
+            continue
+        p1, p2 = int(m.geom_priority[g1]), int(m.geom_priority[g2])
+        if p1 != p2:
+            g = g1 if p1 > p2 else g2
+            condim, friction = int(m.geom_condim[g]), m.geom_friction[g]
+            solref, solimp = m.geom_solref[g], m.geom_solimp[g]
+        else:
+            condim = max(int(m.geom_condim[g1]), int(m.geom_condim[g2]))
+            friction = np.maximum(m.geom_friction[g1], m.geom_friction[g2])
+            s1, s2 = float(m.geom_solmix[g1]), float(m.geom_solmix[g2])
+            mix = (s1 / (s1 + s2) if s1 >= minval and s2 >= minval else
+                   0.5 if s1 < minval and s2 < minval else 0.0 if s1 < minval else 1.0)
+            r1, r2 = m.geom_solref[g1], m.geom_solref[g2]
+            solref = mix * r1 + (1 - mix) * r2 if r1[0] > 0 and r2[0] > 0 else np.minimum(r1, r2)
+            solimp = mix * m.geom_solimp[g1] + (1 - mix) * m.geom_solimp[g2]
+        names = m.geom(g1).name, m.geom(g2).name
+        if not all(names):  # an unnamed geom of an attached <model>: no name to pair it by
+            continue
+        out.append({"geom1": names[0], "geom2": names[1], "condim": str(condim),
+                    "friction": _vec([friction[0], friction[0], friction[1], friction[2], friction[2]]),
+                    "solref": _vec(solref), "solimp": _vec(solimp),
+                    "margin": _num(m.geom_margin[g1] + m.geom_margin[g2]),  # MuJoCo 4 adds the two geoms'
+                    "gap": _num(m.geom_gap[g1] + m.geom_gap[g2])})
+    return out
+
+
 def _num(x: float) -> str:
     return repr(float(x))
 
@@ -134,15 +209,22 @@ class EngineMjcf:
                            if anc[-1].tag == "actuator" and el.tag in _ACTUATOR_TAGS}
         self._models = {id(el): EngineMjcf(backend, self._asset(el.get("file"))) for el in root.iter("model")
                         if el.get("file")}
-        self.fixes = tuple(f for f, needed in (
+        self._xml_fixes = tuple(f for f, needed in (
             ("visual", root.find("visual") is not None
              or any(m.get(a) is not None for m in root.iter("material") for a in MATERIAL_LOOKS)),
             ("inheritrange", any("inheritrange" in el.attrib for el in root.iter())),
             ("mesh_fitted_primitive", bool(self._fitted)),
             ("inertia", self._needs_inertia(root)),
-        ) if needed) + tuple(f for m in self._models.values() for f in m.fixes)
+        ) if needed)
         self._patched: ET.Element | None = None
         self._compiled_probe: tuple[list[ET.Element], object] | None = None
+        self._pairs: list[dict[str, str]] | None = None
+
+    @property
+    def fixes(self) -> tuple[str, ...]:
+        """The rewrites the file needs (``contact_mixing`` needs MuJoCo's compilation: made once)."""
+        return (self._xml_fixes + (("contact_mixing",) if self.mixed_pairs() else ())
+                + tuple(f for m in self._models.values() for f in m.fixes))
 
     def _asset(self, file: str) -> str:
         return file if os.path.isabs(file) else os.path.join(self._main, file)
@@ -221,8 +303,11 @@ class EngineMjcf:
 
     def _compiled(self) -> tuple[list[ET.Element], object]:
         """``(elements, mujoco.MjModel)``: a copy of the file naming every body, geom and actuator
-        (its elements in :func:`_walk` order), compiled by MuJoCo."""
+        (its elements in :func:`_walk` order), compiled by MuJoCo (a file MuJoCo rejects:
+        ``InvalidInputError`` quoting it)."""
         import mujoco
+
+        from unisim_core.errors import InvalidInputError
 
         probe = read_tree(self.path)
         elements = [el for el, _ in _walk(probe, [])]
@@ -233,7 +318,10 @@ class EngineMjcf:
             fd, path = tempfile.mkstemp(suffix=".xml", dir=folder)
             with os.fdopen(fd, "wb") as f:
                 ET.ElementTree(probe).write(f, encoding="utf-8", xml_declaration=True)
-            return elements, mujoco.MjModel.from_xml_path(path)
+            try:
+                return elements, mujoco.MjModel.from_xml_path(path)
+            except ValueError as exc:
+                raise InvalidInputError(f"{self.path}: MuJoCo's compiler rejects the model: {exc}") from None
         finally:
             shutil.rmtree(folder, ignore_errors=True)
 
@@ -241,6 +329,18 @@ class EngineMjcf:
         if self._compiled_probe is None:
             self._compiled_probe = self._compiled()
         return self._compiled_probe
+
+    def compiled(self):
+        """MuJoCo's compilation of the file (its unnamed bodies, geoms and actuators named; nothing else
+        differs): the reference the engine's model is compared with."""
+        return self._probe()[1]
+
+    def mixed_pairs(self) -> list[dict[str, str]]:
+        """The ``<pair>`` attributes of every geom pair MuJoCo collides dynamically whose two geoms'
+        contact parameters differ, with MuJoCo's mix of them (see the module docstring)."""
+        if self._pairs is None:
+            self._pairs = _mixed_pairs(self.compiled())
+        return self._pairs
 
     def body_names(self) -> list[str]:
         """Each MuJoCo body's name in the file MotrixSim loads (a temporary one for an unnamed body)."""
@@ -254,7 +354,7 @@ class EngineMjcf:
         root = read_tree(self.path)
         mine = [el for el, _ in _walk(root, [])]  # the same walk as self._elements and the probe's
         originals = [el for el, _, _ in self._elements]
-        own = set(self.fixes) - {"visual"} - {f for m in self._models.values() for f in m.fixes}
+        own = set(self._xml_fixes) - {"visual"}
         if own:
             probe, m = self._probe()
             for el, orig, twin in zip(mine, originals, probe):
@@ -272,7 +372,13 @@ class EngineMjcf:
             el.attrib.pop("inheritrange", None)
             if el.tag == "model" and id(orig) in self._models:
                 self._models[id(el)] = self._models.pop(id(orig))
-        _temp_names(root, ("body",))  # the contact sensors' bodies (model_info reads these as unnamed)
+        _temp_names(root, ("body", "geom"))  # pairs' and sensors' names (model_info reads these as unnamed)
+        if self.mixed_pairs():
+            contact = root.find("contact")
+            if contact is None:
+                contact = ET.SubElement(root, "contact")
+            for attrs in self.mixed_pairs():
+                ET.SubElement(contact, "pair", attrs)
         for v in root.findall("visual"):
             root.remove(v)
         for mat in root.iter("material"):

@@ -34,13 +34,13 @@ __all__ = ["SUPPORTED", "REFUSED_FEATURES", "check_model_features", "check_layou
 _ENGINE = "MotrixSim 0.10"
 _SENSORS = ("touch", "accelerometer", "velocimeter", "gyro", "jointpos", "jointvel", "framepos", "framequat",
             "framexaxis", "frameyaxis", "framezaxis", "framelinvel", "frameangvel", "subtreecom", "subtreelinvel",
-            "subtreeangmom")
+            "subtreeangmom", "actuatorpos", "actuatorvel", "magnetometer")  # the last three: _derived_sensors
 #: ``{kind: features}`` MotrixSim honours; any other feature of these kinds is refused.
 SUPPORTED: dict[str, frozenset[str]] = {
     "sensor": frozenset(feature_name("sensor", t) for t in _SENSORS),
     "actuator": frozenset(feature_name("actuator", t) for t in ("general", "motor", "position", "velocity",
                                                                 "adhesion")),
-    "transmission": frozenset(feature_name("transmission", t) for t in ("joint", "tendon", "body")),
+    "transmission": frozenset(feature_name("transmission", t) for t in ("joint", "tendon", "body", "site")),
     "tendon": frozenset({"fixed_tendon"}),
     "equality": frozenset(feature_name("equality", t) for t in ("connect", "weld", "joint")),
     "model": frozenset({"contact_pair", "contact_exclude", "mocap", "replicate", "attach"}),
@@ -97,15 +97,16 @@ def check_model_features(backend: str, path: str, uses: tuple[FeatureUse, ...]) 
                                 "(omit body2 to attach to the world)")
 
 
-def check_layout(backend: str, path: str, got: dict[str, int]):
-    """Compare the engine's sizes with MuJoCo's compilation of ``path`` (``EngineError`` on a
-    difference); returns that ``mujoco.MjModel``."""
+def check_layout(backend: str, path: str, got: dict[str, int], m=None):
+    """Compare the engine's sizes with MuJoCo's compilation ``m`` of ``path`` (compiled here when
+    ``None``; ``EngineError`` on a difference); returns that ``mujoco.MjModel``."""
     import mujoco
 
-    try:
-        m = mujoco.MjModel.from_xml_path(os.fspath(path))
-    except ValueError as exc:
-        raise InvalidInputError(f"{path}: MuJoCo's compiler rejects the model: {exc}") from None
+    if m is None:
+        try:
+            m = mujoco.MjModel.from_xml_path(os.fspath(path))
+        except ValueError as exc:
+            raise InvalidInputError(f"{path}: MuJoCo's compiler rejects the model: {exc}") from None
     expected = {"nq": m.nq, "nv": m.nv, "nu": m.nu, "nbody": m.nbody, "njnt": m.njnt,
                 "nsensordata": m.nsensordata}
     _compare(backend, path, expected, got)

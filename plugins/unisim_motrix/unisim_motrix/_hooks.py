@@ -18,4 +18,11 @@ def unisim_backend_spec() -> BackendSpec:
     return attrs.evolve(BackendSpec.from_class("motrix", MotrixBackend), required_modules=("motrixsim",))
 
 
+@hookimpl
+def unisim_zoo_causes() -> dict[str, str]:
+    from ._zoo_causes import CAUSES  # the documented causes of this engine's deviating zoo cells
+
+    return CAUSES
+
+
 unisim_raw_stepper, unisim_step_cost_probe = bench_hooks(__package__)

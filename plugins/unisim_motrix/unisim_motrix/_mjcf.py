@@ -30,6 +30,8 @@ IGNORED_ATTRIBUTES: dict[tuple[str, str], str] = {
     ("option", "noslip_iterations"): "no noslip solver pass",
     ("option", "solver"): "MotrixSim uses its own constraint solver",
     ("compiler", "coordinate"): "legacy global coordinates are not supported",
+    ("option", "density"): "no fluid forces: MuJoCo's drag of bodies moving through the medium is not modelled",
+    ("option", "viscosity"): "no fluid forces: MuJoCo's viscous drag is not modelled",
 }
 
 

@@ -33,7 +33,7 @@ _LOW_TYPES = {0: "hinge", 1: "slide", 2: "ball", 3: "free"}
 
 
 def link_name(link) -> str:
-    """A link's MJCF body name (``""`` for an unnamed body, named only in the copy MotrixSim loads)."""
+    """A link's (or geom's) MJCF name (``""`` for an unnamed one, named only in the copy MotrixSim loads)."""
     name = link.name or ""
     return "" if name.startswith(TEMP_PREFIX) else name
 
@@ -151,7 +151,9 @@ def actuator_gains(a, data) -> tuple[float, float]:
 
 
 def build_model_info(M, layout: Layout, facts: MjcfFacts, sensor_dims: dict[str, int],
-                     body_sensors: list[tuple[str, int]]) -> ModelInfo:
+                     body_sensors: list[tuple[str, int]], site_actuators=None) -> ModelInfo:
+    """The contract's model tables from the engine's model (and the backend's site actuators, which
+    MotrixSim drops, at their MuJoCo positions: no joint, no gains)."""
     import motrixsim
 
     D1 = motrixsim.SceneData(M)
@@ -178,14 +180,26 @@ def build_model_info(M, layout: Layout, facts: MjcfFacts, sensor_dims: dict[str,
             jrange.append([-np.inf, np.inf])
     jindex = {n: i for i, n in enumerate(jn) if n}
     acts = list(M.actuators)
-    a_joint, a_range, kp, kd = [], [], [], []
+    a_names, a_joint, a_range, kp, kd = [], [], [], [], []
     for a in acts:
+        a_names.append(a.name or "")
         a_joint.append(jindex.get(a.target_name, -1) if str(a.target_type) == "joint" else -1)
         cr = a.ctrl_range
         a_range.append([-np.inf, np.inf] if cr is None else [float(cr[0]), float(cr[1])])
         g = actuator_gains(a, D1)
         kp.append(g[0])
         kd.append(g[1])
+    if site_actuators is not None and len(site_actuators):
+        nu = len(acts) + len(site_actuators)
+        order = np.empty(nu, np.int64)
+        order[site_actuators.engine_columns] = np.arange(len(acts))
+        order[site_actuators.columns] = len(acts) + np.arange(len(site_actuators))
+        a_names += site_actuators.names
+        a_joint += [-1] * len(site_actuators)
+        a_range += site_actuators.ctrl_range.tolist()
+        kp += [0.0] * len(site_actuators)
+        kd += [0.0] * len(site_actuators)
+        a_names, a_joint, a_range, kp, kd = ([x[i] for i in order] for x in (a_names, a_joint, a_range, kp, kd))
     sens_names = [s.name for s in facts.sensors if s.name] + [n for n, _ in body_sensors]
     sens_dims = [sensor_dims[s.name] for s in facts.sensors if s.name] + [d for _, d in body_sensors]
     sites = list(M.sites)
@@ -216,11 +230,11 @@ def build_model_info(M, layout: Layout, facts: MjcfFacts, sensor_dims: dict[str,
         joint_names=jn, joint_types=jt, joint_body=jbody, joint_qposadr=layout.qposadr,
         joint_dofadr=layout.dofadr, joint_range=np.array(jrange, np.float64).reshape(-1, 2),
         dof_damping=damping, dof_armature=armature, dof_frictionloss=frictionloss,
-        actuator_names=[a.name or "" for a in acts], actuator_joint=a_joint,
+        actuator_names=a_names, actuator_joint=a_joint,
         actuator_ctrl_range=np.array(a_range, np.float64).reshape(-1, 2), actuator_kp=kp, actuator_kd=kd,
         sensor_names=sens_names, sensor_dims=sens_dims,
         site_names=[s.name or "" for s in sites], site_body=site_body,
-        geom_names=[g.name or "" for g in geoms], geom_types=gtypes,
+        geom_names=[link_name(g) for g in geoms], geom_types=gtypes,
         geom_body=[(g.link.index + 1) if g.link is not None else 0 for g in geoms],
         geom_size=np.array(gsize).reshape(-1, 3),
         geom_friction=np.array([np.asarray(g.friction, np.float64) for g in geoms]).reshape(-1, 3),
