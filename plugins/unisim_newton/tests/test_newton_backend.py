@@ -140,8 +140,9 @@ def test_multi_joint_body_settotalmass_and_stiffness_act_as_in_mujoco(make, tmp_
     """Slides x, z and a hinge on one body (gymnasium's planar roots: Newton's one D6 joint),
     settotalmass="4" on masses 1 + 1 + 1 (the importer ignores it, the plugin applies it), joint
     stiffness and a joint equality (arm2 follows the sprung arm): five steps of dt
-    from rest with u = 1 give MuJoCo's qvel. A hinge away from the slides' anchor, which
-    Newton would turn about the wrong point, is refused by name."""
+    from rest with u = 1 give MuJoCo's qvel. Then gymnasium hopper's root: the hinge away from the
+    slides (Newton's D6 anchor moved to it) and a slide with a ref (MuJoCo's qpos = Newton's + ref)
+    give MuJoCo's qpos and qvel from a spinning start; two hinges about different points are refused."""
     mujoco = pytest.importorskip("mujoco", reason="the reference is MuJoCo")
     path = tmp_path / "multi.xml"
     path.write_text(MULTI_JOINT.format(springref=28.64788975654116))  # 0.5 rad in degrees
@@ -155,10 +156,25 @@ def test_multi_joint_body_settotalmass_and_stiffness_act_as_in_mujoco(make, tmp_
     mujoco.mj_step(m, d, 5)
     assert abs(d.qvel[3]) > 1e-3 and abs(d.qvel[4]) > 1e-4  # the spring acts, the equality drags arm2 along
     np.testing.assert_allclose(b.get_qvel()[0], d.qvel, rtol=1e-3, atol=1e-6)
-    path.write_text(MULTI_JOINT.format(springref=0).replace('<joint name="rooty"', '<joint name="rooty" pos="0 0 1"'))
+    hopper = MULTI_JOINT.format(springref=0).replace('<joint name="rooty"', '<joint name="rooty" pos="0.1 0 -0.4"')
+    path.write_text(hopper.replace('<joint name="rootz"', '<joint name="rootz" ref="0.7"'))
+    b = make(path, num_envs=1, sim_dt=0.001)
+    m = mujoco.MjModel.from_xml_path(str(path))
+    m.opt.timestep = 0.001
+    d = mujoco.MjData(m)
+    d.qpos[:] = m.qpos0 + [0.1, -0.2, 0.3, 0.1, 0.1]
+    d.qvel[:] = [0.2, 0.1, 3.0, -1.0, 0.5]
+    b.set_state(np.arange(1), d.qpos[None], d.qvel[None])
+    np.testing.assert_allclose(b.get_qpos()[0], d.qpos, atol=1e-6)
+    b.step(np.zeros((1, 1)), 100)
+    mujoco.mj_step(m, d, 100)
+    np.testing.assert_allclose(b.get_qpos()[0], d.qpos, atol=1e-4)
+    np.testing.assert_allclose(b.get_qvel()[0], d.qvel, atol=1e-3)
+    path.write_text(hopper.replace('<joint name="rootz" type="slide" axis="0 0 1"/>',
+                                   '<joint name="rootz" axis="0 0 1" pos="0 0 0.2"/>'))
     with pytest.raises(UnsupportedCapabilityError) as info:
         make(path)
-    assert info.value.capability == "multi_joint_body" and "about its first joint's pos" in str(info.value)
+    assert info.value.capability == "multi_joint_body" and "about one point" in str(info.value)
 
 
 def test_defaults_classes_reach_the_engine(make, tmp_path):

@@ -108,6 +108,7 @@ class NewtonBackend(SimBackend):
             self._views: dict[int, tuple[np.ndarray, ...]] = {}  # id(state) -> its host views (CPU device)
             lay = self._layout
             self._com = self._body_com()
+            self._has_ref = bool(self._layout.q_ref.any())
             self._terms = NewtonModelTerms(self)
             self._qvel = QvelKernel(self._model, n, lay.qd_src, [(da, lay.body_src[body]) for _, da, body in lay.free],
                                     self.options.graph_capture)
@@ -258,7 +259,7 @@ class NewtonBackend(SimBackend):
         current COMs), bodies by forward kinematics; other envs keep their state bit for bit."""
         lay, st = self._layout, self._state
         jq, jqd = self._world_rows(st.joint_q, lay.coords).copy(), self._world_rows(st.joint_qd, lay.dofs).copy()
-        jq[np.ix_(env_ids, lay.q_src)] = qpos
+        jq[np.ix_(env_ids, lay.q_src)] = qpos - lay.q_ref
         vel = qvel.copy()
         for qa, da, body in lay.free:  # MuJoCo [v_origin, w_body] -> Newton [v_com, w_world]
             q = Q.quat_normalize(qpos[:, qa + 3:qa + 7])
@@ -287,6 +288,8 @@ class NewtonBackend(SimBackend):
 
     def get_qpos(self) -> np.ndarray:
         qpos = self._host(self._state)[0][:, self._layout.q_src]
+        if self._has_ref:  # MuJoCo's qpos of a joint with a ref is Newton's coordinate + ref
+            return (qpos + self._layout.q_ref).astype(self.np_dtype)
         return np.ascontiguousarray(qpos, dtype=self.np_dtype)
 
     def get_qvel(self) -> np.ndarray:

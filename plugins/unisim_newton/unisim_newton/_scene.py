@@ -17,9 +17,11 @@ from dataclasses import dataclass
 import mujoco
 import newton
 import numpy as np
+import warp as wp
 from newton.solvers import SolverMuJoCo
 
 from unisim_core import LiteModel, UnsupportedCapabilityError
+from unisim_core import quat as Q
 from unisim_core.errors import InvalidInputError
 from unisim_core.mjcf_lite import read_tree
 from unisim_mjwarp import buffer_sizes
@@ -43,6 +45,7 @@ class Layout:
     """Where the contract's quantities live in one Newton world (index arrays into its per-world blocks).
 
     ``q_src (nq,)``: Newton coordinate of each MuJoCo qpos column (free joints reordered xyzw -> wxyz);
+    ``q_ref (nq,)``: each column's joint ``ref`` (MuJoCo's qpos is Newton's coordinate + ref);
     ``qd_src (nv,)``: Newton dof of each qvel column; ``body_src (nbody,)``: Newton body of each
     contract body (-1 for the world); ``free``: ``(qpos column, qvel column, contract body)`` of each free joint;
     ``mocap``: the Newton joint (a fixed root, posed by its ``joint_X_p``) of each mocap body, in mocap id order;
@@ -50,6 +53,7 @@ class Layout:
     """
 
     q_src: np.ndarray
+    q_ref: np.ndarray
     qd_src: np.ndarray
     body_src: np.ndarray
     free: tuple[tuple[int, int, int], ...]
@@ -88,9 +92,10 @@ def _scale_masses(b: newton.ModelBuilder, scale: float) -> None:
 
 def _d6_slot(path: str, lite: LiteModel, joint: dict, names: list) -> int | None:
     """The axis of ``joint`` in the one D6 joint Newton's importer makes of a body with several
-    hinge/slide joints (its slides first, then its hinges, each in file order, all anchored at the
-    first joint's ``pos``); ``None`` for a body's only joint. A body Newton would move otherwise
-    than MuJoCo (a hinge before a slide, or a hinge away from that anchor) is refused."""
+    hinge/slide joints (its slides first, then its hinges, each in file order, all anchored at one
+    point: ``_anchor_at_hinges`` moves it to the hinges' ``pos``); ``None`` for a body's only joint. A
+    body Newton would move otherwise than MuJoCo (a hinge before a slide, hinges about different
+    points) is refused."""
     own = [j for j in lite.joints if j["body"] == joint["body"]]
     if len(own) == 1:
         return None
@@ -99,12 +104,27 @@ def _d6_slot(path: str, lite: LiteModel, joint: dict, names: list) -> int | None
     if "hinge" in kinds and "slide" in kinds[kinds.index("hinge"):]:
         raise _refuse("multi_joint_body", path, f"orders the slide joints of body {names[joint['body']]!r} before "
                       f"its hinges (the file: {kinds})")
-    if any(not np.allclose(h["pos"], own[0]["pos"]) for h in hinges):
-        raise _refuse("multi_joint_body", path, f"turns every hinge of body {names[joint['body']]!r} about its "
-                      f"first joint's pos {own[0]['pos'].tolist()}, the file about "
-                      f"{[h['pos'].tolist() for h in hinges]}")
+    if any(not np.allclose(h["pos"], hinges[0]["pos"]) for h in hinges):
+        raise _refuse("multi_joint_body", path, f"turns every hinge of body {names[joint['body']]!r} about one "
+                      f"point, the file about {[h['pos'].tolist() for h in hinges]}")
     ordered = [j for j in own if j["type"] == "slide"] + hinges
     return next(i for i, j in enumerate(ordered) if j is joint)
+
+
+def _anchor_at_hinges(b: newton.ModelBuilder, nj: int, own: list[dict]) -> None:
+    """Move the anchor of Newton's D6 joint ``nj`` (the first of the body's joints ``own``, as the importer
+    places it) to the hinges' ``pos``: its rotation then turns about the point MuJoCo's hinges turn
+    about (a slide's ``pos`` moves nothing), and the body's pose at q = 0 is unchanged (``X_p`` and
+    ``X_c`` move together)."""
+    hinges = [j for j in own if j["type"] == "hinge"]
+    shift = hinges[0]["pos"] - own[0]["pos"] if hinges else np.zeros(3)
+    if not shift.any():
+        return
+    for frames in (b.joint_X_p, b.joint_X_c):  # X * T(R^T shift): the anchor moves by `shift` in the child frame
+        p, q = np.asarray(frames[nj][:3], dtype=np.float64), np.asarray(frames[nj][3:], dtype=np.float64)
+        child_q = np.asarray(b.joint_X_c[nj][3:], dtype=np.float64)
+        local = Q.quat_apply_inverse(Q.quat_xyzw_to_wxyz(child_q), shift)  # the shift in the joint frame
+        frames[nj] = wp.transform(p + Q.quat_apply(Q.quat_xyzw_to_wxyz(q), local), q)
 
 
 def _template(path: str, lite: LiteModel) -> tuple[newton.ModelBuilder, Layout]:
@@ -134,11 +154,13 @@ def _template(path: str, lite: LiteModel) -> tuple[newton.ModelBuilder, Layout]:
     body_src = np.arange(-1, len(names) - 1, dtype=np.int64)
     _check_close("body_mass", path, "body masses", [b.body_mass[i] for i in body_src[1:]], lite.body_mass[1:])
     joint_of = {int(c): i for i, c in enumerate(b.joint_child)}  # one importer joint per body (fixed or not)
-    q_src, qd_src, free = np.zeros(lite.nq, np.int64), np.zeros(lite.nv, np.int64), []
+    q_src, qd_src, q_ref, free = np.zeros(lite.nq, np.int64), np.zeros(lite.nv, np.int64), np.zeros(lite.nq), []
     for j in lite.joints:
         name, kind = j["name"], j["type"]
         nj = joint_of.get(int(body_src[j["body"]]))
         slot = _d6_slot(path, lite, j, names)
+        if slot == 0 and nj is not None:
+            _anchor_at_hinges(b, nj, [k for k in lite.joints if k["body"] == j["body"]])
         want = _JOINT_TYPES[kind] if slot is None else newton.JointType.D6
         if nj is None or b.joint_type[nj] != want or (name and slot is None and not _named(b.joint_label[nj], name)):
             raise _refuse(f"{kind}_joint", path, f"does not give joint {name!r} of body "
@@ -154,17 +176,18 @@ def _template(path: str, lite: LiteModel) -> tuple[newton.ModelBuilder, Layout]:
             free.append((qa, da, j["body"]))
             continue
         q_src[qa], qd_src[da] = qs, ds
-        if j["ref"] != 0.0:  # the importer moves a ref'd joint's zero to the file's pose; MuJoCo's qpos0 is ref
-            raise _refuse("joint_ref", path, f"measures joint {name!r} from its ref={j['ref']:g}, MuJoCo from 0")
+        # the importer measures a joint from its ref (its zero is the file's pose; MuJoCo's qpos0 is ref):
+        # the contract's qpos is Newton's coordinate + ref, and so are its range and springref
+        q_ref[qa] = ref = j["ref"]
         _check_close("joint_axis", path, f"joint {name!r} axis", b.joint_axis[ds], j["axis"])
-        lo, hi = (np.clip(j["range"], -1e10, 1e10))
+        lo, hi = (np.clip(j["range"] - ref, -1e10, 1e10))
         _check_close("joint_range", path, f"joint {name!r} range", [b.joint_limit_lower[ds], b.joint_limit_upper[ds]],
                      [lo, hi])
         for feature, key, value in (("damping", "damping", b.joint_damping[ds]),
                                     ("armature", "armature", b.joint_armature[ds]),
                                     ("frictionloss", "frictionloss", b.joint_friction[ds]),
                                     ("joint_stiffness", "stiffness", b.joint_stiffness[ds]),
-                                    ("joint_stiffness", "springref", b.joint_rest_q[qs])):  # per coordinate
+                                    ("joint_stiffness", "springref", b.joint_rest_q[qs] + ref)):  # per coordinate
             _check_close(feature, path, f"joint {name!r} {key}", value, j[key])
         frc = j["actuatorfrcrange"]
         if np.isfinite(frc).any():  # the importer keeps max |bound| as a symmetric effort limit (jnt_actfrcrange)
@@ -177,7 +200,7 @@ def _template(path: str, lite: LiteModel) -> tuple[newton.ModelBuilder, Layout]:
                 or not np.allclose(np.asarray(b.joint_X_c[nj], dtype=np.float64), [0, 0, 0, 0, 0, 0, 1])):
             raise _refuse("mocap", path, f"does not fix mocap body {names[body]!r} to the world by a joint it can pose")
         mocap.append(nj)
-    layout = Layout(q_src=q_src, qd_src=qd_src, body_src=body_src, free=tuple(free), mocap=tuple(mocap),
+    layout = Layout(q_src=q_src, q_ref=q_ref, qd_src=qd_src, body_src=body_src, free=tuple(free), mocap=tuple(mocap),
                     coords=b.joint_coord_count, dofs=b.joint_dof_count, joints=b.joint_count, bodies=b.body_count,
                     actuators=len(lite.actuators))
     return b, layout
@@ -236,6 +259,10 @@ def build_model(path: str, lite: LiteModel, num_envs: int, device: str) -> tuple
         warnings.filterwarnings("ignore", message="Heightfield-vs-heightfield collision is not supported")
         model = scene.finalize(device=device)
     _check_close("gravity", path, "gravity", model.gravity.numpy()[0], lite.gravity)
+    hinge_slide = [j for j in lite.joints if j["type"] in ("hinge", "slide")]
+    _check_close("joint_ref", path, "joint refs (SolverMuJoCo's offset from Newton's coordinates)",  # world 0
+                 model.mujoco.dof_ref.numpy()[[layout.qd_src[j["dofadr"]] for j in hinge_slide]],
+                 [j["ref"] for j in hinge_slide])
     _check_actuators(model, lite, layout, path)
     _check_gravcomp(model, lite, layout, path)
     return model, layout
