@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--video-seconds", type=float, default=8.0)
     p.add_argument("--video-size", type=int, nargs=2, default=(480, 320), metavar=("W", "H"))
     p.add_argument("--video-fps", type=int, default=50)
-    p.add_argument("--plot", type=Path, default=HERE / "sim2sim.png", help="with --all: the table as a PNG")
+    p.add_argument("--plot", type=Path, help="with --all: the table as a PNG (default: sim2sim.png beside the policy)")
     a = p.parse_args(argv)
     make_cfg, default_policy = TASKS[a.task]
     policy = load_policy(a.policy or default_policy)
@@ -152,8 +152,9 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(row(ev))
     print(markdown(rows))
     if a.all and results:
-        plot_table(results, a.plot)
-        print(f"plot: {a.plot}", file=sys.stderr)
+        plot = a.plot or (a.policy or default_policy).parent / "sim2sim.png"
+        plot_table(results, plot)
+        print(f"plot: {plot}", file=sys.stderr)
     if a.video is not None:
         record_video(policy, a.backend, a.video, a.video_seconds, a.seed, tuple(a.video_size), a.video_fps,
                      cfg=make_cfg(), track_body="base" if a.task == "quadruped" else "trunk")

@@ -148,7 +148,7 @@ def test_go1_runs_with_its_actuator_model_on_the_terrain(go1_env):
     0.27 m above it, the keyframe's height); the default pose held for 1 s keeps them up; the
     height scan reads base height above ground minus 0.5 m at 17 x 11 points."""
     env, task = go1_env, go1_env.task
-    assert task.actuators is not None and task.actuators.kp.tolist() == [20.0] * 12
+    assert task.actuators is not None and task.actuators.kp.tolist() == [35.0] * 12
     obs, _ = env.reset(seed=0)
     assert obs.shape == (4, 48 + 17 * 11)
     ground = task.terrain.max_height_near(task.spawn_xy, 0.3)

@@ -91,14 +91,14 @@ QUADRUPED = RobotCfg(name="quadruped", model_file=str(scene_path("quadruped")),
 
 _GO1_LEGS = ("FR", "FL", "RR", "RL")
 #: MuJoCo Menagerie's Unitree Go1 driven by torque: its position servos replaced by gear-1 motors
-#: under a DC motor model (Isaac Lab's Unitree A1/Go1 style: kp 20, kd 0.5, saturation 23.7 N m hip
-#: and thigh, 35.55 N m knee as the MJCF's forcerange, 30 rad/s no-load speed), 2 substeps of
+#: under a DC motor model (kp 35, kd 0.5 as MuJoCo Playground's Go1; saturation 23.7 N m hip and
+#: thigh, 35.55 N m knee as the MJCF's forcerange, 30 rad/s no-load speed), 2 substeps of
 #: target delay at most; pyramidal friction cones with impratio 1 instead of the file's elliptic
 #: cones with impratio 100 (MuJoCo steps 256 envs on rough terrain 2.6x faster, measured).
 GO1 = RobotCfg(
     name="go1", model_file=GO1_XML, floor=None,
     joint_names=tuple(f"{leg}_{j}_joint" for leg in _GO1_LEGS for j in ("hip", "thigh", "calf")), motors=True,
-    actuators=(DCMotorCfg(joint_names=(".*_joint",), stiffness=20.0, damping=0.5,
+    actuators=(DCMotorCfg(joint_names=(".*_joint",), stiffness=35.0, damping=0.5,
                           effort_limit={".*_(hip|thigh)_joint": 23.7, ".*_calf_joint": 35.55},
                           saturation_effort={".*_(hip|thigh)_joint": 23.7, ".*_calf_joint": 35.55},
                           velocity_limit=30.0, delay=(0, 2)),),
