@@ -305,7 +305,8 @@ def cmd_zoo(args: argparse.Namespace) -> int:
     tty = sys.stderr.isatty()
     start = time.perf_counter()
     meta = {"command": "unisim zoo " + " ".join(args.argv), "steps": args.steps, "num_envs": args.num_envs,
-            "reference": Z.REFERENCE, "timeout_s": args.timeout, "models": {m.label: m.path for m in models},
+            "reference": Z.REFERENCE, "timeout_s": args.timeout,
+            "models": {m.label: m.relative(m.path) for m in models},
             "merged": runs}
     done_cells: list = []
 

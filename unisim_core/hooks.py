@@ -56,6 +56,14 @@ class UniSimHookSpecs:
         ``draw(qpos (num_drawn, nq), mocap_pos (num_drawn, M, 3) | None, mocap_quat (num_drawn, M, 4)
         wxyz | None) -> (height, width, 3) uint8`` and ``close()``."""
 
+    @hookspec
+    def unisim_zoo_causes(self):
+        """Return ``{model label: cause}``: why this plugin's backend deviates from MuJoCo on a model of
+        ``unisim zoo`` (labels as the zoo names them: ``unitree_go1``, ``gymnasium/ant``), each cause
+        measured with the zoo's protocol on a copy of the model with one change (contacts off, Euler
+        for RK4, MuJoCo's inertia written explicitly, ...) whose deviation vanishes or shrinks to the
+        figure named. The zoo shows it beside the cell (``unisim_core.zoo.documented_causes``)."""
+
 
 def bench_hooks(package: str) -> tuple:
     """``(unisim_raw_stepper, unisim_step_cost_probe)`` implementations for a plugin whose

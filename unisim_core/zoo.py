@@ -21,9 +21,11 @@ else ``tight``. No engine is imported here: backends come from the registry, in 
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -40,11 +42,10 @@ import numpy as np
 from .compare import QUANTITIES, TIERS, Trajectory, deviation_series, verdict
 from .output_file import write_output_file
 from .tables import table
-from .zoo_causes import CAUSES
 
 __all__ = ["REFERENCE", "CLASSES", "ZooModel", "Cell", "discover", "robot_entry", "gymnasium_models",
            "classify", "cell_tier", "run_zoo", "summary", "format_matrix", "to_markdown", "plot_matrix",
-           "load_runs", "merge_cells", "tree_commit"]
+           "load_runs", "merge_cells", "tree_commit", "documented_causes"]
 
 REFERENCE = "mujoco"
 CLASSES = ("ok", "refused", "deviates", "error")
@@ -55,10 +56,30 @@ _ARRAYS = ("time", "base_pos", "base_quat", "dof_pos", "dof_vel", "qpos")
 # ---------------------------------------------------------------------------- discovery
 @dataclass(frozen=True)
 class ZooModel:
-    """One model of the matrix: ``label`` (robot folder, ``gymnasium/ant``, ...) and its MJCF ``path``."""
+    """One model of the matrix: ``label`` (robot folder, ``gymnasium/ant``, ...) and its MJCF ``path``.
+
+    ``root`` is the folder the matrix shows the model's files relative to (``""``: the folder holding
+    the robot's folder, e.g. the corpus), shown as ``root_name`` (``"gymnasium"`` for gymnasium's
+    assets; ``""``: not shown), so that no text of the matrix carries the machine's own paths."""
 
     label: str
     path: str
+    root: str = ""
+    root_name: str = ""
+
+    def relative(self, text: str) -> str:
+        """``text`` with every path under :attr:`root` written relative to it (``unitree_go1/scene.xml``,
+        ``gymnasium/ant.xml``), whether spelled absolute, resolved or as given, and the temporary folder
+        as ``<tmp>``."""
+        root = self.root or os.path.dirname(os.path.dirname(self.path)) or "."
+        shown = f"{self.root_name}/" if self.root_name else ""
+        spellings = {os.path.realpath(tempfile.gettempdir()): "<tmp>/", tempfile.gettempdir(): "<tmp>/"}
+        spellings |= {os.path.abspath(root): shown, os.path.realpath(root): shown, os.path.normpath(root): shown}
+        for spelling in sorted(spellings, key=len, reverse=True):  # the longest first: /a/b/c before b/c
+            if spelling not in (".", os.sep):
+                text = re.sub(r"(?<![\w.\-/])" + re.escape(spelling.rstrip(os.sep) + os.sep),
+                              lambda _, s=spellings[spelling]: s, text)
+        return text
 
 
 def _includes_of(xml: Path) -> set[str]:
@@ -91,7 +112,7 @@ def gymnasium_models() -> list[ZooModel]:
     if spec is None or not spec.submodule_search_locations:
         return []
     assets = Path(list(spec.submodule_search_locations)[0]) / "envs" / "mujoco" / "assets"
-    return [ZooModel(f"gymnasium/{p.stem}", str(p)) for p in sorted(assets.glob("*.xml"))]
+    return [ZooModel(f"gymnasium/{p.stem}", str(p), str(assets), "gymnasium") for p in sorted(assets.glob("*.xml"))]
 
 
 def discover(sources: Sequence[str]) -> list[ZooModel]:
@@ -264,6 +285,21 @@ def _exit_reason(code: int) -> str:
 
 
 # ---------------------------------------------------------------------------- classification (pure)
+@functools.cache
+def documented_causes() -> dict[tuple[str, str], str]:
+    """``{(backend, model label): cause}`` of deviating cells, as each installed plugin documents its own
+    engine's through the ``unisim_zoo_causes`` hook (:mod:`unisim_core.hooks`); no engine is imported.
+    A deviating cell without one is shown as ``not documented``."""
+    from .registry import list_backends, plugin_hook
+
+    out: dict[tuple[str, str], str] = {}
+    for record in list_backends():
+        causes = plugin_hook(record.name, "unisim_zoo_causes")
+        if isinstance(causes, dict):
+            out.update({(record.name, str(model)): str(cause) for model, cause in causes.items()})
+    return out
+
+
 @dataclass
 class Cell:
     """One model × backend result. ``cls`` one of :data:`CLASSES`; ``figure`` the short text shown in
@@ -309,7 +345,7 @@ def classify(model: str, backend: str, rep: dict, arrays: dict, ref: dict | None
         return Cell(model, backend, "refused", rep.get("feature", "?"), rep.get("message", ""), wall_s=wall)
     if status == "diverged":
         return Cell(model, backend, "deviates", "diverged", rep.get("message", ""), wall_s=wall,
-                    cause=CAUSES.get((backend, model)))
+                    cause=documented_causes().get((backend, model)))
     if status != "ran":
         msg = f"{rep.get('type', 'error')}: {rep.get('message', '')}"
         return Cell(model, backend, "error", rep.get("type", "error").rsplit(".", 1)[-1], msg, wall_s=wall)
@@ -334,7 +370,7 @@ def classify(model: str, backend: str, rep: dict, arrays: dict, ref: dict | None
     cls = "ok" if status == "PASS" else "deviates"
     detail = "; ".join(reasons) if reasons else f"within tier {tier!r} {tols}"
     return Cell(model, backend, cls, figure, detail, tier, dev, wall,
-                cause=CAUSES.get((backend, model)) if cls == "deviates" else None)
+                cause=documented_causes().get((backend, model)) if cls == "deviates" else None)
 
 
 # ---------------------------------------------------------------------------- the run
@@ -362,7 +398,7 @@ def run_zoo(models: Sequence[ZooModel], backends: Sequence[str], *, steps: int =
         for b in backends:
             rep, arrays = spawn_cell(b, m.path, steps, num_envs, timeout, work)
             cell = classify(m.label, b, rep, arrays, ref, ref_arrays, reference)
-            cell.ran_at, cell.commit = _utc_now(), commit
+            cell.detail, cell.ran_at, cell.commit = m.relative(cell.detail), _utc_now(), commit
             cells.append(cell)
             with lock:
                 finished.append(cell)
@@ -406,7 +442,7 @@ def load_runs(paths: Sequence[str]) -> tuple[list[list[Cell]], list[dict]]:
             raise ValueError(f"--from-json: expected a `unisim zoo --json` file with a 'cells' list, got {p!r}")
         cells = [Cell(**{k: v for k, v in c.items() if k in names}) for c in data["cells"]]
         for c in cells:  # causes are the table's, not the run's: a cause documented since then is shown
-            c.cause = CAUSES.get((c.backend, c.model)) if c.cls == "deviates" else None
+            c.cause = documented_causes().get((c.backend, c.model)) if c.cls == "deviates" else None
         runs.append(cells)
         metas.append({k: data.get(k) for k in ("command", "steps", "num_envs", "timeout_s", "complete")}
                      | {"file": os.path.basename(p), "cells": len(cells)})
@@ -485,8 +521,8 @@ def to_markdown(cells: Sequence[Cell], meta: dict) -> str:
               for b in backends]
     lines += ["", "| model | " + " | ".join(backends) + " |", "|---" * (len(backends) + 1) + "|"]
     lines += [f"| {m} | " + " | ".join(md(_text(at.get((m, b)))) for b in backends) + " |" for m in models]
-    lines += ["", "Details of every cell that is not `ok` (a deviating cell with its documented cause, "
-              "`unisim_core/zoo_causes.py`):", ""]
+    lines += ["", "Details of every cell that is not `ok` (a deviating cell with its cause as the engine's plugin "
+              "documents it, hook `unisim_zoo_causes`):", ""]
     lines += [f"- **{c.model} × {c.backend}** ({c.cls}): {md(c.detail)[:600]}"
               + (f" **Cause:** {md(c.cause or 'not documented')}." if c.cls == "deviates" else "")
               for c in cells if c.cls != "ok"]

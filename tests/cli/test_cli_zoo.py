@@ -89,7 +89,7 @@ def _run_json(path: Path, cells: list, steps: int = 3) -> str:
 
 def test_from_json_merges_runs_later_cells_win(tmp_path, monkeypatch, capsys):
     ref, ref_a = _ran(True), _arrays()
-    monkeypatch.setitem(Z.CAUSES, ("newton", "b"), "contact: 1e-6 with contacts off")
+    monkeypatch.setattr(Z, "documented_causes", lambda: {("newton", "b"): "contact: 1e-6 with contacts off"})
     old = [Z.classify("a", "newton", {"status": "error", "type": "process", "message": "boom"}, {}, ref, ref_a),
            Z.classify("b", "newton", _ran(True), _arrays(dof=2e-2), ref, ref_a)]
     new = [Z.classify("a", "newton", _ran(True), _arrays(), ref, ref_a),
@@ -109,6 +109,38 @@ def test_from_json_merges_runs_later_cells_win(tmp_path, monkeypatch, capsys):
     assert main(["zoo", "--from-json", first, _run_json(tmp_path / "r3.json", new, steps=5)]) == 2
     assert "expected runs of one --steps/--num-envs to merge, got [(3, 2), (5, 2)]" in capsys.readouterr().err
     assert main(["zoo"]) == 2 and "expected DIR... to run, or --from-json" in capsys.readouterr().err
+
+
+def test_causes_are_each_plugins_own(monkeypatch):
+    """The deviating cells' causes come from each plugin's ``unisim_zoo_causes`` hook, keyed by that
+    plugin's backend: the core holds no engine's facts."""
+    import importlib.util
+
+    causes = Z.documented_causes()
+    names = [r.name for r in registry.list_backends() if r.name in ENGINES and r.spec is not None]
+    assert names, "no engine plugin installed"
+    for name in names:  # the reference engine documents none
+        module = f"unisim_{name}._zoo_causes"
+        own = importlib.import_module(module).CAUSES if importlib.util.find_spec(module) else {}
+        assert {m: c for (b, m), c in causes.items() if b == name} == own
+    assert {b for b, _ in causes} <= set(names)
+
+
+def test_matrix_texts_carry_paths_relative_to_the_models_root(tmp_path):
+    """A refusal names the model's file relative to the corpus folder (``robot/scene.xml``), never the
+    machine's absolute path, and the run's model table the same; gymnasium's assets as ``gymnasium/``."""
+    robot = tmp_path / "corpus" / "robot"
+    robot.mkdir(parents=True)
+    (robot / "scene.xml").write_text('<mujoco><worldbody><body name="b"><joint name="j"/><geom size="0.1"/>'
+                                     '</body></worldbody><tendon><fixed name="t"><joint joint="j" coef="1"/>'
+                                     '</fixed></tendon></mujoco>')
+    (model,) = Z.discover([str(tmp_path / "corpus")])
+    (cell,) = Z.run_zoo([model], ["fake"], steps=2)
+    assert (cell.cls, cell.figure) == ("refused", "fixed_tendon")
+    assert "robot/scene.xml: <tendon>" in cell.detail and str(tmp_path) not in cell.detail, cell.detail
+    assert model.relative(f"{robot}/scene.xml; {robot.resolve()}/a.xml") == "robot/scene.xml; robot/a.xml"
+    gym = Z.ZooModel("gymnasium/ant", "/site/gymnasium/assets/ant.xml", "/site/gymnasium/assets", "gymnasium")
+    assert gym.relative("/site/gymnasium/assets/ant.xml: x") == "gymnasium/ant.xml: x"
 
 
 def test_exit_reasons_and_timeout_are_error_cells(tmp_path):

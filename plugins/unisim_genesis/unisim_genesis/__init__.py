@@ -6,11 +6,19 @@ access) and constructing a backend do.
 
 from __future__ import annotations
 
-from ._hooks import __version__, unisim_backend_spec, unisim_diagnostics, unisim_raw_stepper, unisim_step_cost_probe
+from ._hooks import (
+    __version__,
+    unisim_backend_spec,
+    unisim_diagnostics,
+    unisim_raw_stepper,
+    unisim_step_cost_probe,
+    unisim_zoo_causes,
+)
 from ._options import GenesisOptions
 
 __all__ = ["GenesisBackend", "GenesisOptions", "__version__", "unisim_backend_spec", "unisim_diagnostics",
-           "unisim_raw_stepper", "unisim_step_cost_probe"]
+           "unisim_raw_stepper", "unisim_step_cost_probe",
+           "unisim_zoo_causes"]
 
 
 def __getattr__(name: str):

@@ -16,7 +16,8 @@ CAPABILITIES = frozenset({
     Capability.PRE_STEP_CONTROL, Capability.CONTACT_FORCES, Capability.CONTACT_FILTERS, Capability.CONTACT_TORQUES,
     Capability.VIDEO_CAPTURE, Capability.PLAYBACK,
 })
-__all__ = ["CAPABILITIES", "unisim_backend_spec", "unisim_diagnostics", "unisim_raw_stepper", "unisim_step_cost_probe"]
+__all__ = ["CAPABILITIES", "unisim_backend_spec", "unisim_diagnostics", "unisim_raw_stepper", "unisim_step_cost_probe",
+           "unisim_zoo_causes"]
 
 
 @hookimpl
@@ -31,6 +32,13 @@ def unisim_backend_spec() -> BackendSpec:
 @hookimpl
 def unisim_diagnostics() -> dict[str, str]:
     return installed_versions("genesis-world", "torch", "quadrants")
+
+
+@hookimpl
+def unisim_zoo_causes() -> dict[str, str]:
+    from ._zoo_causes import CAUSES  # the documented causes of this engine's deviating zoo cells
+
+    return CAUSES
 
 
 unisim_raw_stepper, unisim_step_cost_probe = bench_hooks(__package__)

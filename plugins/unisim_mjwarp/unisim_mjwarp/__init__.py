@@ -8,14 +8,22 @@ whose ``SolverMuJoCo`` is MuJoCo Warp.
 
 from __future__ import annotations
 
-from ._hooks import __version__, unisim_backend_spec, unisim_diagnostics, unisim_raw_stepper, unisim_step_cost_probe
+from ._hooks import (
+    __version__,
+    unisim_backend_spec,
+    unisim_diagnostics,
+    unisim_raw_stepper,
+    unisim_step_cost_probe,
+    unisim_zoo_causes,
+)
 from ._options import MjwarpOptions
 
 _LAZY = {"MjwarpBackend": "_backend", "buffer_sizes": "_buffers", "overflow_error": "_buffers",
          "FATAL_OVERFLOWS": "_buffers"}
 
 __all__ = ["MjwarpBackend", "MjwarpOptions", "FATAL_OVERFLOWS", "buffer_sizes", "overflow_error", "__version__",
-           "unisim_backend_spec", "unisim_diagnostics", "unisim_raw_stepper", "unisim_step_cost_probe"]
+           "unisim_backend_spec", "unisim_diagnostics", "unisim_raw_stepper", "unisim_step_cost_probe",
+           "unisim_zoo_causes"]
 
 
 def __getattr__(name: str):

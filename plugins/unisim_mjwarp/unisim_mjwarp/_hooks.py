@@ -22,7 +22,8 @@ CAPABILITIES = frozenset({
     Capability.VIDEO_CAPTURE, Capability.PLAYBACK,
 })
 __all__ = ["CAPABILITIES", "INIT_TERMS", "INTERVAL_TERMS", "RESET_TERMS", "unisim_backend_spec", "unisim_diagnostics",
-           "unisim_raw_stepper", "unisim_step_cost_probe"]
+           "unisim_raw_stepper", "unisim_step_cost_probe",
+           "unisim_zoo_causes"]
 
 
 @hookimpl
@@ -37,6 +38,13 @@ def unisim_backend_spec() -> BackendSpec:
 @hookimpl
 def unisim_diagnostics() -> dict[str, str]:
     return installed_versions("mujoco-warp", "warp-lang", "mujoco")
+
+
+@hookimpl
+def unisim_zoo_causes() -> dict[str, str]:
+    from ._zoo_causes import CAUSES  # the documented causes of this engine's deviating zoo cells
+
+    return CAUSES
 
 
 unisim_raw_stepper, unisim_step_cost_probe = bench_hooks(__package__)

@@ -10,7 +10,8 @@ from unisim_core.registry import BackendSpec
 
 from ._backend import MotrixBackend
 
-__all__ = ["unisim_backend_spec", "unisim_raw_stepper", "unisim_step_cost_probe"]
+__all__ = ["unisim_backend_spec", "unisim_raw_stepper", "unisim_step_cost_probe",
+           "unisim_zoo_causes"]
 
 
 @hookimpl

@@ -41,4 +41,11 @@ def unisim_diagnostics() -> dict[str, str]:
     return installed_versions("newton", "warp-lang", "mujoco-warp", "mujoco")
 
 
+@hookimpl
+def unisim_zoo_causes() -> dict[str, str]:
+    from ._zoo_causes import CAUSES  # the documented causes of this engine's deviating zoo cells
+
+    return CAUSES
+
+
 unisim_raw_stepper, unisim_step_cost_probe = bench_hooks(__package__)

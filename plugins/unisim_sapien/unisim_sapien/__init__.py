@@ -14,12 +14,14 @@ from ._hooks import (
     unisim_diagnostics,
     unisim_raw_stepper,
     unisim_step_cost_probe,
+    unisim_zoo_causes,
 )
 from ._options import SapienOptions
 from ._warnings import SapienModellingWarning
 
 __all__ = ["CAPABILITIES", "SapienBackend", "SapienModellingWarning", "SapienOptions", "__version__",
-           "unisim_backend_spec", "unisim_diagnostics", "unisim_raw_stepper", "unisim_step_cost_probe"]
+           "unisim_backend_spec", "unisim_diagnostics", "unisim_raw_stepper", "unisim_step_cost_probe",
+           "unisim_zoo_causes"]
 
 
 def __getattr__(name: str):

@@ -1,0 +1,14 @@
+"""Why Newton deviates from MuJoCo on models of ``unisim zoo`` (hook ``unisim_zoo_causes``):
+``{model label: cause}``, each measured with the zoo's protocol (100 steps, 2 envs) on a copy of the
+model with one change (see :meth:`unisim_core.hooks.UniSimHookSpecs.unisim_zoo_causes`; docs/newton.md).
+"""
+
+from __future__ import annotations
+
+__all__ = ["CAUSES"]
+
+CAUSES: dict[str, str] = {
+    "gymnasium/ant": (
+        "RK4 through contact, as on mjwarp (Newton's SolverMuJoCo is MuJoCo Warp): contacts off: base_pos "
+        '8.1e-06; Euler instead of RK4: dof_pos 5.8e-03, both within the tier'),
+}
