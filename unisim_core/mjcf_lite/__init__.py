@@ -62,10 +62,11 @@ a scene is never silently simulated as something else.
 
 from __future__ import annotations
 
+from ._dampratio import mass_matrix0
 from ._errors import MjcfLiteError
 from ._includes import read_tree
 from ._model import SENSOR_DIMS, LiteModel, collision_candidates
 from ._reader import OPTIONAL_FEATURES, load_mjcf
 
 __all__ = ["MjcfLiteError", "LiteModel", "load_mjcf", "read_tree", "collision_candidates", "OPTIONAL_FEATURES",
-           "SENSOR_DIMS"]
+           "SENSOR_DIMS", "mass_matrix0"]

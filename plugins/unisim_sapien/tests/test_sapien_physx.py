@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from unisim_conformance import scene_path
-from unisim_core import InvalidInputError, SceneCfg, create_backend
+from unisim_core import InvalidInputError, SceneCfg, UnsupportedCapabilityError, create_backend
 
 mujoco = pytest.importorskip("mujoco", reason="the reference trajectories come from MuJoCo (pip install mujoco)")
 
@@ -242,3 +242,33 @@ def test_a_dampratio_servo_follows_mujoco(tmp_path):
     got = np.array([b.step(np.full((1, 1), 0.5, np.float32), 1) or b.get_qpos()[0, 0] for _ in range(150)])
     assert np.abs(got - want).max() < 1e-5
     assert np.abs(want - _mujoco_servo(_servo(tmp_path, kp=20.0, kv=0.0), 0.5, 150)).max() > 0.1
+
+
+EQUALITY = """<mujoco><option timestep="0.002" integrator="implicitfast"/><worldbody>
+  <body name="base" pos="0 0 0.5"><inertial pos="0 0 0" mass="1" diaginertia="0.01 0.01 0.01"/>
+    <body name="left" pos="0 0.05 0"><joint name="jl" type="hinge" axis="1 0 0" damping="0.01"/>
+      <inertial pos="0 0 -0.05" mass="0.05" diaginertia="5e-5 5e-5 1e-5"/></body>
+    <body name="right" pos="0 -0.05 0"><joint name="jr" type="hinge" axis="1 0 0" damping="0.01"/>
+      <inertial pos="0 0 -0.05" mass="0.05" diaginertia="5e-5 5e-5 1e-5"/></body></body></worldbody>
+  <equality><joint joint1="jl" joint2="jr" polycoef="{poly}"/></equality>
+  <actuator><motor joint="jl" gear="1"/></actuator></mujoco>"""
+
+
+def test_a_joint_equality_is_a_fixed_tendon_and_a_polynomial_one_is_refused(tmp_path):
+    """Two fingers mirrored with an offset (jl = 0.1 - jr, a gripper's coupling), one pushed by a motor: the
+    other follows through the fixed tendon, within 2e-3 rad of MuJoCo over 0.6 s (measured 1.0e-3: MuJoCo's
+    soft equality holds the sum to 2.0e-3 of 0.1, the tendon to 4.0e-3) while the fingers move 0.3 rad. A
+    quadratic coupling is refused as joint_equality."""
+    path = tmp_path / "eq.xml"
+    path.write_text(EQUALITY.format(poly="0.1 -1 0 0 0"))
+    out = []
+    for name in ("mujoco", "sapien"):
+        b = create_backend(name, SceneCfg(model_file=str(path)), 1, 0.002)
+        b.step(np.array([[0.02]]), 300)
+        out.append(b.get_qpos()[0])
+    assert out[0][0] > 0.3 and abs(out[0][0] + out[0][1] - 0.1) < 3e-3
+    np.testing.assert_allclose(out[1], out[0], atol=2e-3)
+    path.write_text(EQUALITY.format(poly="0 -1 0.5 0 0"))
+    with pytest.raises(UnsupportedCapabilityError, match="polycoef") as info:
+        create_backend("sapien", SceneCfg(model_file=str(path)), 1, 0.002)
+    assert info.value.capability == "joint_equality"

@@ -119,6 +119,19 @@ def test_mesh_geoms_are_convex_hulls_and_world_welded_bodies_are_static(tmp_path
     assert len(b.sapien_scenes[0].physx_system.get_rigid_static_components()[0].get_collision_shapes()) == 2
 
 
+def test_a_mesh_scale_from_its_default_class_is_applied(tmp_path):
+    """``<mesh class=...>`` takes its scale from the default class (trossen_wx250s' meshes are in mm, scaled by
+    0.001 there; read as 1, their hulls were 1000x too large and the arm blew up): the cube rests at z = 0.1."""
+    (tmp_path / "cube.obj").write_text(CUBE)
+    path = tmp_path / "arm.xml"
+    path.write_text(MESH_ARM.replace('<mesh name="cube" file="cube.obj" scale="0.1 0.1 0.1"/>',
+                                     '<mesh name="cube" file="cube.obj" class="mm"/>').replace(
+        "<asset>", '<default><default class="mm"><mesh scale="0.1 0.1 0.1"/></default></default><asset>'))
+    b = create_backend("sapien", SceneCfg(model_file=str(path)), 1, 0.002)
+    b.step(np.zeros((1, 0), np.float32), 500)
+    assert b.get_qpos()[0, 3] == pytest.approx(0.1, abs=2e-3)
+
+
 def test_an_accelerometer_on_a_world_site_reads_minus_gravity(tmp_path):
     """A static point's proper acceleration is -g: (0, 0, +9.81) m/s², before and after steps."""
     path = tmp_path / "world_imu.xml"

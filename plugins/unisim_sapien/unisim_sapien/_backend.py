@@ -33,7 +33,18 @@ from unisim_core.physx import IMPLICIT_KV, mujoco_integrator, physx_drives
 from unisim_core.plugin_support import SnapshotMemory, load_mjcf_or_refuse
 
 from . import _hooks
-from ._build import actors, build_env, check_scene, configure_engine, friction_ranks, layout_of, posed, world_pose
+from ._build import (
+    actors,
+    build_env,
+    check_scene,
+    check_tendons,
+    configure_engine,
+    friction_ranks,
+    layout_of,
+    posed,
+    world_pose,
+)
+from ._equality import joint_tendons
 from ._friction import physx_materials
 from ._hooks import REFUSED_TERMS
 from ._mjcf_extra import acting_tendons, read_meshes
@@ -49,7 +60,7 @@ __all__ = ["SapienBackend"]
 
 #: mjcf_lite's optional features this backend simulates (``unisim_core.mjcf_lite.OPTIONAL_FEATURES``).
 ACCEPTED = frozenset({"frictionloss", "body_gravcomp", "hfield", "mocap", "multi_joint_body",
-                      "joint_stiffness", "fixed_tendon", "dampratio"})
+                      "joint_stiffness", "fixed_tendon", "dampratio", "joint_equality"})
 
 
 def _xyz(v) -> np.ndarray:
@@ -156,12 +167,15 @@ class SapienBackend(SimBackend):
         _ = self.model_info  # names given by the options are checked before the engine loads
         # a frictionloss joint's damping: explicit, with MuJoCo's dt D as armature (physx_drives' dt)
         self._drives = physx_drives(lite.joints, lite.actuators, implicit_kv=implicit_kv, dt=self.sim_dt)
+        tendons = joint_tendons(path, lite, self.sim_dt, self.name) if lite.constraints.get("joint_equality") else []
+        check_tendons(lite, tendons, path)
         check_thread_keys(self._num_envs)
         cfg = self.options.physx
         configure_engine(cfg, lite.gravity)
         self._scenes, self._arts, self._shapes, kinematic = [], [], [], []
         for _ in range(self._num_envs):
-            scene_, arts, shapes, mocap = build_env(lite, assets, self._drives, cfg, self.sim_dt, friction, path=path)
+            scene_, arts, shapes, mocap = build_env(lite, assets, self._drives, cfg, self.sim_dt, friction, tendons,
+                                                    path=path)
             self._scenes.append(scene_)
             self._arts.append(arts)
             self._shapes.append(shapes)

@@ -16,6 +16,7 @@ filter) and a scene where they differ is refused (``contact_filter``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,10 +27,11 @@ from unisim_core import LiteModel, UnsupportedCapabilityError
 from unisim_core import quat as Q
 from unisim_core.physx import MUJOCO_BODY_PROPERTIES, PhysxDrives, PhysxSolverConfig
 
+from ._equality import JointTendon
 from ._mjcf_extra import MeshFile
 
-__all__ = ["Layout", "actors", "build_env", "check_scene", "configure_engine", "friction_ranks", "layout_of", "posed",
-           "welded_to_world", "world_pose"]
+__all__ = ["Layout", "actors", "build_env", "check_scene", "check_tendons", "configure_engine", "friction_ranks",
+           "layout_of", "posed", "welded_to_world", "world_pose"]
 
 _NAME = "sapien"
 _X_TO_Z = np.array([np.sqrt(0.5), 0.0, -np.sqrt(0.5), 0.0])  # rotates PhysX's +x (plane normal, capsule axis) onto +z
@@ -320,11 +322,12 @@ def _set_groups(component, lite: LiteModel, geoms: list[int], path: str, bits: n
 
 
 def build_env(lite: LiteModel, assets: list[MeshFile | None], drives: PhysxDrives,
-              config: PhysxSolverConfig, dt: float, friction: np.ndarray, scene: sapien.Scene | None = None,
+              config: PhysxSolverConfig, dt: float, friction: np.ndarray, tendons: Sequence[JointTendon] = (),
+              scene: sapien.Scene | None = None,
               origin: tuple[float, float] = (0.0, 0.0), path: str = "") -> tuple[sapien.Scene, list, dict, dict]:
     """One env: its scene, articulations, ``{colliding geom: PhysX shape}`` and ``{mocap body: kinematic
     PhysxRigidDynamicComponent}`` (``configure_engine`` must have run). ``friction (G,)``: each geom's PhysX
-    material friction (:func:`._friction.physx_frictions`).
+    material friction (:func:`._friction.physx_frictions`); ``tendons``: the joint equalities as fixed tendons.
     ``scene``: add the articulations, placed at ``origin`` (x, y; m), to that scene instead, without its
     world geoms (the former ``benchmarks/sapien_overhead.py`` measured N articulations in one scene this way)."""
     cols = set(_colliding(lite))
@@ -404,6 +407,7 @@ def build_env(lite: LiteModel, assets: list[MeshFile | None], drives: PhysxDrive
                 shapes.update(_set_groups(link, lite, [g for g in sorted(cols) if lite.geoms[g]["body"] == b
                                                        and not welded[b]], path, bits))
         _mujoco_properties(art, joint_drive, config)
+        _add_tendons(art, tendons)
         _gravity_off(art, lite, fixed)
         arts.append(art)
     return scene, arts, shapes, kinematic
@@ -438,6 +442,45 @@ def link_inertia(lite: LiteModel, b: int, fixed: list[bool]) -> tuple[float, sap
         light = CHAIN_LINK_MASS * sum(float(lite.body_mass[c]) for c in range(1, len(lite.body_names)) if not fixed[c])
         mass, inertia = max(mass, light), np.maximum(inertia, light * 1e-4)
     return mass, _pose(lite.body_ipos[b], lite.body_iquat[b]), inertia.astype(np.float32)
+
+
+def check_tendons(lite: LiteModel, tendons: Sequence[JointTendon], path: str) -> None:
+    """Refuse a joint equality between joints of two articulations (a PhysX fixed tendon lives in one)."""
+    tops = [top for top, _ in _tops(lite)]
+    for t in tendons:
+        owners = {next(top for top in tops if _under(lite, lite.joints[j]["body"], top)) for j in t.joints}
+        if len(owners) > 1:
+            names = [lite.joints[j]["name"] for j in t.joints]
+            raise _refuse("joint_equality", f"{path}: the joint equality of {names} couples two articulations "
+                          "(world children); a PhysX fixed tendon lives in one")
+
+
+def _add_tendons(art, tendons: Sequence[JointTendon]) -> None:
+    """The fixed tendons whose joints are in ``art``: rooted at the links' common ancestor (a single joint's:
+    its parent link), each joint's link with its coefficient, the links between with 0; the reciprocal
+    coefficients are the coefficients (``_equality``)."""
+    link_of = {joint.name: joint.child_link for joint in art.get_active_joints()}
+    for t in tendons:
+        names = [f"j{j}" for j in t.joints]
+        if not all(n in link_of for n in names):
+            continue
+        paths = []  # per joint: its link, its parent, ..., the root link
+        for n in names:
+            path, link = [], link_of[n]
+            while link is not None:
+                path.append(link)
+                link = link.parent
+            paths.append(path)
+        up = [[link.index for link in path] for path in paths]
+        root = paths[0][1] if len(paths) == 1 else next(link for link in paths[0] if link.index in up[1])
+        chain, coefficients = [root], [0.0]
+        for path, ids, c in zip(paths, up, t.coefficients):
+            for link in reversed(path[:ids.index(root.index)]):
+                if link.index not in [x.index for x in chain]:
+                    chain.append(link)
+                    coefficients.append(c if link is path[0] else 0.0)
+        art.create_fixed_tendon(chain, coefficients, coefficients, rest_length=t.rest, stiffness=t.stiffness,
+                                damping=t.damping)
 
 
 def _joints_of(lite: LiteModel, b: int) -> list[int]:

@@ -75,9 +75,10 @@ def read_meshes(path: str, lite: LiteModel) -> list[MeshFile | None]:
     base = os.path.dirname(os.path.abspath(path))
     compiler = {k: v for c in root.iter("compiler") for k, v in c.attrib.items()}
     meshdir = os.path.join(base, compiler.get("assetdir", ""), compiler.get("meshdir", ""))
-    meshes = {}
+    meshes, mesh_defaults = {}, _defaults(root, "mesh")
     for asset in root.findall("asset"):
-        for m in asset.findall("mesh"):
+        for elem in asset.findall("mesh"):
+            m = {**mesh_defaults.get(elem.get("class", "main"), {}), **elem.attrib}  # a class's scale too
             file = m.get("file")
             if file:
                 name = m.get("name") or os.path.splitext(os.path.basename(file))[0]

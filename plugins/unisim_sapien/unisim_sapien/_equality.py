@@ -1,0 +1,106 @@
+"""MuJoCo's joint equality constraints as PhysX fixed tendons.
+
+``<equality><joint joint1 joint2 polycoef="a0 a1 0 0 0">`` holds ``q1 - q1_0 = a0 + a1 (q2 - q2_0)``
+(positions from ``qpos0``, which is PhysX's joint zero here) as a soft constraint. A PhysX fixed tendon
+of one articulation measures ``L = sum c_i q_i`` and pulls it to its rest length with an implicit
+spring-damper whose force reaches joint ``i`` as ``c_i F`` (the reciprocal coefficients set to the
+coefficients; measured: a tendon of coefficients 1, -2 pulled to 0.1 from 0 splits it 0.02, -0.04 on
+equal links, as ``c_i F`` does). So ``c = (1, -a1)``, rest length ``a0``. MuJoCo's soft constraint
+(``solref``, ``solimp``) moves the constraint coordinate ``r`` as ``r'' = (1 - d) a0 - d b r' - d k r``
+(``a0`` its unconstrained acceleration, ``b = 2 / (dmax tau)``, ``k = d / (dmax tau zeta)^2``, ``tau`` at
+least ``2 dt`` as MuJoCo clamps it, the impedance ``d = dmax = solimp[1]`` beyond solimp's 1e-3 width):
+a spring-damper of ``m d k / (1 - d)`` and ``m d b / (1 - d)`` on an inertia ``m / (1 - d)``, with
+``m = 1 / (c M^-1 c)`` the coordinate's inertia (``M``: the joint-space mass matrix at ``qpos0``). The
+tendon gets that spring-damper on the coordinate's own inertia ``m``: the same deflection under a
+steady load (a gripper's fingers held against each other), a response ``1 / sqrt(1 - d)`` faster and
+more damped. A polynomial equality (``a2..a4``) or one coupling joints of two articulations is refused
+by name; an inactive one is skipped (MuJoCo does not apply it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from unisim_core import LiteModel, UnsupportedCapabilityError
+from unisim_core.mjcf_lite import mass_matrix0, read_tree
+
+__all__ = ["JointTendon", "joint_tendons"]
+
+_SOLREF = (0.02, 1.0)  # MuJoCo's defaults for equality constraints
+_SOLIMP = (0.9, 0.95, 0.001, 0.5, 2.0)
+
+
+@dataclass(frozen=True)
+class JointTendon:
+    """A fixed tendon for one joint equality: ``joints`` (MJCF joint ids; one when ``joint2`` is absent),
+    ``coefficients`` per joint, ``rest`` (rad or m), ``stiffness`` and ``damping`` (per unit of ``L``)."""
+
+    joints: tuple[int, ...]
+    coefficients: tuple[float, ...]
+    rest: float
+    stiffness: float
+    damping: float
+
+
+def _floats(text: str | None, default: tuple[float, ...]) -> np.ndarray:
+    values = np.array([float(x) for x in text.split()], dtype=np.float64) if text else np.zeros(0)
+    padded = np.array(default, dtype=np.float64)
+    padded[:len(values)] = values[:len(padded)]
+    return padded
+
+
+def _equality_defaults(root) -> dict[str, dict[str, str]]:
+    """``<equality>`` attributes of every default class, inherited down the nesting (``main`` at the top)."""
+    defaults: dict[str, dict[str, str]] = {}
+
+    def walk(elem, inherited: dict[str, str]) -> None:
+        table = dict(inherited)
+        for child in elem.findall("equality"):
+            table.update(child.attrib)
+        defaults[elem.get("class", "main")] = table
+        for child in elem.findall("default"):
+            walk(child, table)
+
+    for d in root.findall("default"):
+        walk(d, {})
+    return defaults
+
+
+def joint_tendons(path: str, lite: LiteModel, dt: float, backend: str) -> list[JointTendon]:
+    """The active ``<equality><joint>`` elements of ``path`` as tendons (module docstring); a polynomial one is
+    refused as ``joint_equality`` naming it."""
+    root = read_tree(path)
+    defaults = _equality_defaults(root)
+    names = [j["name"] for j in lite.joints]
+    tendons, inverse = [], None
+    for eq in (e for section in root.findall("equality") for e in section.findall("joint")):
+        a = {**defaults.get(eq.get("class", "main"), {}), **eq.attrib}
+        if a.get("active", "true") == "false":  # off from the start: MuJoCo does not apply it
+            continue
+        label = a.get("name") or f"{a.get('joint1')}-{a.get('joint2')}"
+        poly = _floats(a.get("polycoef"), (0.0, 1.0, 0.0, 0.0, 0.0))
+        if np.any(poly[2:]):
+            raise UnsupportedCapabilityError(backend, "joint_equality", f"{path}: joint equality {label!r} has "
+                                             f"polycoef {poly.tolist()}; a PhysX fixed tendon couples joints linearly")
+        j1 = names.index(a["joint1"])
+        joints = (j1,) if not a.get("joint2") else (j1, names.index(a["joint2"]))
+        coefficients = (1.0,) if len(joints) == 1 else (1.0, -float(poly[1]))
+        if inverse is None:
+            inverse = np.linalg.inv(mass_matrix0(lite))
+        c = np.zeros(lite.nv)
+        for j, k in zip(joints, coefficients):
+            c[lite.joints[j]["dofadr"]] += k
+        inertia = 1.0 / float(c @ inverse @ c)
+        solref, solimp = _floats(a.get("solref"), _SOLREF), _floats(a.get("solimp"), _SOLIMP)
+        d = float(solimp[1])  # dmax: the impedance beyond solimp's width (1e-3 by default)
+        if solref[0] > 0:  # time constant and damping ratio: d k = (d / (dmax tau zeta))^2, d b = 2 d / (dmax tau)
+            tau = max(float(solref[0]), 2.0 * dt)
+            dk, db = 1.0 / (tau * solref[1]) ** 2, 2.0 / tau
+        else:  # direct stiffness and damping: d k = -solref[0], d b = -solref[1]
+            dk, db = -float(solref[0]), -float(solref[1])
+        scale = inertia / (1.0 - d)  # MuJoCo's response held by the coordinate's inertia (module docstring)
+        tendons.append(JointTendon(joints=joints, coefficients=coefficients, rest=float(poly[0]),
+                                   stiffness=scale * dk, damping=scale * db))
+    return tendons
