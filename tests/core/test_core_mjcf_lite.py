@@ -110,8 +110,9 @@ def test_model_info_equals_mujocos_compiled_model(name):
     ('<worldbody><body name="b"><geom type="mesh" mesh="m"/></body></worldbody>',
      "<body name='b'> takes its inertia from geoms and a mesh geom with mass", "mesh_inertia"),
     ('<compiler boundmass="3"/>', "<compiler> sets boundmass", "compiler_boundmass"),
-    ('<worldbody><body name="b"><geom type="capsule" mesh="m"/></body></worldbody>',
-     "<geom> is a capsule with mesh='m'", "mesh_fitted_primitive"),
+    ('<asset><mesh name="m" file="m.stl" inertia="convex"/></asset><worldbody><body name="b">'
+     '<geom type="capsule" mesh="m"/></body></worldbody>', "<geom> is a capsule fitted to mesh 'm', whose fit is not "
+     "derived: mesh 'm' has inertia='convex'", "mesh_fitted_primitive"),
     (f'<worldbody><body name="b"><joint name="j"/>{INERTIAL}</body></worldbody>'
      '<actuator><position name="p" joint="j" kp="50" dampratio="1"/></actuator>', "<position name='p'> has dampratio=1",
      "dampratio"),

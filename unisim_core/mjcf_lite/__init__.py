@@ -14,7 +14,9 @@ inertia from geoms (``<compiler inertiafromgeom inertiagrouprange>``, geom ``mas
 ``shellinertia``, ``fromto``; several geoms diagonalised as ``mju_eig3`` does), mesh inertia
 (binary STL, OBJ and inline ``vertex``/``face`` meshes, ``<mesh inertia="legacy|exact|shell" scale
 refpos refquat>``, ``meshdir``; the mesh geom's inertial frame is the mesh's principal frame, while
-the geom table keeps the file's pose), ``<compiler settotalmass>`` and ``fullinertia``; keyframe
+the geom table keeps the file's pose), primitive geoms fitted to a mesh (``<geom type="capsule"
+mesh=...>``: size and frame from the mesh's inertia box, or its bounding box under ``<compiler
+fitaabb>``, times ``fitscale``; :mod:`._fit`), ``<compiler settotalmass>`` and ``fullinertia``; keyframe
 quaternions normalised (a zero one becomes the identity); a hinge's ``ref`` as its ``qpos0``;
 ``inheritrange``; a joint's ``actuatorfrcrange`` folded into its one actuator's ``forcerange``;
 geoms and sites numbered body by body; unnamed bodies, joints and ``<freejoint/>`` (name ``""``).

@@ -19,7 +19,7 @@ from .. import quat as Q
 from ._errors import MjcfLiteError
 from ._inertia import eig3
 
-__all__ = ["read_mesh", "mesh_inertia", "MODES"]
+__all__ = ["read_mesh", "mesh_vertices", "mesh_inertia", "MODES"]
 
 #: ``<mesh inertia>`` values derived here.
 MODES = frozenset({"legacy", "exact", "shell"})
@@ -89,6 +89,15 @@ def _regular_file(path: str, flags: int) -> int:
     return fd
 
 
+def mesh_vertices(tris: np.ndarray, scale=(1.0, 1.0, 1.0), refpos=(0.0, 0.0, 0.0),
+                  refquat=(1.0, 0.0, 0.0, 0.0)) -> np.ndarray:
+    """The triangles ``tris`` in the mesh frame as MuJoCo compiles them: moved into the ``refpos``/
+    ``refquat`` frame, then scaled, each step rounded to float32 as MuJoCo keeps vertices."""
+    R = Q.matrix_from_quat(Q.quat_normalize(np.asarray(refquat, dtype=np.float64)))
+    f32 = lambda x: np.asarray(x, dtype=np.float32).astype(np.float64)  # noqa: E731 (MuJoCo keeps vertices as float)
+    return f32(((f32(tris) - np.asarray(refpos, dtype=np.float64)) @ R) * np.asarray(scale, dtype=np.float64))
+
+
 def mesh_inertia(tris: np.ndarray, mode: str, scale=(1.0, 1.0, 1.0), refpos=(0.0, 0.0, 0.0),
                  refquat=(1.0, 0.0, 0.0, 0.0)) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
     """``(measure, pos, quat, moments)`` of a mesh at unit density: volume (m³; surface area m² for
@@ -97,9 +106,7 @@ def mesh_inertia(tris: np.ndarray, mode: str, scale=(1.0, 1.0, 1.0), refpos=(0.0
     the volume or area is below MuJoCo's ``mjMINVAL`` (MuJoCo rejects such a mesh)."""
     if mode not in MODES:
         raise ValueError(mode)
-    R = Q.matrix_from_quat(Q.quat_normalize(np.asarray(refquat, dtype=np.float64)))
-    f32 = lambda x: np.asarray(x, dtype=np.float32).astype(np.float64)  # noqa: E731 (MuJoCo keeps vertices as float)
-    v = f32(((f32(tris) - np.asarray(refpos, dtype=np.float64)) @ R) * np.asarray(scale, dtype=np.float64))
+    v = mesh_vertices(tris, scale, refpos, refquat)
     cross = np.cross(v[:, 1] - v[:, 0], v[:, 2] - v[:, 0])
     area = np.linalg.norm(cross, axis=1) / 2
     if area.sum() < _MINVAL:

@@ -14,11 +14,12 @@ from ..errors import InvalidInputError
 from ..mjcf_features import TRANSMISSIONS, feature_name, normalize_key_quats
 from ._dampratio import resolve_dampratio
 from ._errors import MjcfLiteError
+from ._fit import FITTED, fit_primitive
 from ._hfield import hfield_data
 from ._includes import read_tree
 from ._inertia import PRIMITIVES, combine, eig3, unit_inertia, z_to_quat
 from ._mesh import MODES as MESH_MODES
-from ._mesh import mesh_inertia, read_mesh
+from ._mesh import mesh_inertia, mesh_vertices, read_mesh
 from ._model import SENSOR_DIMS, LiteModel
 
 __all__ = ["load_mjcf", "OPTIONAL_FEATURES"]
@@ -88,6 +89,8 @@ class _Parser:
         self.meshdir = os.path.dirname(os.path.abspath(path))  # <compiler meshdir/assetdir>, from the main file
         self.meshes: dict[str, dict[str, str]] = {}  # <asset><mesh> attributes by name
         self.mesh_props: dict[str, tuple] = {}  # mesh name -> mesh_inertia() (or the reason it has none)
+        self.mesh_verts: dict[str, np.ndarray] = {}  # mesh name -> its vertices (n, 3) in the mesh frame
+        self.fitaabb = False  # <compiler fitaabb>: primitives fitted to a mesh's bounding box
         self.hfields: list[dict] = []  # <asset><hfield> rows (read only when the caller accepts "hfield")
 
     def fail(self, elem: ET.Element, why: str, feature: str | None):
@@ -175,6 +178,7 @@ class _Parser:
             if folder is not None:
                 self.meshdir = os.path.join(os.path.dirname(os.path.abspath(self.path)), folder)
             self.totalmass = float(c.get("settotalmass", self.totalmass))
+            self.fitaabb = c.get("fitaabb", str(self.fitaabb).lower()) == "true"
             for key in _MASS_COMPILER:
                 if key in c.attrib and not (key == "exactmeshinertia" and c.get(key) == "false"):
                     raise self.fail(c, f"sets {key}; the reader does not rescale masses or inertias", f"compiler_{key}")
@@ -399,9 +403,6 @@ class _Parser:
         gtype = a["type"]
         if gtype == "sdf":
             raise self.fail(elem, "has type='sdf'; sdf geoms are not supported by this reader", "sdf")
-        if gtype != "mesh" and a.get("mesh"):
-            raise self.fail(elem, f"is a {gtype} with mesh={a['mesh']!r}: MuJoCo fits its size and frame to the mesh, "
-                                  "which this reader does not compute", "mesh_fitted_primitive")
         size = _padded(_vec(a.get("size"), None, [], "geom.size"), [0.0, 0.0, 0.0])
         hfield = -1
         if gtype == "hfield":
@@ -416,7 +417,9 @@ class _Parser:
             hs = self.hfields[hfield]["size"]  # MuJoCo's geom_size of a height field
             size = np.array([hs[0], hs[1], 0.25 * hs[2] + 0.5 * hs[3]])
         pos, quat = _vec(a.get("pos"), 3, [0, 0, 0], "geom.pos"), self.orient(a, elem)
-        if "fromto" in a and gtype in ("capsule", "cylinder", "box", "ellipsoid"):
+        if gtype != "mesh" and a.get("mesh"):
+            size, pos, quat = self._fit(elem, a, gtype, size, pos, quat)
+        elif "fromto" in a and gtype in ("capsule", "cylinder", "box", "ellipsoid"):
             ft = _vec(a["fromto"], 6, None, "geom.fromto")
             pos, quat = (ft[:3] + ft[3:]) / 2.0, z_to_quat(ft[:3] - ft[3:])
             if gtype in ("box", "ellipsoid"):  # MuJoCo: size[0] is both cross-section half sizes
@@ -459,6 +462,25 @@ class _Parser:
         rho = density if mass is None else mass / measure
         return rho * measure, pos, quat, rho * moments
 
+    def _fit(self, elem: ET.Element, a: dict, gtype: str, size, pos, quat):
+        """``(size, pos, quat)`` of a primitive geom naming a mesh, as MuJoCo fits it (:mod:`._fit`)."""
+        if gtype not in FITTED or "fromto" in a:
+            raise self.fail(elem, f"is a {gtype} with mesh={a['mesh']!r}{' and fromto' if 'fromto' in a else ''}; "
+                                  f"MuJoCo fits only {', '.join(sorted(FITTED))} geoms to a mesh, without fromto",
+                            None)
+        if a["mesh"] not in self.meshes:
+            raise self.fail(elem, f"has mesh={a['mesh']!r}, which is not an <asset><mesh> of the model", None)
+        props = self._mesh_props(a["mesh"], False)
+        if isinstance(props, str):
+            raise self.fail(elem, f"is a {gtype} fitted to mesh {a['mesh']!r}, whose fit is not derived: {props}",
+                            "mesh_fitted_primitive")
+        fsize, fpos, fquat = fit_primitive(gtype, size, self.mesh_verts[a["mesh"]], props, self.fitaabb,
+                                           float(a.get("fitscale", "1")))
+        if not np.all(fsize[:{"sphere": 1, "capsule": 2, "cylinder": 2}.get(gtype, 3)] > 0):
+            raise self.fail(elem, f"is a {gtype} fitted to mesh {a['mesh']!r} with size {fsize.tolist()}; MuJoCo "
+                                  "rejects a size that is not positive", None)
+        return fsize, pos + Q.quat_apply(quat, fpos), Q.quat_mul(quat, fquat)
+
     def _mesh_props(self, name: str, shell: bool):
         """:func:`~._mesh.mesh_inertia` of mesh asset ``name`` in its ``inertia`` mode, or a string
         saying why it is not derived."""
@@ -478,11 +500,12 @@ class _Parser:
                 tris = verts[_vec(ma["face"], None, None, "mesh.face").astype(np.int64).reshape(-1, 3)]
             else:
                 return f"mesh {name!r} has no file and no vertex+face (MuJoCo takes the hull of the vertices)"
+            frame = (_vec(ma.get("scale"), 3, [1, 1, 1], "mesh.scale"),
+                     _vec(ma.get("refpos"), 3, [0, 0, 0], "mesh.refpos"),
+                     _vec(ma.get("refquat"), 4, [1, 0, 0, 0], "mesh.refquat"))
+            self.mesh_verts[name] = mesh_vertices(tris, *frame).reshape(-1, 3)
             try:
-                self.mesh_props[name] = mesh_inertia(
-                    tris, mode, _vec(ma.get("scale"), 3, [1, 1, 1], "mesh.scale"),
-                    _vec(ma.get("refpos"), 3, [0, 0, 0], "mesh.refpos"),
-                    _vec(ma.get("refquat"), 4, [1, 0, 0, 0], "mesh.refquat"))
+                self.mesh_props[name] = mesh_inertia(tris, mode, *frame)
             except ValueError as exc:
                 raise MjcfLiteError(f"{self.path}: mesh {name!r}: {exc} is too small for inertia={mode!r} "
                                     "(MuJoCo rejects it)") from None
