@@ -147,3 +147,30 @@ def test_contact_mixing_pairs_keep_mujocos_trajectory(name, pairs):
         mujoco.mj_step(m2, d2)
         assert d1.ncon == d2.ncon
     assert np.array_equal(d1.qpos, d2.qpos) and d1.ncon > 0
+
+
+def test_a_backend_makes_two_scene_datas(monkeypatch, make):
+    """MotrixSim never frees a SceneData (~80 KB at 16 envs, ~70 KB more after its first step; docs/motrix.md
+    "Memory"), so a backend makes exactly two: its batched one and one unbatched for the model's nominal
+    tables, through construction, model_info and an inertia randomization. Before, the inertia check,
+    model_info and each randomized link made their own (6 here: the test fails on the old adapter)."""
+    import motrixsim
+
+    from unisim_core import InitRandomizationPlan, RandomizationOp
+
+    made = []
+    real = motrixsim.SceneData
+
+    def counting(*args, **kwargs):
+        made.append(kwargs.get("batch"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(motrixsim, "SceneData", counting)
+    b = make("quadruped.xml", 4)
+    b.model_info
+    ids = b.get_body_ids(["FL_hip", "FR_hip", "RL_hip"])
+    b.apply_init_randomization(InitRandomizationPlan([RandomizationOp(
+        term="body_inertia", env_ids=np.array([1]), target_ids=ids, values=np.full((1, 3, 3), 1.1),
+        operation="scale")]))
+    b.step(np.zeros((4, b.num_actuators)), 2)
+    assert made == [[4], None], made

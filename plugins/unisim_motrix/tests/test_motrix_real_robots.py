@@ -79,15 +79,16 @@ def test_site_actuators_fly_like_mujoco(robot, ctrl):
     steps = int(round(0.3 / m.opt.timestep))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MotrixModellingWarning)
-        b = MotrixBackend(SceneCfg(path), 1, float(m.opt.timestep), np_dtype=np.float64)
+        b = MotrixBackend(SceneCfg(path), 2, float(m.opt.timestep), np_dtype=np.float64)
     with b:
         assert b.num_actuators == m.nu and list(b.get_actuator_names()) == [m.actuator(i).name for i in range(m.nu)]
-        b.set_state(np.array([0]), q0[None], np.zeros((1, m.nv)))
-        b.step(np.array([ctrl], np.float64), steps)
+        b.set_state(np.arange(2), np.tile(q0, (2, 1)), np.zeros((2, m.nv)))
+        b.step(np.array([ctrl, m.key_ctrl[0]], np.float64), steps)  # env 1 hovers
         d.ctrl[:] = ctrl
         mujoco.mj_step(m, d, steps)
         assert np.abs(d.qpos - q0).max() > 1e-2
         np.testing.assert_allclose(b.get_qpos()[0], d.qpos, atol=1e-4)
+        np.testing.assert_allclose(b.get_qpos()[1], q0, atol=1e-4)
 
 
 @corpus

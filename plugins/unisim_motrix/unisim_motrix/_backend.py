@@ -178,7 +178,7 @@ class MotrixBackend(SimBackend):
             moving[i + 1] = (i in has_joint) or moving[p]
         self._moving = moving
         warn_inertia(path, self._links, [p if moving[i + 1] else None
-                                         for i, p in enumerate(_model.principal_inertias(M))], mj)
+                                         for i, p in enumerate(_model.principal_inertias(M, self._nominal_scene_data()))], mj)
         self._root_signs = [(r.link + 1, int(a)) for r, a in zip(self._layout.joints, self._layout.qposadr)
                             if r.type == "free"]
         self._root_signs = [(b, a + 3) for b, a in self._root_signs]
@@ -201,6 +201,7 @@ class MotrixBackend(SimBackend):
         from motrixsim import query as mq
 
         self._M, self._D = M, D
+        self._nominal_data = None
         self._links = list(M.links)
         self._layout = _model.build_layout(M)
         with engine_call("compile_query"):
@@ -213,6 +214,17 @@ class MotrixBackend(SimBackend):
             names = [pair_sensor_name(i) for i in range(len(self._pair_sensors))]
             self._q_pairs = M.compile_query({"s": mq.SensorValues(names)}).allocate(D) if names else None
         self._generation += 1
+
+    def _nominal_scene_data(self) -> Any:
+        """One unbatched ``SceneData`` of the current model, made once, whose overrides stay the model's
+        nominal values (model tables read from it). MotrixSim never frees a ``SceneData`` (docs/motrix.md,
+        "Memory"): a backend makes this one and its batched one, no more."""
+        import motrixsim
+
+        if self._nominal_data is None:
+            with engine_call("SceneData"):
+                self._nominal_data = motrixsim.SceneData(self._M)
+        return self._nominal_data
 
     def _load_model(self, contact_pairs: tuple[tuple[str, str], ...] = ()) -> Any:
         """``motrixsim.load_model`` of the scene as :class:`EngineMjcf` rewrites it (with contact
@@ -240,7 +252,7 @@ class MotrixBackend(SimBackend):
     def _load_model_info(self) -> ModelInfo:
         with engine_call("model introspection"):
             return _model.build_model_info(self._M, self._layout, self._facts, self._sensor_dims_by_name,
-                                           self._body_sensors, self._site_acts)
+                                           self._body_sensors, self._site_acts, self._nominal_scene_data())
 
     def _close(self) -> None:
         self._forces.clear()
@@ -611,12 +623,11 @@ class MotrixBackend(SimBackend):
 
     def _inertia_axes(self, link) -> np.ndarray:
         """xyzw rotation of the nominal principal axes in the link frame."""
-        import motrixsim
 
         if not hasattr(self, "_axes_cache"):
             self._axes_cache: dict[int, np.ndarray] = {}
         if link.index not in self._axes_cache:
-            I6 = np.asarray(link.get_inertia_override(motrixsim.SceneData(self._M)), np.float64).reshape(6)
+            I6 = np.asarray(link.get_inertia_override(self._nominal_scene_data()), np.float64).reshape(6)
             full = np.array([[I6[0], I6[3], I6[4]], [I6[3], I6[1], I6[5]], [I6[4], I6[5], I6[2]]])
             if np.allclose(I6[3:], 0.0):
                 R = np.eye(3)

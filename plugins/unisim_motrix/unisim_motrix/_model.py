@@ -151,12 +151,12 @@ def actuator_gains(a, data) -> tuple[float, float]:
 
 
 def build_model_info(M, layout: Layout, facts: MjcfFacts, sensor_dims: dict[str, int],
-                     body_sensors: list[tuple[str, int]], site_actuators=None) -> ModelInfo:
+                     body_sensors: list[tuple[str, int]], site_actuators=None, D1=None) -> ModelInfo:
     """The contract's model tables from the engine's model (and the backend's site actuators, which
     MotrixSim drops, at their MuJoCo positions: no joint, no gains)."""
     import motrixsim
 
-    D1 = motrixsim.SceneData(M)
+    D1 = motrixsim.SceneData(M) if D1 is None else D1
     links = list(M.links)
     body_names = ["world"] + [link_name(ln) for ln in links]
     parent = [0] + [(ln.parent.index + 1) if ln.parent is not None else 0 for ln in links]

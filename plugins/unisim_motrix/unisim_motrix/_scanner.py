@@ -77,7 +77,6 @@ class MotrixHeightScanner(BackendHeightScanner):
 
 
 def terrain_spawn_data(backend: MotrixBackend) -> BackendTerrainSpawnData:
-    import motrixsim
 
     cfg = backend.scene.terrain
     gid = backend.get_geom_id(cfg.hfield_geom)
@@ -89,7 +88,7 @@ def terrain_spawn_data(backend: MotrixBackend) -> BackendTerrainSpawnData:
                                 "expected an hfield")
     M = backend._M
     geom = M.geoms[gid]
-    D1 = motrixsim.SceneData(M)  # static terrain: one unbatched world is enough to sample it
+    D1 = backend._nominal_scene_data()  # static terrain: one unbatched world is enough to sample it
     with engine_call("forward_kinematic"):
         M.forward_kinematic(D1)
         centre = np.asarray(geom.get_pose(D1), np.float64).reshape(-1)[:3]

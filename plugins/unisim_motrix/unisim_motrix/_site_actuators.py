@@ -69,9 +69,10 @@ class SiteActuators:
         out = []
         for k, b in enumerate(self.body):
             qb = np.asarray(body_quat[:, b], np.float64)
-            point = np.broadcast_to(self._pos[k], qb.shape[:-1] + (3,))
+            point = np.ascontiguousarray(np.broadcast_to(self._pos[k], qb.shape[:-1] + (3,)))  # not a stride-0 view:
+            # MotrixSim reads the buffer row by row (measured: env 1 of 2 got garbage)
             qs = Q.quat_mul(qb, np.broadcast_to(self._quat[k], qb.shape))
-            force = Q.quat_apply(qs, f[:, k:k + 1] * self._gear[k, :3])
-            torque = Q.quat_apply(qs, f[:, k:k + 1] * self._gear[k, 3:])
+            force = np.ascontiguousarray(Q.quat_apply(qs, f[:, k:k + 1] * self._gear[k, :3]))
+            torque = np.ascontiguousarray(Q.quat_apply(qs, f[:, k:k + 1] * self._gear[k, 3:]))
             out.append((int(b), force, point, torque))
         return out
