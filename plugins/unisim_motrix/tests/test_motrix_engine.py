@@ -167,7 +167,7 @@ def test_a_backend_makes_two_scene_datas(monkeypatch, make):
 
     monkeypatch.setattr(motrixsim, "SceneData", counting)
     b = make("quadruped.xml", 4)
-    b.model_info
+    assert b.model_info.body_names[1] == "base"
     ids = b.get_body_ids(["FL_hip", "FR_hip", "RL_hip"])
     b.apply_init_randomization(InitRandomizationPlan([RandomizationOp(
         term="body_inertia", env_ids=np.array([1]), target_ids=ids, values=np.full((1, 3, 3), 1.1),

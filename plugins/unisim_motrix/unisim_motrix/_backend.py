@@ -177,8 +177,8 @@ class MotrixBackend(SimBackend):
             p = ln.parent.index + 1 if ln.parent is not None else 0
             moving[i + 1] = (i in has_joint) or moving[p]
         self._moving = moving
-        warn_inertia(path, self._links, [p if moving[i + 1] else None
-                                         for i, p in enumerate(_model.principal_inertias(M, self._nominal_scene_data()))], mj)
+        principal = _model.principal_inertias(M, self._nominal_scene_data())
+        warn_inertia(path, self._links, [p if moving[i + 1] else None for i, p in enumerate(principal)], mj)
         self._root_signs = [(r.link + 1, int(a)) for r, a in zip(self._layout.joints, self._layout.qposadr)
                             if r.type == "free"]
         self._root_signs = [(b, a + 3) for b, a in self._root_signs]
