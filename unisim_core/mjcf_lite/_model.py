@@ -77,9 +77,11 @@ class LiteModel:
     #: ``forcerange``, which is the whole clamp unless an accepted ``actuatorgravcomp`` adds the joint's gravity
     #: compensation under it), ``actuatorgravcomp`` bool
     joints: list = field(default_factory=list)
-    #: dicts ``name kind joint gear ctrlrange forcerange kp kv dampratio``: ``kind`` motor | position | velocity,
-    #: ``joint`` a joint id, ranges (2,) (``±inf`` when unlimited); a position actuator's ``dampratio`` (0 for
-    #: none, read only when accepted) gave its ``kv`` as MuJoCo's compiler does (``_dampratio``)
+    #: dicts ``name kind joint site gear gear6 ctrlrange forcerange kp kv dampratio``: ``kind`` motor | position |
+    #: velocity, ``joint`` a joint id (-1 for a site motor, read only when ``site_transmission`` is accepted: then
+    #: ``site`` is its site id, else -1), ``gear6`` MuJoCo's 6-vector gear (``gear`` its first value), ranges (2,)
+    #: (``±inf`` when unlimited); a position actuator's ``dampratio`` (0 for none, read only when accepted) gave
+    #: its ``kv`` as MuJoCo's compiler does (``_dampratio``)
     actuators: list = field(default_factory=list)
     #: dicts ``name type obj objtype``: ``obj`` a joint, site or body id as ``objtype`` says
     #: (joint | site | body | xbody; ``body`` frame sensors read the inertial frame, as MuJoCo)

@@ -28,7 +28,7 @@ __all__ = ["load_mjcf", "OPTIONAL_FEATURES"]
 #: otherwise they raise :class:`MjcfLiteError` with that ``feature``.
 OPTIONAL_FEATURES = frozenset({"frictionloss", "multi_joint_body", "joint_stiffness", "joint_equality",
                                "connect_equality", "weld_equality", "fixed_tendon", "body_gravcomp",
-                               "joint_actuatorgravcomp", "hfield", "mocap", "dampratio"})
+                               "joint_actuatorgravcomp", "hfield", "mocap", "dampratio", "site_transmission"})
 #: Sections whose elements a caller that accepts them all simulates itself; the reader only counts them
 #: (:attr:`LiteModel.constraints`): they change no layout (nq, nv, nu, sensors).
 _COUNTED_SECTIONS = ("equality", "tendon")
@@ -521,14 +521,21 @@ class _Parser:
             gain = _padded(_vec(a.get("gainprm"), None, [1.0], "gainprm"), [1.0, 0.0, 0.0])
             bias = _padded(_vec(a.get("biasprm"), None, [0.0], "biasprm"), [0.0, 0.0, 0.0])
             a = {**a, "kp": str(gain[0]), "kv": str(gain[0] if kind == "velocity" else -bias[2])}
-        joint = a.get("joint")
-        if joint is None:
+        joint, site, ids = a.get("joint"), -1, [-1]
+        if joint is None:  # a motor on a site (a wrench along gear in the site's frame) when accepted
             trn = next((t for t, attr in TRANSMISSIONS.items() if attr in a), None)
-            raise self.fail(elem, f"has a {trn or 'missing'} transmission; only joint= actuators are supported",
-                            feature_name("transmission", trn) if trn else None)
-        ids = [i for i, j in enumerate(m.joints) if j["name"] == joint]
-        if not ids or m.joints[ids[0]]["type"] == "free":
-            raise self.fail(elem, f"has joint={joint!r}, which is not a hinge/slide joint of the model", None)
+            if trn != "site" or "site_transmission" not in self.accept or "refsite" in a or kind != "motor":
+                raise self.fail(elem, f"has a {trn or 'missing'} transmission; only joint= actuators are supported "
+                                      "(and site= motors without refsite when the backend accepts site_transmission)",
+                                feature_name("transmission", trn) if trn else None)
+            sites = [x["name"] for x in m.sites]
+            if a["site"] not in sites:
+                raise self.fail(elem, f"has site={a['site']!r}, which is not a site of the model", None)
+            site = sites.index(a["site"])
+        else:
+            ids = [i for i, j in enumerate(m.joints) if j["name"] == joint]
+            if not ids or m.joints[ids[0]]["type"] == "free":
+                raise self.fail(elem, f"has joint={joint!r}, which is not a hinge/slide joint of the model", None)
 
         def limit(key: str) -> np.ndarray:
             lim = a.get(f"{key}limited", "auto")
@@ -551,9 +558,10 @@ class _Parser:
             if not np.isfinite([lo, hi]).all():
                 raise self.fail(elem, f"has inheritrange={inherit:g} and its joint {joint!r} has no range", None)
             ctrlrange = (lo + hi) / 2 + np.array([-1.0, 1.0]) * inherit * (hi - lo) / 2
+        gear = _padded(_vec(a.get("gear"), None, [1.0], "gear"), [1.0, 0.0, 0.0, 0.0, 0.0, 0.0])
         m.actuators.append({
-            "name": a.get("name", ""), "kind": kind, "joint": ids[0],
-            "gear": float(_vec(a.get("gear"), None, [1.0], "gear")[0]), "ctrlrange": ctrlrange,
+            "name": a.get("name", ""), "kind": kind, "joint": ids[0], "site": site, "gear6": gear,
+            "gear": float(gear[0]), "ctrlrange": ctrlrange,
             "forcerange": limit("force"), "kp": float(a.get("kp", "1")) if pos else 0.0,
             "kv": float(a.get("kv", "1" if kind == "velocity" else "0")) if servo else 0.0,
             "dampratio": dampratio,  # kv from it once the model is read (resolve_dampratio)

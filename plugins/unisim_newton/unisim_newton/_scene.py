@@ -32,7 +32,8 @@ __all__ = ["ACCEPTED", "Layout", "NewtonModellingWarning", "build_model", "build
 #: (not ``fixed_tendon``: a tendon spring moves the joints otherwise than MuJoCo does, docs/newton.md);
 #: ``gravcomp``/``actuatorgravcomp`` reach MuJoCo Warp as its ``body_gravcomp``/``jnt_actgravcomp``
 ACCEPTED = frozenset({"frictionloss", "multi_joint_body", "joint_stiffness", "joint_equality", "connect_equality",
-                      "weld_equality", "body_gravcomp", "joint_actuatorgravcomp", "hfield", "mocap", "dampratio"})
+                      "weld_equality", "body_gravcomp", "joint_actuatorgravcomp", "hfield", "mocap", "dampratio",
+                      "site_transmission"})
 
 
 _JOINT_TYPES = {"free": newton.JointType.FREE, "hinge": newton.JointType.REVOLUTE,
@@ -216,8 +217,10 @@ def _check_actuators(model: newton.Model, lite: LiteModel, layout: Layout, path:
     nu = len(A)
     if not nu:
         return
-    gear = mj.actuator_gear.numpy()[:nu, 0]
-    _check_close("actuator_gear", path, "actuator gears", gear, [a["gear"] for a in A])
+    gear6 = mj.actuator_gear.numpy()[:nu]
+    _check_close("actuator_gear", path, "actuator gears", gear6, [a["gear6"] if a["site"] >= 0 else
+                                                                  [a["gear"], *gear6[i, 1:]] for i, a in enumerate(A)])
+    gear = gear6[:, 0]
     effort = model.joint_effort_limit.numpy()[:layout.dofs]
     for key, table, flag in (("ctrlrange", mj.actuator_ctrlrange, mj.actuator_ctrllimited),
                              ("forcerange", mj.actuator_forcerange, mj.actuator_forcelimited)):
@@ -228,6 +231,8 @@ def _check_actuators(model: newton.Model, lite: LiteModel, layout: Layout, path:
         got_limited = (flags == 1) | ((flags == 2) & (has != 0))
         got = np.where(got_limited[:, None], table.numpy()[:nu].astype(np.float64), [-np.inf, np.inf])
         for i, a in enumerate(A if key == "forcerange" else ()):
+            if a["joint"] < 0:  # a site motor: no joint limit folded in
+                continue
             joint = lite.joints[a["joint"]]
             if np.isfinite(joint["actuatorfrcrange"]).any() and gear[i] != 0:  # mjcf_lite's fold, on Newton's limit
                 e = float(effort[layout.qd_src[joint["dofadr"]]])
@@ -317,6 +322,8 @@ def build_solver(model: newton.Model, path: str, lite: LiteModel | None = None,
     if lite is not None:
         _check_constraints(solver, lite, path)
         _freeze_kv(solver, model, lite, path)
+    if lite is not None and layout is not None:
+        _check_site_motors(solver, lite, layout, path)
     if layout is not None and layout.mocap:
         # SolverMuJoCo makes a root fixed to the world a MuJoCo mocap body posed from the joint's X_p every step
         mjc_of = {int(nb): mb for mb, nb in enumerate(solver.mjc_body_to_newton.numpy()[0]) if nb >= 0}
@@ -324,6 +331,23 @@ def build_solver(model: newton.Model, path: str, lite: LiteModel | None = None,
         if any(solver.mj_model.body_mocapid[mjc_of.get(int(children[j]), 0)] < 0 for j in layout.mocap):
             raise _refuse("mocap", path, "leaves a mocap body static in SolverMuJoCo")
     return solver
+
+
+def _check_site_motors(solver: SolverMuJoCo, lite: LiteModel, layout: Layout, path: str) -> None:
+    """Each site motor of the file drives, in SolverMuJoCo's model, a site transmission on the file's
+    site: the same body and the same position in it (the gear was compared with the importer's)."""
+    mj = solver.mj_model
+    contract_of = {int(nb): cb for cb, nb in enumerate(layout.body_src) if nb >= 0}
+    body_of_mj = solver.mjc_body_to_newton.numpy()[0]
+    for i, a in enumerate(lite.actuators):
+        if a["site"] < 0:
+            continue
+        want = lite.sites[a["site"]]
+        site = int(mj.actuator_trnid[i, 0])
+        body = contract_of.get(int(body_of_mj[mj.site_bodyid[site]]), -1)
+        if (mj.actuator_trntype[i] != mujoco.mjtTrn.mjTRN_SITE or body != want["body"]
+                or not np.allclose(mj.site_pos[site], want["pos"], atol=1e-6)):
+            raise _refuse("site_transmission", path, f"does not drive actuator {a['name']!r} on site {want['name']!r}")
 
 
 def _freeze_kv(solver: SolverMuJoCo, model: newton.Model, lite: LiteModel, path: str) -> None:
