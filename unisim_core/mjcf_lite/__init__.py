@@ -19,7 +19,10 @@ mesh=...>``: size and frame from the mesh's inertia box, or its bounding box und
 fitaabb>``, times ``fitscale``; :mod:`._fit`), ``<compiler settotalmass>`` and ``fullinertia``; keyframe
 quaternions normalised (a zero one becomes the identity); a hinge's ``ref`` as its ``qpos0``;
 ``inheritrange``; a joint's ``actuatorfrcrange`` folded into its one actuator's ``forcerange``;
-geoms and sites numbered body by body; unnamed bodies, joints and ``<freejoint/>`` (name ``""``).
+geoms and sites numbered body by body; unnamed bodies, joints and ``<freejoint/>`` (name ``""``);
+a body without ``<inertial>`` given no mass framed at its own pose (MuJoCo 4); ``<asset><model>`` +
+``<attach model body prefix>`` (:mod:`._attach`: the subtree with its own defaults and compiler
+conventions, prefixed names, the actuators/sensors/equalities/tendons/contacts acting on it, its keys).
 
 The subset it reads (everything else raises :class:`MjcfLiteError`):
 

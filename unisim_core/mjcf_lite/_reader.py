@@ -12,6 +12,7 @@ import numpy as np
 from .. import quat as Q
 from ..errors import InvalidInputError
 from ..mjcf_features import TRANSMISSIONS, feature_name, normalize_key_quats
+from ._attach import ATTACH_MARK, attached_key_qpos, expand_attachments
 from ._dampratio import resolve_dampratio
 from ._errors import MjcfLiteError
 from ._fit import FITTED, fit_primitive
@@ -92,6 +93,8 @@ class _Parser:
         self.mesh_verts: dict[str, np.ndarray] = {}  # mesh name -> its vertices (n, 3) in the mesh frame
         self.fitaabb = False  # <compiler fitaabb>: primitives fitted to a mesh's bounding box
         self.hfields: list[dict] = []  # <asset><hfield> rows (read only when the caller accepts "hfield")
+        self.attached_keys: list[tuple] = []  # keys of <attach>ed models (_attach.expand_attachments)
+        self.joint_marks: list[str | None] = []  # per joint: which <attach> it came from (None: the file's own)
 
     def fail(self, elem: ET.Element, why: str, feature: str | None):
         name = elem.get("name")
@@ -145,24 +148,9 @@ class _Parser:
         y /= np.linalg.norm(y)
         return Q.quat_from_matrix(np.column_stack((x, y, np.cross(x, y))))
 
-    # top level ------------------------------------------------------------------------
-    def parse(self) -> LiteModel:
-        root = self.root
-        counted: dict[str, int] = {}
-        for elem in root:
-            empty = not any(isinstance(c.tag, str) for c in elem)
-            kids = [c for c in elem if isinstance(c.tag, str)]
-            if elem.tag in _COUNTED_SECTIONS and kids and {feature_name(elem.tag, c.tag) for c in kids} <= self.accept:
-                for c in kids:  # an equality with active="false" starts off: counted apart
-                    key = feature_name(elem.tag, c.tag) + ("_inactive" if c.get("active") == "false" else "")
-                    counted[key] = counted.get(key, 0) + 1
-                continue
-            if elem.tag not in _TOP and not (empty and elem.tag in _EMPTY_OK):
-                feature = _section_feature(elem)
-                if elem.tag in _COUNTED_SECTIONS:  # the first element the caller did not accept
-                    feature = next(f for f in (feature_name(elem.tag, c.tag) for c in kids) if f not in self.accept)
-                raise self.fail(elem, f"is not supported (top-level elements: {', '.join(sorted(_TOP))})", feature)
-        for c in root.iter("compiler"):
+    def read_compiler(self) -> None:
+        """The ``<compiler>`` settings the reader honours (a later ``<compiler>`` overrides an earlier one)."""
+        for c in self.root.iter("compiler"):
             if c.get("angle", "degree") not in ("degree", "radian"):
                 raise self.fail(c, f"has angle={c.get('angle')!r}, expected 'degree' or 'radian'", None)
             self.angle = 1.0 if c.get("angle") == "radian" else math.pi / 180.0
@@ -182,6 +170,28 @@ class _Parser:
             for key in _MASS_COMPILER:
                 if key in c.attrib and not (key == "exactmeshinertia" and c.get(key) == "false"):
                     raise self.fail(c, f"sets {key}; the reader does not rescale masses or inertias", f"compiler_{key}")
+
+    # top level ------------------------------------------------------------------------
+    def parse(self) -> LiteModel:
+        root = self.root
+        self.read_compiler()
+        for d in root.findall("default"):
+            self._read_defaults(d, self.defaults["main"])
+        expand_attachments(self, root)
+        counted: dict[str, int] = {}
+        for elem in root:
+            empty = not any(isinstance(c.tag, str) for c in elem)
+            kids = [c for c in elem if isinstance(c.tag, str)]
+            if elem.tag in _COUNTED_SECTIONS and kids and {feature_name(elem.tag, c.tag) for c in kids} <= self.accept:
+                for c in kids:  # an equality with active="false" starts off: counted apart
+                    key = feature_name(elem.tag, c.tag) + ("_inactive" if c.get("active") == "false" else "")
+                    counted[key] = counted.get(key, 0) + 1
+                continue
+            if elem.tag not in _TOP and not (empty and elem.tag in _EMPTY_OK):
+                feature = _section_feature(elem)
+                if elem.tag in _COUNTED_SECTIONS:  # the first element the caller did not accept
+                    feature = next(f for f in (feature_name(elem.tag, c.tag) for c in kids) if f not in self.accept)
+                raise self.fail(elem, f"is not supported (top-level elements: {', '.join(sorted(_TOP))})", feature)
         gravity, timestep, contact = np.array([0.0, 0.0, -9.81]), 0.002, True
         for o in root.findall("option"):
             gravity = _vec(o.get("gravity"), 3, gravity, "option.gravity")
@@ -193,8 +203,6 @@ class _Parser:
                 if flag.get("gravity") == "disable":
                     gravity = np.zeros(3)
                 contact = contact and flag.get("contact") != "disable"
-        for d in root.findall("default"):
-            self._read_defaults(d, self.defaults["main"])
         for asset in root.findall("asset"):
             for a in asset:
                 if a.tag not in _ASSETS_OK:
@@ -229,14 +237,18 @@ class _Parser:
         for sens in root.findall("sensor"):
             for s in sens:
                 self._sensor(m, s)
-        for kf in root.findall("keyframe"):
-            for key in kf:
-                if not key.get("name"):  # as MuJoCo's keyframe tables: an unnamed key has no name to ask for
-                    continue
-                q = _vec(key.get("qpos"), m.nq, m.qpos0(), f"key {key.get('name')!r} qpos")
-                # MuJoCo normalises keyframe quaternions (a zero one becomes the identity)
-                m.keyframes[key.get("name")] = normalize_key_quats(q, [j["type"] for j in m.joints],
-                                                                   [j["qposadr"] for j in m.joints])
+        attached = any(mark is not None for mark in self.joint_marks)
+        keys = [(key, None) for kf in root.findall("keyframe") for key in kf] + [(None, a) for a in self.attached_keys]
+        for key, graft in keys:
+            name = key.get("name") if key is not None else graft[0]
+            if not name:  # as MuJoCo's keyframe tables: an unnamed key has no name to ask for
+                continue
+            if attached:  # keys of a model with <attach>ed joints, as MuJoCo lays them out
+                q = attached_key_qpos(self, key, graft, m.joints, self.joint_marks, m.qpos0())
+            else:
+                q = _vec(key.get("qpos"), m.nq, m.qpos0(), f"key {name!r} qpos")
+            # MuJoCo normalises keyframe quaternions (a zero one becomes the identity)
+            m.keyframes[name] = normalize_key_quats(q, [j["type"] for j in m.joints], [j["qposadr"] for j in m.joints])
         geoms, bodies = {g["name"] for g in m.geoms}, set(m.body_names)
         for c in root.findall("contact"):
             for e in c:
@@ -321,6 +333,10 @@ class _Parser:
             if parts:
                 mass, ipos, iquat, inertia = combine(parts)
                 m.body_mass[b], m.body_ipos[b], m.body_iquat[b], m.body_inertia[b] = mass, ipos, iquat, inertia
+        if m.body_mass[b] == 0.0 and (from_geoms or not inertials):
+            # MuJoCo 4 (measured): a body without <inertial> given no mass by its geoms gets its own frame
+            # (pos, quat in its parent) as its inertial frame
+            m.body_ipos[b], m.body_iquat[b] = m.body_pos[b].copy(), m.body_quat[b].copy()
 
     def _inertial(self, elem: ET.Element) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
         """``(mass, ipos, iquat, principal moments)`` of an explicit ``<inertial>``."""
@@ -355,6 +371,7 @@ class _Parser:
         frc = ("actuatorfrcrange" in a and self.autolimits) if frc == "auto" else frc == "true"
         if m.body_joint[b] < 0:
             m.body_joint[b] = len(m.joints)
+        self.joint_marks.append(elem.get(ATTACH_MARK))
         m.joints.append({
             "name": a.get("name", ""), "type": jtype, "body": b, "qposadr": m.nq, "dofadr": m.nv,
             "pos": _vec(a.get("pos"), 3, [0, 0, 0], "joint.pos"), "axis": axis / np.linalg.norm(axis),
