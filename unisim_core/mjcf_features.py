@@ -48,9 +48,10 @@ import numpy as np
 
 from .errors import EngineError, InvalidInputError, UnsupportedCapabilityError
 
-__all__ = ["FeatureUse", "KINDS", "SENSOR_TAGS", "ACTUATOR_TAGS", "TRANSMISSIONS", "EQUALITY_TAGS",
-           "feature_name", "use", "mj_enum_tag", "walk_mjcf", "scan_mjcf", "normalize_key_quats", "features",
-           "unsupported_error", "check_features", "check_layout"]
+__all__ = ["FeatureUse", "KINDS", "VISUAL_ELEMENTS", "VISUAL_ATTRIBUTES", "visual_only", "drop_visual",
+           "SENSOR_TAGS", "ACTUATOR_TAGS", "TRANSMISSIONS", "EQUALITY_TAGS", "feature_name", "use", "mj_enum_tag",
+           "walk_mjcf", "scan_mjcf", "normalize_key_quats", "features", "unsupported_error", "check_features",
+           "check_layout"]
 
 #: Feature kinds, in the order :func:`scan_mjcf` reports them within one element.
 KINDS = ("sensor", "actuator", "transmission", "tendon", "equality", "joint", "geom", "model", "attribute")
@@ -78,6 +79,42 @@ _SUFFIX = {"sensor": "_sensor", "actuator": "_actuator", "transmission": "_trans
            "equality": "_equality", "joint": "_joint", "geom": "", "model": ""}
 _MODEL_ELEMENTS = {"composite": "composite", "replicate": "replicate", "attach": "attach", "flexcomp": "flex",
                    "skin": "skin"}
+
+
+#: Elements only a renderer reads, with every attribute they have: ``<visual>`` and its children, textures,
+#: materials, skins and lights. A model is never refused for them (:func:`visual_only`).
+VISUAL_ELEMENTS = frozenset({"visual", "global", "quality", "headlight", "map", "scale", "rgba", "texture",
+                             "material", "skin", "light"})
+#: Attributes only a renderer reads, on any element (a geom's ``rgba``, a material's ``emission`` ...).
+VISUAL_ATTRIBUTES = frozenset({"rgba", "material", "texture", "emission", "specular", "shininess", "reflectance",
+                               "metallic", "roughness", "texrepeat", "texuniform"})
+#: ``<material>`` attributes that change only its look (its name and ``rgba``/``texture`` stay referable).
+_MATERIAL_LOOKS = ("emission", "specular", "shininess", "reflectance", "metallic", "roughness")
+
+
+def visual_only(feature: str) -> bool:
+    """Whether the feature name (:func:`feature_name`) is something only a renderer reads: a
+    :data:`VISUAL_ELEMENTS` element, or an attribute of one (``material_emission``, ``quality_shadowsize``),
+    or a :data:`VISUAL_ATTRIBUTES` attribute of any element (``geom_rgba``)."""
+    element, _, attribute = feature.partition("_")
+    return feature in VISUAL_ELEMENTS or element in VISUAL_ELEMENTS or attribute in VISUAL_ATTRIBUTES
+
+
+def drop_visual(root: ET.Element) -> ET.Element:
+    """``root`` (an MJCF tree, e.g. :func:`unisim_core.mjcf_lite.read_tree`'s) without what only a renderer
+    reads, in place: ``<visual>``, ``<skin>`` (and a ``<deformable>`` left empty), ``<light>``, and the look
+    attributes of ``<material>`` (the material stays: geoms name it). For an engine parsing the file itself:
+    no model is refused for those."""
+    parents = {c: p for p in root.iter() for c in p}
+    for el in [e for e in root.iter() if e.tag in ("visual", "skin", "light") and e in parents]:
+        if el.tag != "skin" or parents[el].tag == "deformable":
+            parents[el].remove(el)
+    for d in [d for d in root.findall("deformable") if not len(d)]:
+        root.remove(d)
+    for mat in root.iter("material"):
+        for a in _MATERIAL_LOOKS:
+            mat.attrib.pop(a, None)
+    return root
 
 
 def feature_name(kind: str, tag: str) -> str:
@@ -302,7 +339,8 @@ def unsupported_error(backend: str, feature_use: FeatureUse, reason: str = "") -
 
 def check_features(backend: str, uses: Iterable[FeatureUse], *, refused: Mapping[str, str] | None = None,
                    supported: Mapping[str, Collection[str]] | None = None) -> None:
-    """Raise :func:`unsupported_error` for the first use the backend cannot honour.
+    """Raise :func:`unsupported_error` for the first use the backend cannot honour; a :func:`visual_only`
+    use never raises (only a renderer reads it).
 
     ``refused``: ``{feature: reason}`` refused outright (e.g. ``UNSUPPORTED_SCENE_FEATURES``);
     ``supported``: ``{kind: feature names}`` allow-lists: a use of a listed kind whose feature is
@@ -310,6 +348,8 @@ def check_features(backend: str, uses: Iterable[FeatureUse], *, refused: Mapping
     """
     refused, supported = refused or {}, supported or {}
     for u in uses:
+        if visual_only(u.feature):
+            continue
         if u.feature in refused:
             raise unsupported_error(backend, u, refused[u.feature])
         if u.kind in supported and u.feature not in supported[u.kind]:

@@ -187,6 +187,8 @@ class _Parser:
                     key = feature_name(elem.tag, c.tag) + ("_inactive" if c.get("active") == "false" else "")
                     counted[key] = counted.get(key, 0) + 1
                 continue
+            if elem.tag == "deformable" and all(c.tag == "skin" for c in kids):
+                continue  # skins are drawn, not simulated (mjcf_features.VISUAL_ELEMENTS)
             if elem.tag not in _TOP and not (empty and elem.tag in _EMPTY_OK):
                 feature = _section_feature(elem)
                 if elem.tag in _COUNTED_SECTIONS:  # the first element the caller did not accept
