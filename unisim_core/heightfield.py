@@ -39,18 +39,20 @@ class HFieldSampler:
     ``data``: ``(nrow, ncol)`` samples in [0, 1] in MuJoCo's order (row 0 at ``y = -size[1]``);
     ``size``: ``(x half, y half, max z, base depth)`` m; ``pos``/``quat``: the geom's world pose (m,
     wxyz). Attributes: ``nrow``, ``ncol``, ``size`` (tuple), ``heights`` ``(nrow, ncol)`` m above the
-    geom, ``pos`` (3,), ``geom_id``.
+    geom, ``pos`` (3,), ``geom_id``, and the inputs ``data`` (float64) and ``quat`` (4,) (a host rebuilds
+    the same sampler from them: ``unisim_core.servant.plain.sampler_from_plain``).
     """
 
     def __init__(self, data: np.ndarray, size: Any, pos: Any, quat: Any, geom_id: int) -> None:
-        data = np.asarray(data, dtype=np.float64)
+        self.data = data = np.asarray(data, dtype=np.float64)
         if data.ndim != 2 or min(data.shape) < 2:
             raise InvalidInputError(f"data: expected (nrow, ncol) samples with nrow, ncol >= 2, got {data.shape}")
         self.nrow, self.ncol = data.shape
         self.size = tuple(float(x) for x in np.asarray(size, dtype=np.float64).reshape(4))
         self.heights = data * self.size[2]
         self.pos = np.asarray(pos, dtype=np.float64).reshape(3).copy()
-        rot = Q.matrix_from_quat(Q.quat_normalize(np.asarray(quat, dtype=np.float64).reshape(4)))
+        self.quat = np.asarray(quat, dtype=np.float64).reshape(4).copy()
+        rot = Q.matrix_from_quat(Q.quat_normalize(self.quat))
         if not np.allclose(rot[:, 2], [0.0, 0.0, 1.0], atol=1e-9):
             raise InvalidInputError(f"hfield geom {geom_id} is tilted; only z-up height fields are sampled")
         self.rot2 = rot[:2, :2].copy()  # geom xy axes in world xy

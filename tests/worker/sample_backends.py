@@ -6,6 +6,8 @@ from collections import Counter
 
 from unisim_core.errors import EngineError, InvalidInputError
 from unisim_core.fake import FakeBackend
+from unisim_core.heightfield import HeightScanner, terrain_spawn_data
+from unisim_core.kinematics import site_jacobian
 from unisim_core.worker import hosted
 
 
@@ -47,3 +49,29 @@ def bad_rows(init, progress):
     describe = handlers["describe"]
     handlers["describe"] = lambda: {**describe(), "env_rows": [0] * init["num_envs"]}
     return handlers
+
+
+class NativeFake(FakeBackend):
+    """The fake with its own site Jacobian, scanner and terrain (the core's computations behind other
+    functions, as an engine's native ones would be): a host forwards them instead of computing them."""
+
+    name = "native-fake"
+
+    def _site_jacobian(self, site_id, dof_indices):
+        return site_jacobian(self, site_id, dof_indices)
+
+    def _create_hfield_scanner(self, hfield_geom_id, offsets, frame_body_id, alignment, output):
+        return HeightScanner(self, self._height_field(hfield_geom_id), offsets, frame_body_id, alignment, output)
+
+    def _terrain_spawn_data(self):
+        return terrain_spawn_data(self, self.scene.terrain)
+
+
+def without(*ops):
+    """The hosted factory serving all but ``ops`` (a worker of another kind)."""
+    def factory(init, progress):
+        return {name: fn for name, fn in hosted.factory(init, progress).items() if name not in ops}
+    return factory
+
+
+without_handles = without("height_field", "create_scanner", "bind_mocap", "site_jacobian")

@@ -17,9 +17,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..backend import SimBackend
+from ..capabilities import Capability
 from ..errors import InvalidInputError
+from ..kinematics import site_jacobian
+from ..playback import Playback
 
-__all__ = ["Servant"]
+__all__ = ["Servant", "shared_capabilities_of"]
 
 
 def _ids(ids: Any) -> np.ndarray:
@@ -34,14 +38,32 @@ def _w(arr: Any) -> Any:
     return arr
 
 
+def shared_capabilities_of(backend: SimBackend) -> frozenset[Capability]:
+    """The capabilities ``backend`` declares and computes with the core's shared code from its model and
+    the contract's state (its class keeps the core's ``site_jacobian``, the default scanner and terrain
+    over its ``_height_field``, the default renderer): a host with the same state gets the same answers."""
+    cls, base, C = type(backend), SimBackend, Capability
+    shared = set()
+    if cls._site_jacobian is site_jacobian:
+        shared.add(C.SITE_JACOBIAN)
+    if cls._height_field is not base._height_field:
+        if cls._create_hfield_scanner is base._create_hfield_scanner:
+            shared.add(C.HEIGHT_SCAN)
+        if cls._terrain_spawn_data is base._terrain_spawn_data:
+            shared.add(C.TERRAIN)
+    if cls._init_renderer is Playback._init_renderer and cls._capture_frame is Playback._capture_frame:
+        shared |= {C.VIDEO_CAPTURE, C.PLAYBACK}
+    return frozenset(shared) & backend.capabilities
+
+
 class Servant:
     """Serves ``backend``'s primitives; ``OPS`` names the ops a caller may call."""
 
     OPS: ClassVar[frozenset[str]] = frozenset({
         "describe", "step", "set_state", "apply_body_force", "clear_body_forces", "site_jacobian",
         "get_physics_state", "set_physics_state", "write_model_field", "read_model_field", "bind_contacts",
-        "contacts", "terrain_spawn_data", "sample_height", "create_scanner", "scan", "bind_mocap", "mocap_get",
-        "mocap_write", "init_renderer", "capture_frame", "cleanup_scene_assets", "close"})
+        "contacts", "terrain_spawn_data", "sample_height", "create_scanner", "scan", "height_field", "bind_mocap",
+        "mocap_get", "mocap_write", "init_renderer", "capture_frame", "cleanup_scene_assets", "close"})
 
     def __init__(self, backend: Any = None) -> None:
         self.backend = backend
@@ -72,12 +94,14 @@ class Servant:
 
     # ------------------------------------------------------------------ description
     def describe(self) -> dict[str, Any]:
-        """Plain-data description: model info, capabilities, declarations (see ``adopt_description``)."""
+        """Plain-data description: model info, capabilities, those of them computed by the core's shared
+        code (``shared_capabilities``: see ``shared_capabilities_of``), declarations (see ``adopt_description``)."""
         from .plain import info_to_plain
 
         b = self.backend
         cls, dr = type(b), b.get_dr_capabilities()
         return {"info": info_to_plain(b.model_info), "capabilities": sorted(c.value for c in b.capabilities),
+                "shared_capabilities": sorted(c.value for c in shared_capabilities_of(b)),
                 "init_terms": sorted(dr.init_terms), "interval_terms": sorted(dr.interval_terms),
                 "reset_terms": sorted(dr.reset_terms), "np_dtype": np.dtype(b.np_dtype).str,
                 "max_abs_value": float(b.MAX_ABS_VALUE),
@@ -170,6 +194,12 @@ class Servant:
 
     def scan(self, key: int) -> np.ndarray:
         return self._handles[key].scan()
+
+    def height_field(self, geom_id: int) -> dict[str, Any]:
+        """The sampler of height-field geom ``geom_id`` as its inputs (``plain.sampler_from_plain`` rebuilds it)."""
+        from .plain import sampler_to_plain
+
+        return sampler_to_plain(self.backend._height_field(int(geom_id)))
 
     def bind_mocap(self, key: int, body_id: int) -> None:
         self._handles[key] = self.backend._bind_mocap_pose(body_id)

@@ -1,5 +1,6 @@
 """Plain data (None, bool, int, float, str, bytes, list, dict) for what a servant describes and for
-arrays on transports that carry only plain data (the worker's control frames)."""
+arrays on transports that carry only plain data (the worker's control frames); the caller side of
+``describe`` (``adopt_description``, ``shared_capabilities``) and of ``height_field``."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ import numpy as np
 
 from ..capabilities import Capability
 from ..config import SceneCfg, TerrainCfg
+from ..heightfield import HFieldSampler
 from ..model import ModelInfo
 
 __all__ = ["pack_array", "unpack_array", "is_packed_array", "info_to_plain", "info_from_plain", "scene_to_plain",
-           "scene_from_plain", "adopt_description"]
+           "scene_from_plain", "adopt_description", "shared_capabilities", "sampler_to_plain", "sampler_from_plain"]
 
 
 def pack_array(arr: np.ndarray) -> dict[str, Any]:
@@ -84,3 +86,25 @@ def adopt_description(host: Any, desc: dict[str, Any]) -> tuple[ModelInfo, froze
     host.SNAPSHOT_TIER = str(desc.get("snapshot_tier", type(host).SNAPSHOT_TIER))
     caps = frozenset(Capability(c) for c in desc["capabilities"]) & type(host).CAPABILITIES
     return info_from_plain(desc["info"]), caps
+
+
+def shared_capabilities(desc: dict[str, Any]) -> frozenset[Capability]:
+    """Caller side of ``describe``: the served backend's capabilities it computes with the core's shared
+    code from its model and the contract's state (``Servant.describe``'s ``shared_capabilities``). A host
+    holding the same model info and state computes them itself, with the same answers: the site Jacobian
+    (``unisim_core.kinematics``), height scans and terrain (``unisim_core.heightfield``, from the sampler
+    of the ``height_field`` op), frames (``unisim_core.playback``'s default renderer). Empty when the
+    description does not say (a worker of another kind)."""
+    return frozenset(Capability(c) for c in desc.get("shared_capabilities", ()))
+
+
+def sampler_to_plain(sampler: HFieldSampler) -> dict[str, Any]:
+    """A height-field sampler as its constructor's inputs (arrays stay numpy: pack them for plain wires)."""
+    return {"data": sampler.data, "size": list(sampler.size), "pos": sampler.pos, "quat": sampler.quat,
+            "geom_id": sampler.geom_id}
+
+
+def sampler_from_plain(d: dict[str, Any]) -> HFieldSampler:
+    """The sampler of :func:`sampler_to_plain` (arrays numpy or packed), equal bit for bit."""
+    arr = {k: unpack_array(v) if is_packed_array(v) else np.asarray(v) for k, v in d.items() if k != "geom_id"}
+    return HFieldSampler(arr["data"], arr["size"], arr["pos"], arr["quat"], int(d["geom_id"]))

@@ -10,8 +10,13 @@ an engine report). The ``unisim-isaacsim`` host is such a subclass: Isaac Sim's 
 The host validates every input (the base class), forwards primitives over the worker channel, and
 reads hot-path state from shared memory refreshed by the worker after each ``step`` and
 ``set_state``. Capabilities are the worker's (its ``describe`` reply), limited to the class's
-``CAPABILITIES`` and less those whose objects cannot cross a process boundary (interactive
-``render``, height scanners, terrain samplers, mocap bindings). Errors the inner backend raises
+``CAPABILITIES``, less an interactive ``render`` window and device arrays (``NOT_FORWARDED``) and
+less those needing ops the worker does not serve. What the inner backend computes with the core's
+shared code from its model and the contract's state (``describe``'s ``shared_capabilities``: site
+Jacobian, height scans, terrain, video frames) is computed here from the same model info and the
+state in shared memory (the height-field sampler fetched once by the ``height_field`` op): the same
+answers without a round trip. Otherwise the op is forwarded (native Jacobians, scanners, terrain,
+renderers); mocap bindings are forwarded. Errors the inner backend raises
 for bad input come back as the same UniSim error class (rebuilt from the worker's
 :class:`~unisim_core.servant.ErrorRecord`); any other failure poisons the backend (see ``WorkerClient``).
 
@@ -21,7 +26,7 @@ Worker wire layout (declared in ``describe``, converted here at the boundary):
   of ``range(num_envs)``; absent or ``None``: identity). Every per-env slot and array crosses in
   engine row order, and ``env_ids`` sent to the worker are engine rows.
 - ``quat_order``: ``"wxyz"`` (default) or ``"xyzw"``, the order of quaternions in ``qpos``
-  (free/ball joints) and in the body orientation table.
+  (free/ball joints) and in the body orientation table (mocap poses cross as wxyz).
 """
 
 from __future__ import annotations
@@ -34,19 +39,36 @@ import attrs
 import numpy as np
 
 from ..backend import SimBackend
+from ..bindings import BackendHeightScanner, BackendMocapPoseBinding
 from ..capabilities import Capability
-from ..config import CameraCfg, SceneCfg
+from ..config import BackendTerrainSpawnData, CameraCfg, SceneCfg
 from ..errors import EngineError, InvalidInputError, InvalidTypeError, UniSimError
+from ..heightfield import HFieldSampler
+from ..kinematics import site_jacobian
 from ..model import ModelInfo
-from ..servant.plain import adopt_description, pack_array, scene_to_plain, unpack_array
+from ..playback import Playback
+from ..servant.plain import (
+    adopt_description,
+    pack_array,
+    sampler_from_plain,
+    scene_to_plain,
+    shared_capabilities,
+    unpack_array,
+)
 from .client import WorkerClient
 from .errors import WorkerCallError, WorkerStartupError
 
 __all__ = ["WorkerBackend", "WorkerLaunch", "NOT_FORWARDED", "QUAT_ORDERS"]
 
-#: Capabilities whose results are live objects that stay in the worker.
-NOT_FORWARDED = frozenset({Capability.RENDER, Capability.HEIGHT_SCAN, Capability.TERRAIN, Capability.MOCAP,
-                           Capability.DEVICE_ARRAYS})
+#: Capabilities that cannot cross a process boundary: an interactive window, views of the worker's memory.
+NOT_FORWARDED = frozenset({Capability.RENDER, Capability.DEVICE_ARRAYS})
+#: Worker ops a capability needs when the host forwards it (``_SHARED_OPS`` when the host computes it).
+_FORWARD_OPS = {Capability.HEIGHT_SCAN: ("create_scanner", "scan"),
+                Capability.TERRAIN: ("terrain_spawn_data", "sample_height"),
+                Capability.MOCAP: ("bind_mocap", "mocap_get", "mocap_write"),
+                Capability.SITE_JACOBIAN: ("site_jacobian",),
+                Capability.VIDEO_CAPTURE: ("init_renderer", "capture_frame")}
+_SHARED_OPS = {Capability.HEIGHT_SCAN: ("height_field",), Capability.TERRAIN: ("height_field",)}
 INIT_TIMEOUT_S = 300.0
 CALL_TIMEOUT_S = 60.0
 QUAT_ORDERS = ("wxyz", "xyzw")
@@ -172,7 +194,16 @@ class WorkerBackend(SimBackend):
         self._check_description(desc)
         # the hosted backend's declarations (terms, what it refuses, known kit deviations, snapshot tier)
         self._remote_info, caps = adopt_description(self, desc)
-        self._caps = caps - NOT_FORWARDED
+        self._shared = shared_capabilities(desc) & caps
+        self._height_fields: dict[int, HFieldSampler] = {}
+        served = set(self._client.ops)
+
+        def offered(cap: Capability) -> bool:
+            needs = _SHARED_OPS if cap in self._shared else _FORWARD_OPS
+            return all(op in served for op in needs.get(cap, ()))
+        self._caps = frozenset(c for c in caps - NOT_FORWARDED if offered(c))
+        if Capability.VIDEO_CAPTURE not in self._caps:
+            self._caps -= {Capability.PLAYBACK}
         self._env_row = _engine_rows(desc.get("env_rows"), self._num_envs)
         quat_order = desc.get("quat_order", "wxyz")
         if quat_order not in QUAT_ORDERS:
@@ -351,8 +382,40 @@ class WorkerBackend(SimBackend):
             self._forces_staged = False
 
     def _site_jacobian(self, site_id: int, dof_indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if Capability.SITE_JACOBIAN in self._shared:  # the core's, over the body poses in shared memory
+            return site_jacobian(self, site_id, dof_indices)
         jp, jr = self._call("site_jacobian", site_id=site_id, dof_indices=dof_indices.tolist())
         return self._env_order(unpack_array(jp)), self._env_order(unpack_array(jr))
+
+    def _height_field(self, geom_id: int) -> HFieldSampler:
+        """The worker's sampler, fetched once per geom (static: height fields fixed to the world)."""
+        sampler = self._height_fields.get(geom_id)
+        if sampler is None:
+            sampler = self._height_fields[geom_id] = sampler_from_plain(self._call("height_field", geom_id=geom_id))
+        return sampler
+
+    def _create_hfield_scanner(self, hfield_geom_id: int, offsets: np.ndarray, frame_body_id: int,
+                               alignment: str, output: str) -> BackendHeightScanner:
+        if Capability.HEIGHT_SCAN in self._shared:  # the core's scanner over this host's body poses
+            return super()._create_hfield_scanner(hfield_geom_id, offsets, frame_body_id, alignment, output)
+        key, points = self._call("create_scanner", hfield_geom_id=hfield_geom_id, offsets=pack_array(offsets),
+                                 frame_body_id=frame_body_id, alignment=alignment, output=output)
+        return _WorkerHeightScanner(self, key, points)
+
+    def _terrain_spawn_data(self) -> BackendTerrainSpawnData:
+        if Capability.TERRAIN in self._shared:
+            return super()._terrain_spawn_data()
+        data = self._call("terrain_spawn_data")
+
+        def sample_height(xy: np.ndarray) -> np.ndarray:
+            self._check_open()
+            return unpack_array(self._call("sample_height", xy=pack_array(np.asarray(xy, dtype=np.float64))))
+        return BackendTerrainSpawnData(origins=unpack_array(data["origins"]), sample_height=sample_height,
+                                       hfield_geom_id=data["hfield_geom_id"], size=tuple(data["size"]))
+
+    def _bind_mocap_pose(self, body_id: int) -> BackendMocapPoseBinding:
+        return _WorkerMocapBinding(self, self._call("bind_mocap", body_id=body_id),
+                                   self._remote_info.body_names[body_id])
 
     def _get_physics_state(self) -> np.ndarray:
         return self._env_order(unpack_array(self._call("get_physics_state")))
@@ -384,9 +447,47 @@ class WorkerBackend(SimBackend):
 
     def _init_renderer(self, spacing: float, offset_mode: str, headless: bool, capture: bool, width: int,
                        height: int, camera: CameraCfg) -> None:
+        """Frames of the core's renderer are drawn here from the state in shared memory; a worker's own
+        renderer draws in the worker (the frame crosses the control channel)."""
+        if Capability.VIDEO_CAPTURE in self._shared:
+            return Playback._init_renderer(self, spacing, offset_mode, headless, capture, width, height, camera)
         cam = {k: (list(v) if isinstance(v, tuple) else v) for k, v in attrs.asdict(camera).items() if v is not None}
         self._call("init_renderer", spacing=spacing, offset_mode=offset_mode, headless=headless, capture=capture,
                    width=width, height=height, camera=cam)
 
     def _capture_frame(self) -> np.ndarray:
+        if Capability.VIDEO_CAPTURE in self._shared:
+            return Playback._capture_frame(self)
         return unpack_array(self._call("capture_frame"))
+
+
+class _WorkerHeightScanner(BackendHeightScanner):
+    """A scanner in the worker (a native one): each ``scan()`` is one round trip."""
+
+    def __init__(self, backend: WorkerBackend, key: int, num_points: int) -> None:
+        self._backend, self._key, self.num_points = backend, key, num_points
+
+    def scan(self) -> np.ndarray:
+        b = self._backend
+        b._check_open()
+        return b._env_order(unpack_array(b._call("scan", key=self._key)))
+
+
+class _WorkerMocapBinding(BackendMocapPoseBinding):
+    """A mocap binding in the worker: ``get`` and writes are one round trip each (a write republishes qpos)."""
+
+    def __init__(self, backend: WorkerBackend, key: int, body_name: str) -> None:
+        self._backend, self._key = backend, key
+        self.body_name, self.num_envs = body_name, backend.num_envs
+
+    def get(self) -> tuple[np.ndarray, np.ndarray]:
+        b = self._backend
+        b._check_open()
+        pos, quat = b._call("mocap_get", key=self._key)
+        return b._env_order(unpack_array(pos)), b._env_order(unpack_array(quat))
+
+    def _write(self, env_ids: np.ndarray, pos: np.ndarray, quat: np.ndarray) -> None:
+        b = self._backend
+        b._check_open()
+        b._call("mocap_write", key=self._key, env_ids=b._engine_ids(env_ids), pos=pack_array(pos),
+                quat=pack_array(quat))

@@ -7,11 +7,13 @@ host-allocated shared memory slots: ``ctrl``, ``in_qpos``/``in_qvel`` (inputs); 
 are published after every op that changes the state (no further round trip for state reads),
 body tables (``xpos``, ``xquat``, ``linvel``, ``angvel``) and ``sensordata`` on the first
 read after a change (``bodies``/``sensors`` ops). Other arrays cross the control frames as plain
-data (``pack_array``), converted at this boundary.
+data (``pack_array``), converted at this boundary. Handles (contact fills, scanners, mocap bindings)
+stay in the worker under keys it hands out.
 """
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -36,11 +38,9 @@ SAFE_ERRORS: tuple[type[BaseException], ...] = (UniSimError,)
 
 class WorkerServant(Servant):
     """The servant over the worker's shared-memory slots: hot-path inputs are read from them and
-    the state is published into them after every change; the wire ops keep their arguments."""
+    the state is published into them after every change; ops that make a handle return its key."""
 
-    #: Handles whose objects stay in the worker (terrain samplers, scanners, mocap) are not served.
-    OPS = (Servant.OPS - {"terrain_spawn_data", "sample_height", "create_scanner", "scan", "bind_mocap", "mocap_get",
-                          "mocap_write", "cleanup_scene_assets"}) | {"attach", "bodies", "sensors"}
+    OPS = (Servant.OPS - {"cleanup_scene_assets"}) | {"attach", "bodies", "sensors"}
 
     def __init__(self, backend: Any) -> None:
         super().__init__(backend)
@@ -49,6 +49,7 @@ class WorkerServant(Servant):
         self._hot: dict[str, np.ndarray] = {}  # slot arrays the hot path uses, looked up once at attach
         self._all_sensors = np.arange(len(info.sensor_names))
         self._all_bodies = np.arange(len(info.body_names))
+        self._keys = itertools.count()  # handle keys (the base keeps terrain's sampler under -1)
 
     def _changed(self, env_ids: np.ndarray | None) -> None:
         self._hot["qpos"][...] = self.backend.get_qpos()
@@ -80,8 +81,20 @@ class WorkerServant(Servant):
     def bind_contacts(self, body_ids: list[int], against_ids: list[int] | None,  # type: ignore[override]
                       width: int = 3) -> int:
         """Returns the key ``contacts`` reads."""
-        key = len(self._handles)
+        key = next(self._keys)
         super().bind_contacts(key, body_ids, against_ids, width)
+        return key
+
+    def create_scanner(self, hfield_geom_id: int, offsets: np.ndarray, frame_body_id: int,  # type: ignore[override]
+                       alignment: str, output: str) -> list[int]:
+        """Returns ``[key ``scan`` reads, number of points]``."""
+        key = next(self._keys)
+        return [key, super().create_scanner(key, hfield_geom_id, offsets, frame_body_id, alignment, output)]
+
+    def bind_mocap(self, body_id: int) -> int:  # type: ignore[override]
+        """Returns the key ``mocap_get``/``mocap_write`` use."""
+        key = next(self._keys)
+        super().bind_mocap(key, body_id)
         return key
 
     def close(self) -> None:
@@ -96,8 +109,10 @@ class WorkerServant(Servant):
 def _plain_result(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         return pack_array(value)
-    if isinstance(value, tuple):
+    if isinstance(value, tuple | list):
         return [_plain_result(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain_result(v) for k, v in value.items()}
     return value
 
 
