@@ -416,3 +416,21 @@ def test_a_massless_frame_body_is_a_light_link_that_follows_its_parent(tmp_path)
     with pytest.raises(UnsupportedCapabilityError) as info:
         create_backend("sapien", SceneCfg(model_file=str(path)), 1, 0.002)
     assert info.value.capability == "massless_body"
+
+
+def test_many_excluded_pairs_share_ignore_bits(tmp_path):
+    """Nine finger bodies on a base, every pair of them excluded (36 body pairs, more than PhysX's 32 ignore
+    bits one per pair; pal_talos has 33): the pairs are grouped, one bit for the nine, and the scene builds with
+    exactly MuJoCo's collision pairs (check_scene compares them)."""
+    from unisim_sapien._build import ignore_bits
+
+    fingers = "".join(f'<body name="f{i}" pos="{0.05 * i} 0 0"><joint type="hinge" axis="0 1 0"/>'
+                      f'<geom type="sphere" size="0.04" mass="0.1"/></body>' for i in range(9))
+    excludes = "".join(f'<exclude body1="f{i}" body2="f{j}"/>' for i in range(9) for j in range(i + 1, 9))
+    path = tmp_path / "hand.xml"
+    path.write_text(f"""<mujoco><worldbody><geom name="floor" type="plane" size="1 1 0.1"/>
+      <body name="palm" pos="0 0 0.5"><freejoint/><geom type="box" size="0.3 0.05 0.01" mass="1"/>{fingers}</body>
+      </worldbody><contact>{excludes}</contact></mujoco>""")
+    b = create_backend("sapien", SceneCfg(model_file=str(path)), 1, 0.002)
+    bits = ignore_bits(b._lite)
+    assert len({int(x) for x in bits[2:]}) == 1 and bin(int(bits[2])).count("1") == 1  # one bit, all nine fingers

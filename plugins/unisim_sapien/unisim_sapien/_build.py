@@ -131,17 +131,27 @@ def _moving(lite: LiteModel, actor: int) -> bool:
 
 def ignore_bits(lite: LiteModel) -> np.ndarray:
     """Per body, PhysX ignore-group bits (``set_collision_groups`` group 2, all shapes in one id group 3):
-    one bit per body pair PhysX's own filter would test and MuJoCo's filters out entirely (an
-    ``<exclude>``, a weld parent/child across a jointless link), so two bodies share a bit iff their
-    contacts are ignored. More than 32 such pairs, or a pair filtered geom by geom, leaves a mismatch
-    that :func:`check_scene` refuses (``contact_filter``)."""
+    two bodies sharing a bit never collide, so each bit is a group of bodies every pair of which PhysX's
+    own filter would let collide and MuJoCo's filters out entirely (an ``<exclude>``, a weld parent/child
+    across a jointless link), or cannot collide anyway. Greedily grown from the pairs still to ignore
+    (pal_talos' 33 pairs, a gripper's fingertips pairwise, fit in fewer bits). More than 32 groups, or a
+    pair filtered geom by geom, leaves a mismatch that :func:`check_scene` refuses (``contact_filter``)."""
     extra = set(_physx_pairs(lite, None)) - set(lite.collision_pairs())
     body = [g["body"] for g in lite.geoms]  # MJCF bodies: shapes of the static actor keep theirs
-    pairs = sorted({tuple(sorted((body[i], body[j]))) for i, j in extra})
+    pair = lambda a, b: (a, b) if a < b else (b, a)  # noqa: E731
+    todo = sorted({pair(body[i], body[j]) for i, j in extra})
+    ignore, keep = set(todo), {pair(body[i], body[j]) for i, j in lite.collision_pairs()}
     bits = np.zeros(len(lite.body_names), dtype=np.int64)
-    for k, (a, b) in enumerate(pairs[:32]):
-        bits[a] |= 1 << k
-        bits[b] |= 1 << k
+    for k in range(32):
+        if not todo:
+            break
+        group = set(todo[0])
+        for c in sorted({x for e in todo for x in e} - group, key=lambda c: -sum(c in e for e in todo)):
+            if not any(pair(c, g) in keep for g in group) and any(pair(c, g) in ignore for g in group):
+                group.add(c)
+        for g in group:
+            bits[g] |= 1 << k
+        todo = [e for e in todo if not (e[0] in group and e[1] in group)]
     return bits
 
 
