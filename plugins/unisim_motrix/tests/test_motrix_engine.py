@@ -174,3 +174,55 @@ def test_a_backend_makes_two_scene_datas(monkeypatch, make):
         operation="scale")]))
     b.step(np.zeros((4, b.num_actuators)), 2)
     assert made == [[4], None], made
+
+
+def test_extrinsic_euler_sequences_become_mujocos_quaternions(tmp_path):
+    """<compiler eulerseq="ZYX"> (MotrixSim's parser reads intrinsic xyz only; trossen_wxai was refused for
+    it): every euler of the copy MotrixSim loads is the quaternion MuJoCo makes of it (MuJoCo compiles
+    the copy's body, geom and site orientations equal to the original's to 1e-12), and MotrixSim's
+    body orientations are MuJoCo's."""
+    import mujoco
+
+    from unisim_motrix._engine_mjcf import EngineMjcf
+
+    xml = tmp_path / "zyx.xml"
+    xml.write_text("""<mujoco><compiler angle="degree" eulerseq="ZYX"/><worldbody>
+      <body name="a" pos="0 0 1" euler="30 -20 45"><freejoint/><geom type="box" size=".1 .2 .3" euler="10 0 80"/>
+      <site name="s" euler="0 90 10"/></body></worldbody></mujoco>""")
+    source = EngineMjcf("motrix", str(xml))
+    assert "eulerseq" in source.fixes
+    m1 = mujoco.MjModel.from_xml_path(str(xml))
+    with source.file() as copy:
+        m2 = mujoco.MjModel.from_xml_path(copy)
+    for f in ("body_quat", "geom_quat", "site_quat"):
+        np.testing.assert_allclose(getattr(m2, f), getattr(m1, f), atol=1e-12, err_msg=f)
+    with MotrixBackend(SceneCfg(str(xml)), 1, 0.002) as b:
+        np.testing.assert_allclose(b.get_body_quat_w(np.array([1]))[0, 0], m1.body_quat[1], atol=1e-6)
+
+
+def test_mixed_pairs_carry_the_impedance_mujoco_uses(tmp_path):
+    """A geom's solimp beyond MuJoCo's range (d0 2.0: trs_so_arm100, trossen_vx300s) is clamped where MuJoCo
+    uses it (d0, dmax, midpoint into [mjMINIMP, mjMAXIMP]); the pair carries the clamped mix (MotrixSim's
+    parser refused the raw one: the arms failed to load), and MuJoCo runs the copy as the original."""
+    import mujoco
+
+    from unisim_motrix._engine_mjcf import EngineMjcf
+
+    xml = tmp_path / "imp.xml"
+    xml.write_text("""<mujoco><worldbody><geom name="floor" type="plane" size="1 1 .1"/>
+      <body pos="0 0 0.09"><freejoint/><geom type="box" size=".1 .1 .1" solimp="2 1 0.01"/></body>
+      </worldbody></mujoco>""")
+    source = EngineMjcf("motrix", str(xml))
+    (pair,) = source.mixed_pairs()
+    d0, dmax, width, mid, power = map(float, pair["solimp"].split())
+    assert d0 == mujoco.mjMAXIMP and dmax == pytest.approx(0.975) and width == pytest.approx(0.0055)  # mixed, clamped
+    m1 = mujoco.MjModel.from_xml_path(str(xml))
+    with source.file() as copy:
+        m2 = mujoco.MjModel.from_xml_path(copy)
+    d1, d2 = mujoco.MjData(m1), mujoco.MjData(m2)
+    mujoco.mj_step(m1, d1, 100)
+    mujoco.mj_step(m2, d2, 100)
+    assert np.array_equal(d1.qpos, d2.qpos) and d1.ncon > 0
+    with MotrixBackend(SceneCfg(str(xml)), 1, 0.002) as b:
+        b.step(np.zeros((1, 0)), 100)
+        assert abs(float(b.get_qpos()[0, 2]) - d1.qpos[2]) < 2e-3

@@ -4,9 +4,14 @@ MotrixSim parses MJCF itself and departs from MuJoCo's compiler where a rewritte
 closes the gap; each value written comes from ``mujoco.MjModel`` of the same file (MuJoCo is the
 plugin's reference and a dependency), so the engine gets what MuJoCo compiles:
 
-- ``visual``: ``<visual>`` and the appearance attributes of ``<material>`` (:data:`MATERIAL_LOOKS`)
-  are removed: only a renderer reads them, and MotrixSim's parser rejects valid MJCF among them
-  (a scalar ``emission``, ``shadowsize="0"``; iit_softfoot, umi_gripper).
+- ``visual``: ``<visual>``, cameras and lights, the appearance attributes of ``<material>``
+  (:data:`MATERIAL_LOOKS`) and every ``rgba`` are removed: only a renderer reads them (the backend's
+  frames are drawn from the original file by the shared renderer), and MotrixSim's parser rejects
+  valid MJCF among them (a scalar ``emission``, ``shadowsize="0"``, an empty ``rgba``, a camera
+  ``mode`` without its target; iit_softfoot, umi_gripper, trossen_wxai).
+- ``eulerseq``: every ``euler`` becomes the ``quat`` MuJoCo makes of it (lower-case letters rotate
+  about the moving axes, upper-case about the fixed ones; ``<compiler angle>``) and ``eulerseq`` goes:
+  MotrixSim's parser takes the default intrinsic ``xyz`` only (trossen_wxai's ``ZYX``).
 - ``inheritrange``: the attribute is removed everywhere and each actuator gets MuJoCo's compiled
   ``ctrlrange``/``ctrllimited`` (MotrixSim's parser rejects ``inheritrange`` beside a
   ``ctrlrange``, even ``inheritrange="0"``; i2rt_yam).
@@ -63,6 +68,7 @@ MASS_COMPILER = ("inertiafromgeom", "inertiagrouprange", "settotalmass", "boundm
 #: tangent 3 each).
 CONTACT_DATA = ("found force normal tangent", 10)
 _PRIMITIVES = ("sphere", "capsule", "cylinder", "ellipsoid", "box")
+_RENDER_ONLY = ("camera", "light")  #: elements only a renderer reads
 _SIZE_WIDTH = {"sphere": 1, "capsule": 2, "cylinder": 2, "ellipsoid": 3, "box": 3}
 _ORIENTATIONS = ("quat", "euler", "axisangle", "xyaxes", "zaxis")
 _ACTUATOR_TAGS = ("general", "motor", "position", "velocity", "intvelocity", "damper", "cylinder", "muscle",
@@ -74,6 +80,30 @@ def _walk(el: ET.Element, anc: list[ET.Element]) -> Iterator[tuple[ET.Element, l
         if isinstance(child.tag, str):
             yield child, anc
             yield from _walk(child, anc + [child])
+
+
+def _quats_from_eulers(root: ET.Element) -> None:
+    """Every ``euler`` as MuJoCo turns it into a quaternion under ``<compiler angle eulerseq>`` (the
+    last ``<compiler>`` wins), written as ``quat``; ``eulerseq`` removed."""
+    import math
+
+    from unisim_core import quat as Q
+
+    seq, scale = "xyz", math.pi / 180.0
+    for c in root.iter("compiler"):
+        seq = c.get("eulerseq", seq)
+        if "angle" in c.attrib:
+            scale = 1.0 if c.get("angle") == "radian" else math.pi / 180.0
+        c.attrib.pop("eulerseq", None)
+    for el in root.iter():
+        if "euler" not in el.attrib:
+            continue
+        q = np.array([1.0, 0.0, 0.0, 0.0])
+        for axis, angle in zip(seq, np.array(el.get("euler").split(), np.float64) * scale):
+            r = Q.quat_from_axis_angle(np.eye(3)["xyz".index(axis.lower())], angle)
+            q = Q.quat_mul(q, r) if axis.islower() else Q.quat_mul(r, q)  # intrinsic: moving axes
+        del el.attrib["euler"]
+        el.set("quat", _vec(q))
 
 
 def _temp_names(root: ET.Element, tags: tuple[str, ...]) -> None:
@@ -173,6 +203,11 @@ def _mixed_pairs(m) -> list[dict[str, str]]:
             r1, r2 = m.geom_solref[g1], m.geom_solref[g2]
             solref = mix * r1 + (1 - mix) * r2 if r1[0] > 0 and r2[0] > 0 else np.minimum(r1, r2)
             solimp = mix * m.geom_solimp[g1] + (1 - mix) * m.geom_solimp[g2]
+        # the impedance MuJoCo uses (it clamps when it computes it: d0/dmax/midpoint into [mjMINIMP, mjMAXIMP],
+        # width >= mjMINVAL, power >= 1); MotrixSim's parser rejects a pair's out-of-range solimp
+        solimp = np.array(solimp, np.float64)
+        solimp[[0, 1, 3]] = np.clip(solimp[[0, 1, 3]], mujoco.mjMINIMP, mujoco.mjMAXIMP)
+        solimp[2], solimp[4] = max(solimp[2], minval), max(solimp[4], 1.0)
         names = m.geom(g1).name, m.geom(g2).name
         if not all(names):  # an unnamed geom of an attached <model>: no name to pair it by
             continue
@@ -210,8 +245,10 @@ class EngineMjcf:
         self._models = {id(el): EngineMjcf(backend, self._asset(el.get("file"))) for el in root.iter("model")
                         if el.get("file")}
         self._xml_fixes = tuple(f for f, needed in (
-            ("visual", root.find("visual") is not None
+            ("visual", root.find("visual") is not None or any("rgba" in el.attrib for el in root.iter())
+             or any(True for el in root.iter() if el.tag in _RENDER_ONLY)
              or any(m.get(a) is not None for m in root.iter("material") for a in MATERIAL_LOOKS)),
+            ("eulerseq", any("eulerseq" in c.attrib for c in root.iter("compiler"))),
             ("inheritrange", any("inheritrange" in el.attrib for el in root.iter())),
             ("mesh_fitted_primitive", bool(self._fitted)),
             ("inertia", self._needs_inertia(root)),
@@ -368,6 +405,8 @@ class EngineMjcf:
                 for c in root.iter("compiler"):
                     for a in MASS_COMPILER:
                         c.attrib.pop(a, None)
+        if "eulerseq" in self._xml_fixes:
+            _quats_from_eulers(root)
         for el, orig in zip(mine, originals):
             el.attrib.pop("inheritrange", None)
             if el.tag == "model" and id(orig) in self._models:
@@ -384,6 +423,10 @@ class EngineMjcf:
         for mat in root.iter("material"):
             for a in MATERIAL_LOOKS:
                 mat.attrib.pop(a, None)
+        for el in root.iter():
+            el.attrib.pop("rgba", None)
+            for child in [c for c in el if c.tag in _RENDER_ONLY]:
+                el.remove(child)
         self._absolute_assets(root)
         self._patched = root
         return root

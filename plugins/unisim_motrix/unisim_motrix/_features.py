@@ -68,7 +68,6 @@ REFUSED_FEATURES: dict[str, str] = {
     **{f: _WHY["model"] for f in ("plugin", "flex", "skin", "composite")},
     "plugin_sensor": _WHY["sensor"],
     "unnamed_sensor": f"{_ENGINE} reads sensors by name only; name the sensor",
-    "compiler_eulerseq": f"{_ENGINE} reads intrinsic (lower-case) euler sequences only",
     "joint_actuatorgravcomp": f"{_ENGINE} applies gravcomp as a passive force on every joint: it does not route a "
                               "joint's share through its actuators and their actuatorfrcrange clamp (measured: an "
                               "arm whose 2.45 N m of compensation MuJoCo clamps to 1 N m stays put)",
@@ -139,7 +138,7 @@ def warn_stiff_contacts(path: str, m, sim_dt: float) -> None:
 #: Valid MJCF the engine's parser rejects: ``(pattern of its message, tag of the attribute)``;
 #: group 1 names the element where the message does.
 _PARSER_REJECTS = (
-    (re.compile(r"(\w+)@(\w+): (?:invalid|unknown variant)"), None),  # compiler@eulerseq="ZYX" (extrinsic)
+    (re.compile(r"(\w+)@(\w+): (?:invalid|unknown variant)"), None),  # an attribute value it rejects
     (re.compile(r"visual (\w+) (\w+) should be"), None),  # a <visual> value (the rewrite drops <visual>)
 )
 
@@ -147,7 +146,7 @@ _PARSER_REJECTS = (
 def load_error(backend: str, path: str, exc: BaseException, loaded: str | None = None
                ) -> UnsupportedCapabilityError | EngineError:
     """The error for a failed ``load_model``: valid MJCF that MotrixSim's parser rejects is refused
-    by the attribute (``compiler_eulerseq``); anything else is an ``EngineError`` quoting the
+    by the attribute (``<element>_<attribute>``); anything else is an ``EngineError`` quoting the
     engine. ``loaded``: the file the engine read when it was a rewritten copy of ``path`` (named so
     in the quote)."""
     text = str(exc.__cause__ or exc).strip()
