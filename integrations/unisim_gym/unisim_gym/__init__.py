@@ -7,10 +7,13 @@ written once against the contract (quadruped velocity tracking, gymnasium's ``An
 ``SB3VecEnv`` imports stable-baselines3 on first access (the ``sb3`` extra); ``TorchVecEnv``,
 ``RslRlVecEnv``, ``ppo_runner_cfg`` and ``load_policy`` import torch (and rsl-rl-lib) on first
 access (the ``rslrl`` extra); each raises ``OptionalDependencyError`` naming its extra otherwise.
+``evaluate_sim2sim`` (``unisim eval``) imports torch only for a TorchScript policy, onnxruntime only
+for an ONNX one; ``export_policy`` imports torch when called.
 """
 
 from ._ant import ANT_XML, AntCfg, AntTask
 from ._evaluate import VelocityEvaluation, evaluate_velocity_policy
+from ._export import export_policy, manifest_for_task
 from ._locomotion import (
     DEFAULT_OBSERVATIONS,
     DEFAULT_REWARD_WEIGHTS,
@@ -23,6 +26,7 @@ from ._observations import NoiseCfg, ObservationManager, ObsTermCfg
 from ._presets import GO1_OBSERVATIONS, GO1_TERRAIN, go1_rough_cfg
 from ._registry import ANT_CONTACT_ID, ANT_ID, QUADRUPED_ID, register
 from ._robot import GO1, GO1_XML, QUADRUPED, RobotCfg, build_scene
+from ._sim2sim import evaluate_sim2sim, load_policy_file
 from ._task import StepResult, Task
 from ._terrain import (
     ROUGH_TERRAINS,
@@ -46,7 +50,8 @@ __all__ = ["UniSimVectorEnv", "Task", "StepResult", "VelocityTrackingCfg", "Velo
            "TerrainGeneratorCfg", "SubTerrainCfg", "FlatCfg", "RandomRoughCfg", "SlopeCfg", "StairsCfg",
            "SteppingStonesCfg", "ROUGH_TERRAINS", "GeneratedTerrain", "generate_terrain", "TerrainCurriculum",
            "AntCfg", "AntTask", "ANT_XML", "ANT_ID", "ANT_CONTACT_ID", "QUADRUPED_ID",
-           "SB3VecEnv", "TorchVecEnv", "RslRlVecEnv", "ppo_runner_cfg", "load_policy"]
+           "SB3VecEnv", "TorchVecEnv", "RslRlVecEnv", "ppo_runner_cfg", "load_policy",
+           "evaluate_sim2sim", "load_policy_file", "export_policy", "manifest_for_task"]
 __version__ = "0.1.0"
 
 register()
