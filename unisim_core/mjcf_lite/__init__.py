@@ -31,6 +31,7 @@ The subset it reads (everything else raises :class:`MjcfLiteError`):
 - bodies (``pos``, one of ``quat``/``euler``/``axisangle``/``xyaxes``/``zaxis``), one joint per
   body: ``<freejoint>``/``type="free"`` on a world child, ``hinge``, ``slide`` with ``pos axis
   range limited damping armature ref``; only when the caller accepts them (:data:`OPTIONAL_FEATURES`):
+  ball joints (``ball_joint``: qpos ``wxyz``, 3 dofs, range ``[0, max]``),
   ``frictionloss``, ``stiffness``/``springref`` (``joint_stiffness``), several hinge/slide joints
   on one body (``multi_joint_body``, gymnasium's ``rootx``/``rootz``/``rooty``), a body's non-zero
   ``gravcomp`` (``body_gravcomp``, :attr:`LiteModel.body_gravcomp`) and a joint's

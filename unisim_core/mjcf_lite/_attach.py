@@ -99,9 +99,10 @@ class _Graft:
         return out
 
     def joint(self, attrs: dict[str, str]) -> dict[str, str]:
-        """Hinge angles in the parent's unit, ``limited``/``actuatorfrclimited`` as the child's autolimits say."""
+        """Hinge and ball angles in the parent's unit; ``limited``/``actuatorfrclimited`` as the child's
+        autolimits say."""
         attrs = dict(attrs)
-        if attrs.get("type", "hinge") == "hinge":
+        if attrs.get("type", "hinge") in ("hinge", "ball"):
             scale = self.child.angle / self.parser.angle
             for key in ("range", "ref", "springref"):
                 if key in attrs:

@@ -156,6 +156,8 @@ class LiteModel:
             if j["type"] == "free":
                 b = j["body"]
                 q[j["qposadr"]:j["qposadr"] + 7] = np.concatenate((self.body_pos[b], self.body_quat[b]))
+            elif j["type"] == "ball":
+                q[j["qposadr"]] = 1.0  # the identity quaternion
             else:
                 q[j["qposadr"]] = j["ref"]  # MuJoCo: qpos0 of a hinge or slide is its ref
         return q
@@ -164,7 +166,7 @@ class LiteModel:
         J, A, G = self.joints, self.actuators, self.geoms
         col = lambda rows, key, width=None: np.array([r[key] for r in rows], dtype=np.float64).reshape(
             (len(rows),) + (() if width is None else (width,)))
-        dof = lambda key: np.array([j[key] for j in J for _ in range(6 if j["type"] == "free" else 1)])
+        dof = lambda key: np.array([j[key] for j in J for _ in range({"free": 6, "ball": 3}.get(j["type"], 1))])
         return ModelInfo(
             nq=self.nq, nv=self.nv, body_names=self.body_names, body_parent=self.body_parent,
             body_mass=self.body_mass, body_ipos=np.reshape(self.body_ipos, (-1, 3)),

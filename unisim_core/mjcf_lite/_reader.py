@@ -29,7 +29,8 @@ __all__ = ["load_mjcf", "OPTIONAL_FEATURES"]
 #: otherwise they raise :class:`MjcfLiteError` with that ``feature``.
 OPTIONAL_FEATURES = frozenset({"frictionloss", "multi_joint_body", "joint_stiffness", "joint_equality",
                                "connect_equality", "weld_equality", "fixed_tendon", "body_gravcomp",
-                               "joint_actuatorgravcomp", "hfield", "mocap", "dampratio", "site_transmission"})
+                               "joint_actuatorgravcomp", "hfield", "mocap", "dampratio", "site_transmission",
+                               "ball_joint"})
 #: Sections whose elements a caller that accepts them all simulates itself; the reader only counts them
 #: (:attr:`LiteModel.constraints`): they change no layout (nq, nv, nu, sensors).
 _COUNTED_SECTIONS = ("equality", "tendon")
@@ -356,8 +357,9 @@ class _Parser:
     def _joint(self, m: LiteModel, elem: ET.Element, b: int, childclass: str) -> None:
         a = self.attrs(elem, childclass) if elem.tag == "joint" else dict(elem.attrib, type="free")
         jtype = a.get("type", "hinge")
-        if jtype not in ("free", "hinge", "slide"):
-            raise self.fail(elem, f"has type {jtype!r}; supported joint types: free, hinge, slide", f"{jtype}_joint")
+        if jtype not in ("free", "hinge", "slide") and not (jtype == "ball" and "ball_joint" in self.accept):
+            raise self.fail(elem, f"has type {jtype!r}; supported joint types: free, hinge, slide (ball when the "
+                                  "backend accepts ball_joint)", f"{jtype}_joint")
         if jtype == "free" and m.body_parent[b] != 0:
             raise self.fail(elem, "is a free joint on a body that is not a world child (not supported)",
                             "nested_free_joint")
@@ -365,7 +367,7 @@ class _Parser:
             if float(a.get(key, "0")) != 0.0 and feature not in self.accept:
                 raise self.fail(elem, f"has {key}={a[key]}; joint {key} is read only when the backend accepts it "
                                       f"(unisim_core.mjcf_lite.OPTIONAL_FEATURES)", feature)
-        rng = _vec(a.get("range"), 2, [0, 0], "joint.range") * (self.angle if jtype == "hinge" else 1.0)
+        rng = _vec(a.get("range"), 2, [0, 0], "joint.range") * (self.angle if jtype in ("hinge", "ball") else 1.0)
         limited = a.get("limited", "auto")
         limited = ("range" in a and self.autolimits) if limited == "auto" else limited == "true"
         axis = _vec(a.get("axis"), 3, [0, 0, 1], "joint.axis")
@@ -386,8 +388,8 @@ class _Parser:
             else np.array([-np.inf, np.inf]),
             "actuatorgravcomp": a.get("actuatorgravcomp", "false") == "true",
         })
-        m.nq += 7 if jtype == "free" else 1
-        m.nv += 6 if jtype == "free" else 1
+        m.nq += {"free": 7, "ball": 4}.get(jtype, 1)
+        m.nv += {"free": 6, "ball": 3}.get(jtype, 1)
 
     def _check_actuatorgravcomp(self, m: LiteModel) -> None:
         """A joint with ``actuatorgravcomp="true"`` above a body with ``gravcomp`` (itself or a descendant)
