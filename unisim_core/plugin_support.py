@@ -15,7 +15,7 @@ import importlib.metadata as md
 import sys
 import time
 from collections import OrderedDict
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -30,16 +30,20 @@ __all__ = ["SNAPSHOT_MEMORY", "SnapshotMemory", "WarpKernelNotice", "installed_v
 SNAPSHOT_MEMORY = 8
 
 
-def load_mjcf_or_refuse(path: str, backend: str, *, accept: Collection[str] = ()) -> LiteModel:
+def load_mjcf_or_refuse(path: str, backend: str, *, accept: Collection[str] = (),
+                        reasons: Mapping[str, str] | None = None) -> LiteModel:
     """:func:`~unisim_core.mjcf_lite.load_mjcf` of ``path``; a scene feature outside the reader's
     subset (and not in ``accept``) raises ``UnsupportedCapabilityError(backend, feature)``, a
-    malformed file the reader's own :class:`MjcfLiteError`."""
+    malformed file the reader's own :class:`MjcfLiteError`. ``reasons``: ``{feature: why the backend's
+    engine cannot honour it}``; the refusal of such a feature ends with ``"; <backend>: <reason>"``."""
     try:
         return load_mjcf(path, accept=accept)
     except MjcfLiteError as exc:
         if exc.feature is None:
             raise
-        raise UnsupportedCapabilityError(backend, exc.feature, str(exc)) from None
+        why = (reasons or {}).get(exc.feature)
+        message = f"{exc}; {backend}: {why}" if why else str(exc)
+        raise UnsupportedCapabilityError(backend, exc.feature, message) from None
 
 
 class SnapshotMemory:

@@ -22,6 +22,10 @@ def test_a_feature_outside_the_subset_is_refused_by_name(tmp_path):
                                                          r"'frictionloss'.*hinge\.xml") as info:
         load_mjcf_or_refuse(str(path), "mine")
     assert (info.value.backend, info.value.capability) == ("mine", "frictionloss")
+    with pytest.raises(UnsupportedCapabilityError) as info:  # the engine's own reason closes the message
+        load_mjcf_or_refuse(str(path), "mine", reasons={"frictionloss": "its joints have no dry friction"})
+    assert str(info.value).endswith("is read only when the backend accepts it (unisim_core.mjcf_lite."
+                                    "OPTIONAL_FEATURES); mine: its joints have no dry friction"), str(info.value)
     lite = load_mjcf_or_refuse(str(path), "mine", accept={"frictionloss"})
     assert lite.body_names == ["world", "arm"]
     assert [j["frictionloss"] for j in lite.joints] == [0.5]
