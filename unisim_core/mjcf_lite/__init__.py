@@ -23,6 +23,7 @@ geoms and sites numbered body by body; unnamed bodies, joints and ``<freejoint/>
 a body without ``<inertial>`` given no mass framed at its own pose (MuJoCo 4); ``<asset><model>`` +
 ``<attach model body prefix>`` (:mod:`._attach`: the subtree with its own defaults and compiler
 conventions, prefixed names, the actuators/sensors/equalities/tendons/contacts acting on it, its keys).
+``<frame>`` (:mod:`._frame`: dissolved into the poses of the bodies, joints, geoms and sites it holds).
 
 The subset it reads (everything else raises :class:`MjcfLiteError`):
 

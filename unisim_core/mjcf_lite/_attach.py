@@ -28,7 +28,7 @@ __all__ = ["ATTACH_MARK", "expand_attachments", "attached_key_qpos"]
 ATTACH_MARK = "__unisim_attached"
 #: The (empty) default class grafted elements carry, so that no default of the parent applies to them.
 NEUTRAL_CLASS = "__unisim_attached"
-_ORIENTED = ("body", "geom", "site", "inertial", "camera", "light")
+_ORIENTED = ("body", "geom", "site", "inertial", "camera", "light", "frame")
 _ORIENTATIONS = ("quat", "euler", "axisangle", "xyaxes", "zaxis")
 _BAKED = ("joint", "geom", "site")  # body-tree elements the lite reader resolves defaults for
 _REFS = ("joint", "joint1", "joint2", "jointinparent", "site", "site1", "site2", "refsite", "sidesite", "cranksite",
@@ -84,7 +84,7 @@ class _Graft:
             attrs = self.child.attrs(el, childclass)
         else:
             attrs = dict(el.attrib)
-        if el.tag == "body":
+        if el.tag in ("body", "frame"):
             childclass = el.get("childclass", childclass)
         if el.tag == "joint":
             attrs = self.joint(attrs)

@@ -16,6 +16,7 @@ from ._attach import ATTACH_MARK, attached_key_qpos, expand_attachments
 from ._dampratio import resolve_dampratio
 from ._errors import MjcfLiteError
 from ._fit import FITTED, fit_primitive
+from ._frame import expand_frames
 from ._hfield import hfield_data
 from ._includes import read_tree
 from ._inertia import PRIMITIVES, combine, eig3, unit_inertia, z_to_quat
@@ -266,6 +267,7 @@ class _Parser:
 
     # bodies ---------------------------------------------------------------------------
     def _body_children(self, m: LiteModel, elem: ET.Element, b: int, childclass: str) -> None:
+        expand_frames(self, elem, childclass)
         for child in elem:
             tag = child.tag
             if tag == "body":
@@ -283,6 +285,7 @@ class _Parser:
                                        "light, camera)", tag)
 
     def _body(self, m: LiteModel, elem: ET.Element, parent: int, childclass: str) -> None:
+        expand_frames(self, elem, childclass)  # before its joints are read: a frame may hold some
         b = len(m.body_names)
         a = self.attrs(elem, childclass)
         mocap = a.get("mocap") == "true"
