@@ -52,6 +52,7 @@ from ._mocap import MocapBodies, PosedLink, SapienMocapPoseBinding
 from ._options import SapienOptions
 from ._randomization import ModelFields
 from ._readback import read_solver_values
+from ._site_motors import SiteMotors
 from ._thread_keys import check_thread_keys
 from ._warnings import SapienModellingWarning
 
@@ -60,7 +61,7 @@ __all__ = ["SapienBackend"]
 
 #: mjcf_lite's optional features this backend simulates (``unisim_core.mjcf_lite.OPTIONAL_FEATURES``).
 ACCEPTED = frozenset({"frictionloss", "body_gravcomp", "hfield", "mocap", "multi_joint_body",
-                      "joint_stiffness", "fixed_tendon", "dampratio", "joint_equality"})
+                      "joint_stiffness", "fixed_tendon", "dampratio", "joint_equality", "site_transmission"})
 
 
 def _xyz(v) -> np.ndarray:
@@ -159,6 +160,12 @@ class SapienBackend(SimBackend):
             raise UnsupportedCapabilityError(self.name, "integrator", f"{path}: <option integrator={integrator!r}>; "
                                              f"mapped: {sorted(IMPLICIT_KV) + ['rk4']}")
         check_scene(lite, assets, path)
+        ellipsoids = [g["name"] or str(k) for k, g in enumerate(lite.geoms) if g["type"] == "ellipsoid"
+                      and (g["contype"] or g["conaffinity"]) and lite.contact]
+        if ellipsoids:
+            warnings.warn(SapienModellingWarning(
+                f"{path}: PhysX has no ellipsoid: geoms {ellipsoids} collide as a convex hull within 2.4 % of their "
+                "radii (docs/sapien.md)"), stacklevel=2)
         try:  # PhysX averages a contact's two materials, MuJoCo takes the larger friction
             friction = physx_materials(np.asarray([g["friction"][0] for g in lite.geoms]), lite.collision_pairs(),
                                        friction_ranks(lite), [g["name"] for g in lite.geoms], path)
@@ -166,7 +173,11 @@ class SapienBackend(SimBackend):
             raise UnsupportedCapabilityError(self.name, "geom_friction", f"{path}: {exc}") from None
         _ = self.model_info  # names given by the options are checked before the engine loads
         # a frictionloss joint's damping: explicit, with MuJoCo's dt D as armature (physx_drives' dt)
-        self._drives = physx_drives(lite.joints, lite.actuators, implicit_kv=implicit_kv, dt=self.sim_dt)
+        #: the joint actuators' ctrl columns (``None``: every actuator drives a joint); site motors apart
+        joint_acts = [a for a, act in enumerate(lite.actuators) if act["joint"] >= 0]
+        self._joint_cols = None if len(joint_acts) == len(lite.actuators) else np.array(joint_acts, dtype=np.int64)
+        self._drives = physx_drives(lite.joints, [lite.actuators[a] for a in joint_acts], implicit_kv=implicit_kv,
+                                    dt=self.sim_dt)
         tendons = joint_tendons(path, lite, self.sim_dt, self.name) if lite.constraints.get("joint_equality") else []
         check_tendons(lite, tendons, path)
         check_thread_keys(self._num_envs)
@@ -227,6 +238,7 @@ class SapienBackend(SimBackend):
         self._snapshots = SnapshotMemory(self._num_envs)  # each snapshot row's engine state (exact restores)
         self._wrench: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._fields = ModelFields(self, posed(lite), implicit_kv)
+        self._site_motors = SiteMotors(lite) if self._joint_cols is not None else None
         #: (link per env, float32 force per env at the COM) applied before every substep: MJCF gravcomp
         #: other than 0 and 1, randomized gravity (``ModelFields.body_forces``)
         self._body_forces: list[tuple[list, np.ndarray]] = []
@@ -334,6 +346,8 @@ class SapienBackend(SimBackend):
                 self._apply_wrenches()
             if self._body_forces:
                 self._apply_body_forces()
+            if self._site_motors is not None:
+                self._site_motors.apply(ctrl, self._now(), self._links)
             if self._accel and k == nsteps - 1:  # the accelerometer reads the velocity change over the last substep
                 if self._cache is None:  # converted only when the accelerometer is read
                     self._prev_reads = self._link_reads(self._accel_bodies)
@@ -351,6 +365,8 @@ class SapienBackend(SimBackend):
     def _efforts_writer(self, ctrl: np.ndarray):
         """``fn()`` writing the explicit joint efforts for ``ctrl`` at the current state into every env
         (``PhysxDrives.servo``: the ctrl terms are computed once, here)."""
+        if self._joint_cols is not None:  # the joint actuators' columns (site motors: SiteMotors)
+            ctrl = ctrl[:, self._joint_cols]
         if self._engine_order is not None:  # one articulation holds every joint: the law on PhysX's dof vectors
             drives, order, ref, arts, q, qd = self._engine_order
             has_ref, f32, f64 = self._has_ref, np.float32, np.float64

@@ -16,6 +16,11 @@ filter) and a scene where they differ is refused (``contact_filter``).
 
 from __future__ import annotations
 
+import atexit
+import functools
+import os
+import shutil
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -36,7 +41,12 @@ __all__ = ["Layout", "actors", "build_env", "check_scene", "check_tendons", "con
 _NAME = "sapien"
 _X_TO_Z = np.array([np.sqrt(0.5), 0.0, -np.sqrt(0.5), 0.0])  # rotates PhysX's +x (plane normal, capsule axis) onto +z
 _FLOAT32_MAX = float(np.finfo(np.float32).max)  # PhysX's "no force limit"
-_SHAPES = ("plane", "box", "sphere", "capsule", "cylinder", "hfield", "mesh")
+_SHAPES = ("plane", "box", "sphere", "capsule", "cylinder", "hfield", "mesh", "ellipsoid")
+#: PhysX has no ellipsoid: a convex hull of ``_ELLIPSOID_RINGS`` x ``_ELLIPSOID_SECTORS`` points on the
+#: ellipsoid pushed out by ``_ELLIPSOID_PUSH``, so its surface is within 2.4 % of the radii (inside at face
+#: centres, outside at the points); named in a SapienModellingWarning (docs/sapien.md).
+_ELLIPSOID_RINGS, _ELLIPSOID_SECTORS = 12, 20
+_ELLIPSOID_PUSH = 2.0 / (1.0 + np.cos(np.pi / _ELLIPSOID_RINGS) * np.cos(np.pi / _ELLIPSOID_SECTORS))
 #: A body with several joints is a chain of links, one per joint, the body the last: each link before it
 #: is a copy of the body scaled by this (mass and inertia; PhysX links need both > 0), so the joints
 #: before the last carry this fraction of the body's inertia more than MuJoCo's (docs/sapien.md).
@@ -263,6 +273,8 @@ def _add_shape(builder, lite: LiteModel, g: int, asset: MeshFile | None, mu: flo
         builder.add_capsule_collision(pose, radius=float(size[0]), half_length=float(size[1]), material=mat)
     elif kind == "cylinder":
         builder.add_cylinder_collision(pose, radius=float(size[0]), half_length=float(size[1]), material=mat)
+    elif kind == "ellipsoid":  # PhysX has none: the hull of a unit-sphere file, scaled by the radii
+        builder.add_convex_collision_from_file(_unit_sphere_file(), pose, scale=size.tolist(), material=mat)
     elif kind == "mesh":  # PhysX cooks the file's convex hull, as MuJoCo collides a mesh
         builder.add_convex_collision_from_file(asset.path, pose, scale=list(asset.scale), material=mat)
     else:  # hfield: SAPIEN 3.0.3 exposes no PhysX height field; a static triangle mesh of MuJoCo's surface
@@ -280,6 +292,32 @@ def _add_shape(builder, lite: LiteModel, g: int, asset: MeshFile | None, mu: flo
         shape.local_pose = pose
         return shape
     return None
+
+
+@functools.cache
+def _unit_sphere_file() -> str:
+    """An OBJ of ``_ELLIPSOID_RINGS`` x ``_ELLIPSOID_SECTORS`` points (and the poles) on a sphere of radius
+    ``_ELLIPSOID_PUSH``, written once per process to a temporary folder removed at exit."""
+    folder = tempfile.mkdtemp(prefix="unisim-sapien-")
+    atexit.register(shutil.rmtree, folder, True)
+    theta = np.pi * np.arange(1, _ELLIPSOID_RINGS + 1) / (_ELLIPSOID_RINGS + 1)
+    phi = 2.0 * np.pi * np.arange(_ELLIPSOID_SECTORS) / _ELLIPSOID_SECTORS
+    t, f = np.meshgrid(theta, phi, indexing="ij")
+    points = np.stack([np.sin(t) * np.cos(f), np.sin(t) * np.sin(f), np.cos(t)], axis=-1).reshape(-1, 3)
+    points = _ELLIPSOID_PUSH * np.concatenate([[[0.0, 0.0, 1.0]], points, [[0.0, 0.0, -1.0]]])
+    idx = 2 + np.arange(_ELLIPSOID_RINGS * _ELLIPSOID_SECTORS).reshape(_ELLIPSOID_RINGS, _ELLIPSOID_SECTORS)
+    nxt = np.roll(idx, -1, axis=1)
+    faces = [(1, int(a), int(b)) for a, b in zip(idx[0], nxt[0])]
+    faces += [(int(a), int(c), int(d)) for r in range(_ELLIPSOID_RINGS - 1) for a, c, d in
+              zip(idx[r], idx[r + 1], nxt[r + 1])]
+    faces += [(int(a), int(d), int(b)) for r in range(_ELLIPSOID_RINGS - 1) for a, b, d in
+              zip(idx[r], nxt[r], nxt[r + 1])]
+    faces += [(len(points), int(b), int(a)) for a, b in zip(idx[-1], nxt[-1])]
+    path = os.path.join(folder, "sphere.obj")
+    with open(path, "w") as out:
+        out.writelines(f"v {x:.9f} {y:.9f} {z:.9f}\n" for x, y, z in points)
+        out.writelines(f"f {a} {b} {c}\n" for a, b, c in faces)
+    return path
 
 
 def layout_of(lite: LiteModel, arts: list) -> Layout:

@@ -61,7 +61,10 @@ class ModelFields:
                    "actuator_kp": info.actuator_kp, "actuator_kd": info.actuator_kd, "gravity": info.gravity}
         self.tables = {t: np.repeat(np.asarray(v, dtype=np.float64)[None], n, axis=0) for t, v in nominal.items()}
         drives = backend._drives
-        self._gain = np.repeat(drives._default_gain[None], n, axis=0)  # MuJoCo's gainprm[0] per actuator
+        self._acts = [a for a, act in enumerate(lite.actuators) if act["joint"] >= 0]  # those of the drives
+        gain = np.ones(len(lite.actuators))  # MuJoCo's gainprm[0] per actuator (a site motor's: 1)
+        gain[self._acts] = drives._default_gain
+        self._gain = np.repeat(gain[None], n, axis=0)
         self._driven = [j for j, row in enumerate(lite.joints) if row["type"] in ("hinge", "slide")]
         self._dof_col = np.full(info.nv, -1, dtype=np.int64)  # dof -> hinge/slide column, -1: a free joint's
         for c, j in enumerate(self._driven):
@@ -113,8 +116,7 @@ class ModelFields:
                 raise InvalidInputError(f"{term}.target_ids: dofs {free} belong to a free joint; a PhysX floating root "
                                         "has no joint to carry them (its link damping is not MuJoCo's per-dof term)")
         if term in ("actuator_kp", "actuator_kd"):
-            kind = self._b._drives.kind
-            bad = [info.actuator_names[a] for a in target_ids if kind[a] == "motor"]
+            bad = [info.actuator_names[a] for a in target_ids if self._lite.actuators[a]["kind"] == "motor"]
             if bad:
                 raise InvalidInputError(f"{term}.target_ids: actuators {bad} have no PD bias "
                                         "(only position/velocity-type actuators have kp/kd)")
@@ -172,10 +174,10 @@ class ModelFields:
             d = lite.joints[j]["dofadr"]
             joints[j].update(damping=tables["dof_damping"][d], armature=tables["dof_armature"][d],
                              frictionloss=tables["dof_frictionloss"][d])
-        acts = [dict(a, kv=float(kd)) for a, kd in zip(lite.actuators, tables["actuator_kd"])]
+        acts = [dict(lite.actuators[a], kv=float(tables["actuator_kd"][a])) for a in self._acts]
         drives = physx_drives(joints, acts, implicit_kv=self._implicit_kv, dt=self._b.sim_dt)
-        return dataclasses.replace(drives, kp=np.array(tables["actuator_kp"], dtype=np.float64),
-                                   gain=self._gain[env].copy())
+        return dataclasses.replace(drives, kp=np.array(tables["actuator_kp"], dtype=np.float64)[self._acts],
+                                   gain=self._gain[env, self._acts].copy())
 
     def _write_drives(self, env_ids: np.ndarray) -> None:
         if self._joints is None:
