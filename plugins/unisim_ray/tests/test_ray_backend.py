@@ -231,13 +231,16 @@ def test_fake_uneven_split_over_three_shards_matches_in_process(made):
 @needs_mujoco
 def test_mujoco_six_envs_over_two_shards_matches_in_process_bit_for_bit(made):
     b, ref = pair(made, "mujoco", 6, 2, dtype=np.float64, inner_options={"threads": 1})
-    # Rendering does not cross processes: dropped even though MuJoCo declares video capture.
-    assert Capability.VIDEO_CAPTURE in ref.capabilities
-    assert b.capabilities == ref.capabilities - {Capability.RENDER, Capability.VIDEO_CAPTURE, Capability.PLAYBACK}
-    with pytest.raises(UnsupportedCapabilityError, match="'ray' does not support capability 'video_capture'"):
-        b.init_renderer(capture=True)
+    # MuJoCo's frames are the core's renderer's: drawn in the host from every shard's envs
+    assert b.capabilities == ref.capabilities and Capability.VIDEO_CAPTURE in b.capabilities
     assert b.inner_backend.endswith(":MujocoBackend")
     scenario(b, ref)
+    for x in (b, ref):
+        x.init_renderer(capture=True, headless=True, width=96, height=64, spacing=0.8)
+    frame = b.capture_video_frame()
+    assert np.array_equal(frame, ref.capture_video_frame())
+    b.set_state(np.array([5]), b.get_qpos()[[5]] + np.r_[0.0, 0.0, 0.3, np.zeros(ref.nq - 3)], np.zeros((1, ref.nv)))
+    assert not np.array_equal(b.capture_video_frame(), frame)  # the last env (shard 1) is in the picture
 
 
 @needs_mujoco
@@ -263,9 +266,14 @@ def test_mujoco_contact_forces_and_torques_are_forwarded(made):
 
 
 @needs_mujoco
-def test_mujoco_terrain_and_height_scanner_are_forwarded(made):
+def test_mujoco_terrain_and_height_scans_are_computed_in_the_host(made):
+    """MuJoCo samples its height field with the core's sampler: the host fetches it once from shard 0 and
+    scans over its cached body poses (no remote call per scan), bit for bit as in-process."""
     scene = SceneCfg(SCENES / "quadruped_hfield.xml", terrain=TerrainCfg(hfield_geom="terrain", rows=2, cols=2))
     b, ref = pair(made, "mujoco", 4, 2, scene, inner_options={"threads": 1})
+    sent: list[str] = []
+    fanout = b._fanout
+    b._fanout = lambda what, method, *args, **kw: (sent.append(method), fanout(what, method, *args, **kw))[1]
     tb, tr = b.get_terrain_spawn_data(), ref.get_terrain_spawn_data()
     assert np.array_equal(tb.origins, tr.origins) and tb.size == tr.size
     xy = np.array([[0.3, -0.2], [1.0, 2.0]])
@@ -278,6 +286,7 @@ def test_mujoco_terrain_and_height_scanner_are_forwarded(made):
         assert sb.num_points == sr.num_points and np.array_equal(sb.scan(), sr.scan())
         b.step(ctrl, 5)
         ref.step(ctrl, 5)
+    assert sent == ["height_field"], sent
 
 
 @needs_mujoco

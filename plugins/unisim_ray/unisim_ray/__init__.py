@@ -68,11 +68,14 @@ def __getattr__(name: str) -> Any:
 
 
 def _forwarded() -> frozenset:
-    # Mirrors _backend.FORWARDED_CAPABILITIES without importing the backend module.
+    """Capabilities offered when the inner backend declares them (``RayBackend.CAPABILITIES``): all but
+    RENDER (an interactive window on a remote node) and DEVICE_ARRAYS (views of another process's
+    memory); an instance offers VIDEO_CAPTURE and PLAYBACK only when the inner's frames are the core's
+    default renderer's, drawn in the host from all envs' state (a shard's own renderer could draw only
+    its own envs)."""
     from unisim_core.capabilities import Capability
 
-    return frozenset(Capability) - {Capability.RENDER, Capability.VIDEO_CAPTURE, Capability.PLAYBACK,
-                                    Capability.DEVICE_ARRAYS}
+    return frozenset(Capability) - {Capability.RENDER, Capability.DEVICE_ARRAYS}
 
 
 @hookimpl
@@ -90,7 +93,7 @@ def unisim_backend_spec():
         required_modules=("ray",),
         required_runtime="Ray (a local instance is started when no cluster address is given)",
         description="num_envs envs as one backend, run as K shards of an inner backend in Ray actors; "
-                    "capabilities are the inner backend's minus render/video_capture/playback",
+                    "capabilities are the inner backend's minus render/device_arrays",
     )
 
 
@@ -110,6 +113,7 @@ def unisim_diagnostics():
                              f"earlier shards take the remainder, e.g. 11 envs -> "
                              f"{describe_layout(11, default.shards)}; 4096 envs -> "
                              f"{describe_layout(4096, default.shards)}")
-    out["capabilities"] = "the inner backend's, minus render, video_capture, playback (not forwarded)"
+    out["capabilities"] = ("the inner backend's, minus render and device_arrays; video_capture/playback when the "
+                           "inner draws with the core's renderer (frames drawn in the host from all shards' state)")
     out["inner backends"] = "any registered backend; it must be installed on every Ray node that hosts a shard"
     return out

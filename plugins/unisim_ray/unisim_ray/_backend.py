@@ -9,6 +9,12 @@ the same round trip, and the getters read that host cache without any further
 remote call. ``ray`` is imported when a backend is constructed, never when the
 plugin is listed. The remote calls (fan-out, deadlines, faults, recovery) are in ``_calls``,
 the Ray session in ``_session``, what runs in each actor in ``_shard``.
+
+What the inner backend computes with the core's shared code from its model and the contract's state
+(the description's ``shared_capabilities``: site Jacobian, height scans, terrain, video frames) is
+computed here, over all envs, from the same model info and the host's state cache (the height-field
+sampler fetched once from shard 0): the same answers as in-process, without a round trip per call.
+Native versions (a Jacobian, scanner or terrain of the engine's own) are forwarded to the shards.
 """
 
 from __future__ import annotations
@@ -28,10 +34,14 @@ from unisim_core.bindings import BackendHeightScanner, BackendMocapPoseBinding
 from unisim_core.capabilities import Capability
 from unisim_core.config import BackendTerrainSpawnData, SceneCfg
 from unisim_core.errors import InvalidTypeError, UniSimError
+from unisim_core.heightfield import HFieldSampler
+from unisim_core.kinematics import site_jacobian
 from unisim_core.model import ModelInfo
 from unisim_core.options import build_options
 from unisim_core.servant import adopt_description
+from unisim_core.servant.plain import sampler_from_plain, shared_capabilities
 
+from . import _forwarded
 from ._calls import ShardCalls, ShardInfo
 from ._errors import ShardError
 from ._layout import split_envs
@@ -47,13 +57,9 @@ __all__ = ["RayBackend", "ShardInfo", "FORWARDED_CAPABILITIES", "LOCAL_RAY_SYSTE
 
 log = logging.getLogger("unisim_ray")
 
-#: Capabilities forwarded when the inner backend declares them. Not forwarded:
-#: RENDER (an interactive window on a remote node), VIDEO_CAPTURE and PLAYBACK
-#: (one shard's renderer can only draw its own envs, so a frame of "all envs"
-#: would silently omit the other shards' envs), DEVICE_ARRAYS (views of another process's memory).
-FORWARDED_CAPABILITIES: frozenset[Capability] = frozenset(Capability) - {
-    Capability.RENDER, Capability.VIDEO_CAPTURE, Capability.PLAYBACK, Capability.DEVICE_ARRAYS,
-}
+#: Capabilities offered when the inner backend declares them (see ``unisim_ray._forwarded``).
+FORWARDED_CAPABILITIES: frozenset[Capability] = _forwarded()
+_FRAMES = frozenset({Capability.VIDEO_CAPTURE, Capability.PLAYBACK})
 
 
 def _version() -> str:
@@ -151,7 +157,10 @@ class RayBackend(ShardCalls, SimBackend):
         first = results[0]
         desc = first["description"]
         # the inner backend's declarations (terms, what it refuses, known kit deviations, snapshot tier)
-        self._inner_info, self._caps = adopt_description(self, desc)
+        self._inner_info, caps = adopt_description(self, desc)
+        self._shared = shared_capabilities(desc) & caps  # computed here (see the module docstring)
+        self._caps = caps if Capability.VIDEO_CAPTURE in self._shared else caps - _FRAMES
+        self._height_fields: dict[int, HFieldSampler] = {}
         self._inner_class = desc["inner_class"]
         self._alloc_cache(first)
         for k, (a, b) in enumerate(self._ranges):
@@ -346,6 +355,8 @@ class RayBackend(ShardCalls, SimBackend):
 
     # ------------------------------------------------------------------ primitives: kinematics, snapshots, fields
     def _site_jacobian(self, site_id: int, dof_indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if Capability.SITE_JACOBIAN in self._shared:  # the core's, over the cached body poses
+            return site_jacobian(self, site_id, dof_indices)
         parts = self._fanout("get_site_jacobian_w", "site_jacobian", lambda k, a, b: (site_id, dof_indices))
         return (_cat([p[0] for p in parts]), _cat([p[1] for p in parts]))
 
@@ -371,7 +382,17 @@ class RayBackend(ShardCalls, SimBackend):
         return _cat(self._fanout(f"read of model field {term!r}", "read_model_field", lambda k, a, b: (term,)))
 
     # ------------------------------------------------------------------ primitives: terrain, scanners, mocap
+    def _height_field(self, geom_id: int) -> HFieldSampler:
+        """Shard 0's sampler, fetched once per geom (static: height fields fixed to the world)."""
+        sampler = self._height_fields.get(geom_id)
+        if sampler is None:
+            plain = self._fanout("height field", "height_field", lambda k, a, b: (geom_id,), shards=[0])[0]
+            sampler = self._height_fields[geom_id] = sampler_from_plain(plain)
+        return sampler
+
     def _terrain_spawn_data(self) -> BackendTerrainSpawnData:
+        if Capability.TERRAIN in self._shared:  # the core's, from the sampler
+            return super()._terrain_spawn_data()
         data = self._handle("get_terrain_spawn_data", "terrain_spawn_data", (), shards=[0])[0]
 
         def sample_height(xy: np.ndarray) -> np.ndarray:
@@ -383,6 +404,8 @@ class RayBackend(ShardCalls, SimBackend):
 
     def _create_hfield_scanner(self, hfield_geom_id: int, offsets: np.ndarray, frame_body_id: int,
                                alignment: str, output: str) -> BackendHeightScanner:
+        if Capability.HEIGHT_SCAN in self._shared:  # the core's scanner over the cached body poses
+            return super()._create_hfield_scanner(hfield_geom_id, offsets, frame_body_id, alignment, output)
         key = next(self._handle_keys)
         points = self._handle("create_hfield_scanner", "create_scanner",
                               (key, hfield_geom_id, offsets, frame_body_id, alignment, output))
