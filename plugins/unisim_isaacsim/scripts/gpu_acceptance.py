@@ -19,6 +19,10 @@ another one. Checks, under a 5-minute budget:
   (no contacts: the answers are MuJoCo's, in-process, from the same state and inputs) under a staged
   force and torque on the base, a push, a randomized base mass and a randomized gravity, the
   randomized fields read back, a physics snapshot restoring every read;
+- the height field (the kit's ``hfield_terrain``: a ramp rising to a 0.4 m plateau, a free ball;
+  ``terrain_checks``): spawn data and a height scan from the ball (computed in the host from the MJCF
+  and the worker's poses) equal MuJoCo's, and balls dropped on the plateau rest on the triangle mesh
+  the worker authored (centre 0.5 m up, as in MuJoCo);
 - the welded arm (``tests/models/welded_arm.xml``): a fixed-base articulation,
   default joint positions clipped into range (its elbow excludes 0), 0.5 s held at "home" next to
   MuJoCo (joints within 0.1 rad, the welded mount still), a frame drawn in the host from the
@@ -136,6 +140,9 @@ def run(num_envs: int, device: str, backend_cls=None, expect_isaaclab: int | Non
         checks["frame_nonblank"] = bool(frame.shape == (240, 320, 3) and frame.std() > 0)
     finally:
         b.close()
+    t = time.perf_counter()
+    report["terrain"] = terrain_checks(num_envs, device, backend_cls or IsaacSimBackend, checks)
+    timings["terrain"] = time.perf_counter() - t
     t = time.perf_counter()
     report["fixed_base"] = fixed_base_checks(num_envs, device, backend_cls or IsaacSimBackend, checks)
     timings["fixed_base"] = time.perf_counter() - t
@@ -264,6 +271,51 @@ def host_frame_is_mujocos(b, scene) -> bool:
         return bool(np.array_equal(frame, ref.draw(b.get_qpos())))
     finally:
         ref.close()
+
+
+#: Rest height of the hfield scene's ball on the plateau (0.4 m + radius 0.1 m) and the bound on both
+#: engines' sinking (MuJoCo's soft contact, PhysX's rest offset).
+BALL_REST_Z, BALL_REST_TOL = 0.5, 0.01
+TERRAIN_STEPS = 200  # 1 s at DT
+
+
+def terrain_checks(num_envs: int, device: str, backend_cls, checks: dict) -> dict:
+    """The kit's height-field scene (cells ``height_scan`` and ``terrain``): the host's spawn data and scan
+    equal MuJoCo's for the same state; a ball dropped per env on the plateau rests on the field."""
+    from unisim_conformance import scene_path as kit_scene
+    from unisim_core import SceneCfg, TerrainCfg
+    from unisim_core.registry import create_backend
+
+    scene = SceneCfg(str(kit_scene("hfield_terrain")), terrain=TerrainCfg(hfield_geom="terrain", rows=2, cols=2))
+    b = backend_cls(scene, num_envs, DT, device=device, headless=True, init_timeout_s=BUDGET_S)
+    report: dict = {}
+    try:
+        declared = {c.value for c in b.capabilities}
+        checks["terrain_declared"] = {"height_scan", "terrain"} <= declared
+        with create_backend("mujoco", scene, num_envs, DT) as ref:
+            q = np.tile(b.get_default_qpos(), (num_envs, 1))
+            q[:, 0] = np.linspace(0.3, 1.7, num_envs)  # on the plateau (x >= 0)
+            q[:, 1] = np.linspace(-1.0, 1.0, num_envs)
+            q[:, 2] = 0.8
+            for x in (b, ref):
+                x.set_state(np.arange(num_envs), q, np.zeros((num_envs, x.nv)))
+            tb, tr = b.get_terrain_spawn_data(), ref.get_terrain_spawn_data()
+            checks["terrain_spawn_data_matches_mujoco"] = bool(np.allclose(tb.origins, tr.origins, atol=1e-9))
+            kw = dict(hfield_geom_id=ref.get_geom_id("terrain"), frame_body_id=ref.get_body_ids(["ball"])[0],
+                      offsets=np.array([[-2.0, 0.0], [-1.0, 0.5], [0.0, 0.0], [0.3, -0.4]]), alignment="yaw")
+            got, want = (x.create_hfield_scanner(**kw).scan() for x in (b, ref))
+            report["height_scan_max_dev"] = float(np.max(np.abs(got - want)))
+            checks["height_scan_matches_mujoco"] = report["height_scan_max_dev"] <= 1e-5
+            empty = np.zeros((num_envs, 0), np.float32)
+            for x in (b, ref):
+                x.step(empty, TERRAIN_STEPS)
+            z = {"isaacsim": b.get_qpos()[:, 2].tolist(), "mujoco": ref.get_qpos()[:, 2].tolist()}
+        report["ball_z_end_m"] = z
+        checks["terrain_ball_rests_on_the_field_like_mujoco"] = all(
+            abs(v - BALL_REST_Z) <= BALL_REST_TOL for side in z.values() for v in side)
+    finally:
+        b.close()
+    return report
 
 
 def fixed_base_checks(num_envs: int, device: str, backend_cls, checks: dict) -> dict:

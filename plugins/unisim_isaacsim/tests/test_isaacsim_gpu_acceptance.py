@@ -65,8 +65,10 @@ def test_script_checks_run_end_to_end_on_the_test_double_worker(monkeypatch, tmp
     report = script.run(4, "cpu", backend_cls=FakeIsaac)
     checks = report["checks"]
     # FakeBackend is not PhysX, and the double declares none of the worker's computed capabilities
-    dynamics = {"stands_like_mujoco", "arm_holds_like_mujoco", "contact_forces_declared", "capabilities_declared"}
+    dynamics = {"stands_like_mujoco", "arm_holds_like_mujoco", "contact_forces_declared", "capabilities_declared",
+                "terrain_ball_rests_on_the_field_like_mujoco"}
     machinery = {k: v for k, v in checks.items() if isinstance(v, bool) and k not in dynamics}
+    assert checks["terrain_declared"] and checks["height_scan_matches_mujoco"]  # computed in the host
     assert machinery and all(machinery.values()), checks
     assert checks["frame_shape"] == [240, 320, 3]
     assert set(checks["readback_sources"]) == set(script.PHYSX)
@@ -117,3 +119,6 @@ def test_script_runs_on_the_real_worker_over_the_sdk_stubs(monkeypatch, tmp_path
     assert {"body_force_flight_like_mujoco", "body_torque_flight_like_mujoco", "push_flight_like_mujoco",
             "site_jacobian_matches_mujoco", "sensors_kinematic_match_mujoco",
             "init_randomization_mass_and_gravity_flight_like_mujoco", "init_randomization_reads_back"} <= set(checks)
+    # the height field: the worker built the scene with its mesh; the host's scan and spawn data are MuJoCo's
+    assert checks["terrain_declared"] and checks["height_scan_matches_mujoco"]
+    assert checks["terrain_spawn_data_matches_mujoco"] and "terrain_ball_rests_on_the_field_like_mujoco" in checks

@@ -83,7 +83,8 @@ def test_contract_surface_row_order_and_quaternions_match_an_in_process_referenc
     b = make(enable_cameras=True)
     ref = FakeBackend(SCENE, N, 0.005)
     assert b.capabilities == {Capability.PRE_STEP_CONTROL, Capability.VIDEO_CAPTURE, Capability.PLAYBACK,
-                              Capability.SITE_JACOBIAN}  # the last three computed in this process
+                              Capability.SITE_JACOBIAN, Capability.HEIGHT_SCAN,
+                              Capability.TERRAIN}  # all but the first computed in this process
     assert b.env_rows == (2, 1, 0)  # taken from the worker's report, not assumed
     assert "test double" in b.engine_info["name"]
     np.testing.assert_allclose(b.get_qpos(), ref.get_qpos(), atol=1e-6)

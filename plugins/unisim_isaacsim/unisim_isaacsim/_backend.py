@@ -22,9 +22,11 @@ from typing import Any
 
 import numpy as np
 
+from unisim_core.backend import SimBackend
 from unisim_core.capabilities import Capability
 from unisim_core.config import CameraCfg
 from unisim_core.errors import InvalidInputError
+from unisim_core.heightfield import HFieldSampler
 from unisim_core.kinematics import site_jacobian
 from unisim_core.playback import Playback
 from unisim_core.worker.backend import WorkerBackend, WorkerLaunch
@@ -43,8 +45,10 @@ __all__ = ["IsaacSimBackend", "init_payload", "check_model", "HOST_RENDERED", "H
 #: Drawn in this process from the worker's state by the shared renderer (``unisim_core.playback``),
 #: whatever the worker reports: frame capture and playback need no Isaac Sim rendering.
 HOST_RENDERED = frozenset({Capability.VIDEO_CAPTURE, Capability.PLAYBACK})
-#: Computed in this process from the worker's state by the core (``unisim_core.kinematics``).
-HOST_COMPUTED = frozenset({Capability.SITE_JACOBIAN})
+#: Computed in this process by the core from the MJCF read here and the worker's state: the site Jacobian
+#: (``unisim_core.kinematics``), height scans and terrain spawn data (``unisim_core.heightfield``, MuJoCo's
+#: triangles of the field the worker made PhysX collide with: ``_terrain``).
+HOST_COMPUTED = frozenset({Capability.SITE_JACOBIAN, Capability.HEIGHT_SCAN, Capability.TERRAIN})
 
 log = logging.getLogger("unisim_isaacsim")
 
@@ -60,15 +64,24 @@ def init_payload(scene, num_envs: int, sim_dt: float, options: IsaacSimOptions) 
     }
 
 
-def check_model(scene) -> None:
+def check_model(scene):
     """Refuse, before Isaac Sim starts, a scene the worker cannot build: a model the worker's MJCF
-    reader rejects (``UnsupportedCapabilityError`` naming the scene feature when it has one), an
+    reader rejects (``UnsupportedCapabilityError`` naming the scene feature when it has one), a
+    height field that is not fixed to the world (``hfield``: the worker authors static colliders), an
     unknown ``default_keyframe``, or a root :func:`~unisim_isaacsim._layout.root_mount` refuses
-    (exactly one top-level body, floating or welded)."""
-    from unisim_core.errors import UnknownNameError
+    (exactly one top-level body, floating or welded). Returns the model as read (``LiteModel``)."""
+    from unisim_core.errors import UnknownNameError, UnsupportedCapabilityError
     from unisim_core.plugin_support import load_mjcf_or_refuse
 
-    lite = load_mjcf_or_refuse(scene.model_file, IsaacSimBackend.name)
+    lite = load_mjcf_or_refuse(scene.model_file, IsaacSimBackend.name, accept={"hfield"})
+    for g, geom in enumerate(lite.geoms):
+        if geom["type"] == "hfield":
+            try:
+                lite.geom_pose_w(g)
+            except ValueError as exc:
+                raise UnsupportedCapabilityError(IsaacSimBackend.name, "hfield",
+                                                 f"height field geom {g} ({geom['name']!r}): {exc}; the worker "
+                                                 f"authors height fields as static colliders") from None
     key = scene.default_keyframe
     if key is not None and key not in lite.keyframes:
         raise UnknownNameError(f"scene.default_keyframe: unknown keyframe {key!r}; known keyframes: "
@@ -78,6 +91,7 @@ def check_model(scene) -> None:
         root_mount(info.body_names, info.body_parent, info.joint_types, info.joint_body)
     except ValueError as exc:
         raise InvalidInputError(f"scene.model_file: {exc}") from exc
+    return lite
 
 
 class IsaacSimBackend(WorkerBackend):
@@ -108,7 +122,8 @@ class IsaacSimBackend(WorkerBackend):
             raise
 
     def _worker_launch(self, options: Mapping[str, Any]) -> WorkerLaunch:
-        check_model(self.scene)
+        self._lite = check_model(self.scene)  # also the host's height fields (_height_field)
+        self._samplers: dict[int, HFieldSampler] = {}
         runtime = require_runtime()  # OptionalDependencyError with the setup hint
         path = WorkerPath()
         self._path_finalizer = weakref.finalize(self, path.close)
@@ -134,6 +149,19 @@ class IsaacSimBackend(WorkerBackend):
         return super().capabilities | HOST_RENDERED | HOST_COMPUTED
 
     _site_jacobian = site_jacobian  # the core's, from the model tables and the worker's body poses
+
+    def _height_field(self, geom_id: int) -> HFieldSampler:
+        """MuJoCo's surface of a height-field geom, from the MJCF read in this process (the worker
+        collides with the same triangles: ``_terrain``); no worker op."""
+        sampler = self._samplers.get(geom_id)
+        if sampler is None:
+            sampler = self._samplers[geom_id] = HFieldSampler.from_lite(self._lite, geom_id)
+        return sampler
+
+    # The core's scanner and spawn grid over _height_field and the body poses in shared memory (the
+    # WorkerBackend would forward them to a worker serving scanner ops; this one does not).
+    _create_hfield_scanner = SimBackend._create_hfield_scanner
+    _terrain_spawn_data = SimBackend._terrain_spawn_data
 
     def _check_model_values(self, term: str, env_ids: np.ndarray, target_ids: np.ndarray | None,
                             values: np.ndarray) -> None:

@@ -295,7 +295,7 @@ class _IsaacSession:
         self.device = str(init["device"])
         self.cameras = bool(init["enable_cameras"])
         self.spacing = float(init["env_spacing"])
-        self.lite = lite = load_mjcf(self.scene.model_file)
+        self.lite = lite = load_mjcf(self.scene.model_file, accept={"hfield"})  # fields: see _terrain
         self.info = info = lite.model_info()
         # MuJoCo's Euler integrates servo kv explicitly, implicitfast/implicit implicitly (RK4: as implicit)
         self.implicit_kv = IMPLICIT_KV.get(mujoco_integrator(self.scene.model_file), True)
@@ -324,6 +324,7 @@ class _IsaacSession:
 
         from . import _layout as L
         from ._contacts import ContactMapping
+        from ._terrain import author_height_fields, without_height_fields
         from ._usd_helpers import apply_collision_offsets, apply_contact_report, apply_max_depenetration_velocity
         from ._usd_scene import isolate_articulation_root, make_physics_prims_authorable, stage_model
 
@@ -349,8 +350,10 @@ class _IsaacSession:
         os.mkdir(model)
         # fix_base=False keeps MuJoCo's meaning: a free root floats, a jointless root is welded (the
         # importer adds that fixed joint itself; a hinge/slide root was refused by root_mount).
+        staged = stage_model(self.scene.model_file, model)
+        without_height_fields(staged)  # the importer takes no hfield geom: authored below as meshes
         usd_path = MjcfConverter(MjcfConverterCfg(
-            asset_path=stage_model(self.scene.model_file, model), usd_dir=os.path.join(self.workdir, "usd"),
+            asset_path=staged, usd_dir=os.path.join(self.workdir, "usd"),
             fix_base=False, make_instanceable=False, force_usd_conversion=True, self_collision=False,
         )).usd_path
 
@@ -372,6 +375,7 @@ class _IsaacSession:
         if cfg.max_depenetration_velocity is not None:
             apply_max_depenetration_velocity(stage, cfg.max_depenetration_velocity)
         body_paths = apply_contact_report(stage)  # the bodies the ContactSensor can sense (see _contacts)
+        author_height_fields(stage, f"{self.ENV_NS}/env_0", self.lite)  # static colliders, cloned with env 0
 
         self.progress(f"cloning {self.n} environments (replicated physics, filtered collisions)")
         from isaacsim.core.cloner import GridCloner
