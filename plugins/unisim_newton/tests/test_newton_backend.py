@@ -405,3 +405,14 @@ def test_site_motors_push_and_turn_as_in_mujoco(make, tmp_path):
     b.step(np.array([[6.0, 2.0]]), 150)
     assert d.qpos[2] > 0.7 and abs(d.qpos[6]) > 0.01  # free fall ends at 0.56 m; the yaw moment turned it
     np.testing.assert_allclose(b.get_qpos()[0], d.qpos, atol=1e-4)
+
+
+def test_a_model_without_joints_loads(make, tmp_path):
+    """A static model (Menagerie's realsense_d435i: one body fixed to the world, no joints, no dofs):
+    SolverMuJoCo's tables hold no joint attributes, which the checks must not need."""
+    path = tmp_path / "static.xml"
+    path.write_text('<mujoco><worldbody><body name="cam" pos="0 0 1"><geom type="capsule" size="0.02 0.01"/>'
+                    '</body></worldbody></mujoco>')
+    b = make(path)
+    b.step(np.zeros((2, 0)), 2)
+    assert b.nq == b.nv == 0 and b.get_body_pos_w(b.get_body_ids(["cam"]))[0, 0, 2] == 1.0
