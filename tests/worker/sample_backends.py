@@ -66,12 +66,3 @@ class NativeFake(FakeBackend):
     def _terrain_spawn_data(self):
         return terrain_spawn_data(self, self.scene.terrain)
 
-
-def without(*ops):
-    """The hosted factory serving all but ``ops`` (a worker of another kind)."""
-    def factory(init, progress):
-        return {name: fn for name, fn in hosted.factory(init, progress).items() if name not in ops}
-    return factory
-
-
-without_handles = without("height_field", "create_scanner", "bind_mocap", "site_jacobian")

@@ -8,17 +8,16 @@ worker-hosted MuJoCo in plugins/unisim_mujoco/tests/test_kit_on_mujoco.py (these
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
-import attrs
 import numpy as np
 import pytest
 
 from unisim_core import Capability, SceneCfg, TerrainCfg, create_backend
 from unisim_core.errors import UnsupportedCapabilityError
+from unisim_core.fake import FakeBackend
 from unisim_core.scenes import scene_path
-from unisim_core.worker.backend import WorkerBackend, hosted_launch
+from unisim_core.worker.backend import WorkerBackend
 
 HERE = Path(__file__).resolve().parent
 HFIELD = SceneCfg(scene_path("quadruped_hfield"), terrain=TerrainCfg(hfield_geom="terrain", rows=2, cols=2))
@@ -30,18 +29,17 @@ def importable(monkeypatch):
     monkeypatch.syspath_prepend(str(HERE))
 
 
-class OtherWorker(WorkerBackend):
-    """``target`` hosted by ``sample_backends.without_handles``: a worker of another kind, serving fewer ops."""
+class FewerOps(WorkerBackend):
+    """The hosted fake seen as a worker of another kind, serving no ``height_field``, ``create_scanner``,
+    ``bind_mocap`` or ``site_jacobian`` op."""
 
-    def __init__(self, target: str, scene: SceneCfg, n: int) -> None:
-        from unisim_core.registry import get_backend_class
+    def __init__(self, scene: SceneCfg, n: int) -> None:
+        super().__init__(scene, n, 0.005, target="fake", target_cls=FakeBackend)
 
-        super().__init__(scene, n, 0.005, target=target, target_cls=get_backend_class(target))
-
-    def _worker_launch(self, options):
-        launch = hosted_launch(self._target, self.scene, self._num_envs, self.sim_dt, options)
-        return attrs.evolve(launch, argv=(sys.executable, "-m", "unisim_core.worker",
-                                          "sample_backends:without_handles"), reuse=False)
+    def _setup(self, desc):
+        hidden = {"height_field", "create_scanner", "bind_mocap", "site_jacobian"}
+        self._client.ops = [op for op in self._client.ops if op not in hidden]
+        super()._setup(desc)
 
 
 def _pair(target: str, scene: SceneCfg, n: int):
@@ -127,7 +125,7 @@ def test_a_worker_without_the_ops_offers_only_what_the_host_can_do():
     """A worker of another kind serving no ``height_field``, ``create_scanner``, ``bind_mocap`` or
     ``site_jacobian`` op: the fake's height scans and terrain need the sampler and are not offered
     (refused by name); its site Jacobian is the core's, computed in the host, and stays."""
-    with OtherWorker("fake", HFIELD, 2) as b:
+    with FewerOps(HFIELD, 2) as b:
         assert Capability.SITE_JACOBIAN in b.capabilities
         assert not {Capability.HEIGHT_SCAN, Capability.TERRAIN} & b.capabilities
         with pytest.raises(UnsupportedCapabilityError, match="height_scan"):
@@ -142,7 +140,6 @@ def test_shared_capabilities_name_what_the_core_computes_for_the_backend():
     """What a host may compute itself: the capabilities whose primitives are the core's shared ones."""
     from sample_backends import NativeFake
 
-    from unisim_core.fake import FakeBackend
     from unisim_core.playback import Playback
     from unisim_core.servant.ops import shared_capabilities_of
 
