@@ -56,9 +56,11 @@ class EpisodeReturns(RslRlVecEnv):
 
 def train(*, task: str = "quadruped", backend: str = "mujoco", num_envs: int = 256, iterations: int | None = None,
           max_minutes: float = 35.0, seed: int = 0, threads: int = 1, out: Path | None = None,
-          progress: bool = True, save_every: int = 50) -> list[dict]:
+          progress: bool = True, save_every: int = 50, resume: Path | None = None) -> list[dict]:
     """Run PPO for ``iterations`` (``None``: until ``max_minutes``, which bounds it either way); return
-    the per-iteration log. Saves the policy and the curve every 50 iterations and at the end into ``out``."""
+    the per-iteration log. Saves the policy, the curve and ``checkpoint.pt`` every ``save_every``
+    iterations and at the end into ``out``; ``resume`` continues from a ``checkpoint.pt`` (and the
+    ``training_log.json`` beside it)."""
     torch.manual_seed(seed)
     torch.set_num_threads(1)  # small MLPs: more threads only contend with the engine (5-8x slower measured)
     options = {"threads": threads} if backend == "mujoco" else {}
@@ -66,19 +68,26 @@ def train(*, task: str = "quadruped", backend: str = "mujoco", num_envs: int = 2
                                          backend_options=options), seed=seed)
     runner = OnPolicyRunner(env, ppo_runner_cfg(), log_dir=None, device="cpu")
     log: list[dict] = []
-    start = time.perf_counter()
+    start = began = time.perf_counter()  # start: of the run (earlier when resuming); began: of this call
+    first = 0
+    if resume is not None:  # continue a run: its runner state, and its log beside it
+        runner.load(str(resume))
+        old = resume.parent / "training_log.json"
+        log = json.loads(old.read_text()) if old.exists() else []
+        first = log[-1]["iteration"] + 1 if log else 0
+        start -= log[-1]["wall_s"] if log else 0.0
     by_time = iterations is None  # then the bar runs over the wall-clock budget (s)
     bar = tqdm(total=round(max_minutes * 60) if by_time else iterations, unit="s" if by_time else "it",
                disable=not progress, dynamic_ncols=True, bar_format="{l_bar}{bar}| {n:.0f}/{total} {unit} "
                                                                    "[{elapsed}{postfix}]")
     try:
-        for it in itertools.count() if by_time else range(iterations):
-            runner.learn(1, init_at_random_ep_len=(it == 0))
+        for it in itertools.count(first) if by_time else range(first, first + iterations):
+            runner.learn(1, init_at_random_ep_len=(it == first))
             done, env.finished = env.finished, []
             rets = [r for r, _ in done]
             task_ = env.env.task
-            log.append({"iteration": it, "wall_s": round(time.perf_counter() - start, 2),
-                        "env_steps": (it + 1) * num_envs * runner.cfg["num_steps_per_env"],
+            steps = (log[-1]["env_steps"] if log else 0) + num_envs * runner.cfg["num_steps_per_env"]
+            log.append({"iteration": it, "wall_s": round(time.perf_counter() - start, 2), "env_steps": steps,
                         "episodes": len(done), "mean_return": float(np.mean(rets)) if rets else None,
                         "timeouts": sum(t for _, t in done),
                         "v_xy_error": float(task_.lin_vel_error.mean()),
@@ -89,7 +98,7 @@ def train(*, task: str = "quadruped", backend: str = "mujoco", num_envs: int = 2
             bar.set_postfix(it=it, ret=f"{log[-1]['mean_return'] or float('nan'):.2f}", eps=len(done))
             if out is not None and (it + 1) % save_every == 0:
                 save(runner, log, out)
-            if time.perf_counter() - start > max_minutes * 60:
+            if time.perf_counter() - began > max_minutes * 60:
                 break
     finally:
         bar.close()
@@ -148,8 +157,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--out", type=Path, default=HERE)
     p.add_argument("--save-every", type=int, default=50, help="iterations between saves of the policy and log")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (for a log file)")
+    p.add_argument("--resume", type=Path, help="a checkpoint.pt to continue from (its training_log.json beside it)")
     a = p.parse_args(argv)
-    log = train(task=a.task, backend=a.backend, save_every=a.save_every, progress=not a.no_progress,
+    log = train(task=a.task, backend=a.backend, save_every=a.save_every, progress=not a.no_progress, resume=a.resume,
                 num_envs=a.num_envs, iterations=a.iterations, max_minutes=a.max_minutes,
                 seed=a.seed, threads=a.threads, out=a.out)
     print(f"{len(log)} iterations in {log[-1]['wall_s'] / 60:.1f} min; policy in {a.out / 'policy.pt'}")
