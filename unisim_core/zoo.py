@@ -505,6 +505,12 @@ def to_markdown(cells: Sequence[Cell], meta: dict) -> str:
              f"Refresh (this file is the command's `--markdown` output): `{meta.get('command', 'unisim zoo')}` "
              f"({meta.get('steps')} steps, {meta.get('num_envs')} envs per cell, reference "
              f"{meta.get('reference', REFERENCE)} with 1 env).", "",
+             "A deviating cell shows its cause as the engine's plugin documents it (hook `unisim_zoo_causes`, "
+             "`unisim_<engine>/_zoo_causes.py`); after a cause is documented, `unisim zoo --from-json F.json "
+             "--json F.json --markdown F.md` rewrites this page from the same cells. To refresh one column, run "
+             "`unisim zoo DIR... --backends X --json new.json` and merge it with `unisim zoo --from-json F.json "
+             "new.json ...` (a later run's cell replaces the earlier one). Paths are relative to the models' root.",
+             "",
              ]
     if meta.get("merged"):
         lines += ["One invocation with every backend (`unisim zoo DIR... --backends mujoco,motrix,...`) "
