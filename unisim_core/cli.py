@@ -250,6 +250,43 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 1 if res.verdict == "FAIL" else 0
 
 
+def cmd_eval(args: argparse.Namespace) -> int:
+    from .compare import split_backend_items
+    from .policy_eval import format_report, installed_engines, plot_curves, side_by_side_video
+
+    _require("unisim_gym", "unisim eval (the task layer)", "unisim-gym[rslrl]")
+    if args.plot:  # fail before the episodes run, not after them
+        _require("matplotlib", "unisim eval --plot", "unisim-contract[plot]")
+    _check_outputs(args, "plot", "json", "video")
+    from unisim_gym import evaluate_sim2sim
+
+    backends = _csv(args.backends) if args.backends else installed_engines()
+    reference = args.reference or ("mujoco" if "mujoco" in backends else (backends or [None])[0])
+    print(f"unisim eval: {args.policy} with task {args.task} on {', '.join(backends)} (reference {reference}): "
+          f"{args.num_envs} episodes of at most {args.episode_s:g} s each, seed {args.seed}", file=sys.stderr,
+          flush=True)
+    report = evaluate_sim2sim(
+        args.policy, backends, args.task, reference=reference, num_envs=args.num_envs, episode_s=args.episode_s,
+        seed=args.seed, tolerances=_tolerances(args.tolerance),
+        backend_options=split_backend_items(args.option, backends, "--option"), record_qpos=bool(args.video),
+        on_engine=lambda name, run: print(f"  {name}: {'error' if run.error else 'done'} ({run.wall_s:.1f} s)",
+                                          file=sys.stderr, flush=True))
+    print(format_report(report))
+    if args.plot:
+        plot_curves(report, args.plot)
+        print(f"plot: {args.plot}")
+    if args.video:
+        frames = side_by_side_video(report.runs, args.video)
+        print(f"video: {args.video} ({frames} frames)")
+    if args.json:
+        import json
+
+        doc = {**report.to_json(), "command": "unisim eval " + " ".join(args.argv)}
+        write_output_file("--json", args.json, lambda f: json.dump(doc, f, indent=1))
+        print(f"json: {args.json}")
+    return 0 if report.passed else 1
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     from . import bench as B
     from .compare import split_backend_items
@@ -417,6 +454,34 @@ def build_parser() -> argparse.ArgumentParser:
     cmp.add_argument("--plot", default=None, help="write a PNG of base height and joints per backend")
     cmp.add_argument("--json", default=None, help="write the result (deviation series included) as JSON")
     cmp.set_defaults(fn=cmd_compare)
+    ev = sub.add_parser(
+        "eval", help="run a policy with its task on several engines: metrics with confidence intervals and a "
+                     "PASS/FAIL verdict per engine against a reference",
+        description="Run a policy (TorchScript .pt or .onnx) with its task on each backend from the same seeded "
+                    "initial states and commands, one episode per env, and report per engine the return, tracking "
+                    "errors, falls and episode length (mean ± 95 % interval over episodes) and a verdict against the "
+                    "reference: PASS when the 95 % interval of the paired per-episode difference lies within the "
+                    "tolerance for every judged metric. Exit status 1 when an engine fails or errors.")
+    ev.add_argument("--policy", required=True, help="policy file: TorchScript (.pt, e.g. "
+                    "examples/locomotion/policy.pt) or ONNX (.onnx)")
+    ev.add_argument("--task", default="quadruped", help="task: quadruped, go1 (unisim_gym presets, no "
+                    "randomization) or MODULE:FUNCTION returning a unisim_gym.Task (default: quadruped)")
+    ev.add_argument("--backends", default=None, help="comma-separated (default: every installed engine, "
+                    "mujoco first; not fake, example, ray)")
+    ev.add_argument("--reference", default=None, help="reference engine (default: mujoco if listed, else the first)")
+    ev.add_argument("--num-envs", type=int, default=16, help="envs, one episode each (default: 16)")
+    ev.add_argument("--episode-s", type=float, default=4.0, help="episode length, s (default: 4)")
+    ev.add_argument("--seed", type=int, default=0, help="seed of the initial states and commands (default: 0)")
+    ev.add_argument("--tolerance", action="append", metavar="METRIC=NUMBER",
+                    help="judge METRIC (lin_vel_error m/s, ang_vel_error rad/s, fall, return, length_s) within "
+                         "NUMBER (defaults: lin_vel_error=0.1, ang_vel_error=0.1, fall=0.1; repeatable)")
+    ev.add_argument("--option", action="append", metavar="[BACKEND.]KEY=VALUE",
+                    help="backend option (repeatable; no prefix: all)")
+    ev.add_argument("--plot", default=None, help="write a PNG of the per-engine curves (tracking errors, reward, "
+                    "envs not fallen)")
+    ev.add_argument("--video", default=None, help="write env 0 of every engine side by side (.mp4 or .gif)")
+    ev.add_argument("--json", default=None, help="write the report (per-episode metrics, curves, verdicts) as JSON")
+    ev.set_defaults(fn=cmd_eval)
     bench = sub.add_parser(
         "bench", help="env-steps/s of installed backends and their ratio to the raw engine",
         description="Throughput of each backend at each N, side by side with the raw engine loop in the same "

@@ -130,7 +130,8 @@ class PolicyManifest:
     actuation: str
     kp: tuple[float, ...] = attrs.field(converter=_floats)
     kd: tuple[float, ...] = attrs.field(converter=_floats)
-    actuator_configs: tuple[dict[str, Any], ...] = attrs.field(default=(), converter=tuple)
+    actuator_configs: tuple[dict[str, Any], ...] = attrs.field(  # JSON's shapes: lists, not tuples
+        default=(), converter=lambda v: tuple(_decode(_encode(dict(c))) for c in v))
     #: ``max |ONNX - torch|`` over the export's check observations (``None``: not checked).
     export_max_abs_diff: float | None = None
 

@@ -121,6 +121,15 @@ def test_export_refuses_what_the_deploy_loop_cannot_compute():
         manifest_for_task(cfg)
 
 
+def test_task_specs():
+    assert isinstance(task_factory("unisim_gym:AntTask", 1.0)(), AntTask)  # no episode_s parameter: called bare
+    assert task_factory("quadruped", 2.5)().cfg.command_resample_s == 2.5  # one command per episode
+    with pytest.raises(InvalidInputError, match="expected one of \\['go1', 'quadruped'\\] or MODULE:FUNCTION"):
+        task_factory("walker", 1.0)
+    with pytest.raises(InvalidInputError, match="distinct backend names"):
+        evaluate_sim2sim(lambda o: o, ["mujoco", "mujoco"])
+
+
 def test_evaluate_sim2sim_is_deterministic_passes_motrix_and_fails_crossed_legs(torch_policy):
     broken = f"{__name__}:SwappedFrontLegs"
     report = evaluate_sim2sim(torch_policy, ["mujoco", "motrix", broken], num_envs=6, episode_s=1.0, seed=0)

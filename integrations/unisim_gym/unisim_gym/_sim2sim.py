@@ -42,7 +42,7 @@ TASKS: dict[str, Callable[[float], Task]] = {
 
 def task_factory(spec: str, episode_s: float) -> Callable[[], Task]:
     """A function making the task ``spec`` names: a :data:`TASKS` preset, or ``"module:function"``
-    (a function of no argument returning a :class:`Task`, or of ``episode_s`` if it takes one)."""
+    returning a :class:`Task`, called with ``episode_s=`` when it has that parameter, else with none."""
     if spec in TASKS:
         return lambda: TASKS[spec](episode_s)
     module, sep, name = spec.partition(":")
@@ -56,7 +56,7 @@ def task_factory(spec: str, episode_s: float) -> Callable[[], Task]:
     def make() -> Task:
         import inspect
 
-        task = fn(episode_s) if inspect.signature(fn).parameters else fn()
+        task = fn(episode_s=episode_s) if "episode_s" in inspect.signature(fn).parameters else fn()
         if not isinstance(task, Task):
             raise InvalidInputError(f"--task: {spec!r} returned {type(task).__name__}, expected a unisim_gym.Task")
         return task
@@ -82,7 +82,15 @@ def load_policy_file(path: str | Path) -> Policy:
         opts.intra_op_num_threads = opts.inter_op_num_threads = 1
         session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
         (inp,), (out,) = session.get_inputs(), session.get_outputs()
-        return lambda obs: session.run([out.name], {inp.name: np.asarray(obs, np.float32)})[0]
+        width = inp.shape[-1] if isinstance(inp.shape[-1], int) else None
+
+        def onnx_policy(obs: np.ndarray) -> np.ndarray:
+            if width is not None and obs.shape[-1] != width:
+                raise InvalidInputError(f"--policy: {path.name} takes observations of {width} values, the task "
+                                        f"gives {obs.shape[-1]}: is it the task it was trained on?")
+            return session.run([out.name], {inp.name: np.asarray(obs, np.float32)})[0]
+
+        return onnx_policy
     try:
         import torch
     except ImportError:
@@ -98,7 +106,11 @@ def load_policy_file(path: str | Path) -> Policy:
 
     def policy(obs: np.ndarray) -> np.ndarray:
         with torch.no_grad():
-            return model(torch.from_numpy(np.asarray(obs, np.float32))).numpy()
+            try:
+                return model(torch.from_numpy(np.asarray(obs, np.float32))).numpy()
+            except RuntimeError:  # e.g. the first layer's width is not the observation's
+                raise InvalidInputError(f"--policy: {path.name} cannot take the task's observations of shape "
+                                        f"{tuple(obs.shape)}: is it the task it was trained on?") from None
 
     return policy
 
@@ -165,8 +177,8 @@ def evaluate_sim2sim(policy: Policy | str | Path, backends: Sequence[str], task:
                                 f"got {num_envs!r}")
     if not episode_s > 0:
         raise InvalidInputError(f"episode_s: expected a positive number of seconds, got {episode_s!r}")
-    if not backends:
-        raise InvalidInputError("backends: expected at least one backend")
+    if not backends or len(set(backends)) != len(backends):
+        raise InvalidInputError(f"backends: expected distinct backend names, got {list(backends)}")
     check_tolerances(tolerances)
     reference = backends[0] if reference is None else reference
     if reference not in backends:
