@@ -38,6 +38,13 @@ CAUSES: dict[str, str] = {
         "joint limit and contact: its four ankles start at 0, outside their range [30, 70] deg: PhysX's hard limit "
         "snaps them 0.37 rad in the first 10 ms step where MuJoCo's soft limit eases them in; the ranges from 0: "
         "deviates base_pos 2.0e-02 (its rigid landing at step 19)"),
+    "wonik_allegro": (
+        "joint limit: the thumb's base joint starts at 0 (no keyframe), outside its range [0.263, 1.396] rad, which "
+        "PhysX's hard limit snaps (0.21 rad in the first 2 ms step) where MuJoCo's soft limit eases it in; the range "
+        "from 0: deviates base_pos 7.9e-03 (the ellipsoid object on the palm: rigid contact, condim 6)"),
+    "pal_talos": (
+        "contact and joint limits: it stands on PhysX's rigid contacts, and four arm joints start at 0, outside "
+        "their ranges, which PhysX's hard limit snaps; the arms' ranges from 0 and contacts off: ok, base_pos 1.9e-06"),
     "gymnasium/inverted_pendulum": (
         "integrator and joint limit: the pole falls (unstable, from 0.001 rad), which magnifies the difference "
         "between PhysX's first-order step and MuJoCo's RK4 at the model's 20 ms, and then meets its +-90 deg "
