@@ -226,3 +226,64 @@ def test_mixed_pairs_carry_the_impedance_mujoco_uses(tmp_path):
     with MotrixBackend(SceneCfg(str(xml)), 1, 0.002) as b:
         b.step(np.zeros((1, 0)), 100)
         assert abs(float(b.get_qpos()[0, 2]) - d1.qpos[2]) < 2e-3
+
+
+DAMPRATIO = """<mujoco>
+  <option timestep="0.002"/>
+  <default><default class="arm"><position kp="40" dampratio="1"/></default></default>
+  <worldbody>
+    <body name="a" pos="0 0 1">
+      <joint name="j1" axis="0 1 0" armature="0.01"/>
+      <geom type="capsule" fromto="0 0 0 0.4 0 0" size="0.03" mass="1.3"/>
+      <body name="b" pos="0.4 0 0">
+        <joint name="j2" axis="0 1 0"/>
+        <geom type="box" size="0.1 0.02 0.02" pos="0.1 0 0" mass="0.5"/>
+      </body>
+    </body>
+  </worldbody>
+  <actuator>
+    <position name="by_class" class="arm" joint="j1"/>
+    <position name="own" joint="j2" kp="10" dampratio="0.7"/>
+    <position name="plain" joint="j1" kp="5" kv="0.3"/>
+  </actuator>
+</mujoco>
+"""
+
+
+def test_dampratio_is_mujocos_kv(tmp_path):
+    """``<position dampratio>``: MuJoCo's compiler sets kv = dampratio 2 sqrt(kp m) with m = 1 / (M^-1)_jj,
+    the inertia the actuator sees at qpos0 with the other joints free (M the mass matrix, armature
+    included); MotrixSim derives another damping on the original file. The copy MotrixSim loads carries
+    MuJoCo's compiled kv (dampratio dropped), which MuJoCo compiles to the same gains and biases; the
+    engine's actuator damping is that kv, and the arm follows MuJoCo's trajectory."""
+    import motrixsim
+    import mujoco
+
+    from unisim_motrix._engine_mjcf import EngineMjcf
+
+    path = tmp_path / "dampratio.xml"
+    path.write_text(DAMPRATIO)
+    m = mujoco.MjModel.from_xml_path(str(path))
+    kv = -m.actuator_biasprm[:, 2]
+    d = mujoco.MjData(m)
+    mujoco.mj_forward(m, d)
+    M = np.zeros((m.nv, m.nv))
+    mujoco.mj_fullM(m, d, M)
+    inv = np.linalg.inv(M)  # the inertia an actuator sees with the other joints free: 1 / (M^-1)_jj
+    np.testing.assert_allclose(kv[:2], [1.0 * 2 * np.sqrt(40 / inv[0, 0]), 0.7 * 2 * np.sqrt(10 / inv[1, 1])],
+                               rtol=1e-12)  # MuJoCo's rule, from the mass matrix at qpos0
+    raw = [a.damping for a in motrixsim.load_model(str(path)).low.actuators]
+    assert abs(raw[0] - kv[0]) > 1.0  # the engine's own rule on the original file
+    with EngineMjcf("motrix", str(path)).file() as copy:
+        assert "dampratio=" not in open(copy).read()
+        c = mujoco.MjModel.from_xml_path(copy)
+    np.testing.assert_array_equal(c.actuator_biasprm, m.actuator_biasprm)
+    np.testing.assert_array_equal(c.actuator_gainprm, m.actuator_gainprm)
+    with MotrixBackend(SceneCfg(str(path)), 1, 0.002) as b:
+        np.testing.assert_allclose([a.damping for a in b.model.low.actuators], kv, rtol=1e-6)
+        ctrl = np.array([[0.4, -0.3, 0.4]], np.float32)
+        b.step(ctrl, 100)
+        for _ in range(100):
+            d.ctrl[:] = ctrl[0]
+            mujoco.mj_step(m, d)
+        np.testing.assert_allclose(b.get_qpos()[0], d.qpos, atol=2e-3)

@@ -15,6 +15,11 @@ plugin's reference and a dependency), so the engine gets what MuJoCo compiles:
 - ``inheritrange``: the attribute is removed everywhere and each actuator gets MuJoCo's compiled
   ``ctrlrange``/``ctrllimited`` (MotrixSim's parser rejects ``inheritrange`` beside a
   ``ctrlrange``, even ``inheritrange="0"``; i2rt_yam).
+- ``dampratio``: the attribute is removed everywhere and each ``<position>`` actuator gets MuJoCo's
+  compiled ``kv`` (``-biasprm[2]``: ``dampratio * 2 sqrt(kp m)``, ``m = 1 / (M^-1)_jj`` the inertia
+  the actuator sees at ``qpos0`` with the other joints free, armature included); MotrixSim derives
+  another damping (a one-link arm: 5.51 for MuJoCo's 3.65; trossen_wxai, pal_talos, umi_gripper,
+  trs_so_arm100, trossen_wx250s, dynamixel_2r use dampratio).
 - ``mesh_fitted_primitive``: a primitive geom with ``mesh=`` gets MuJoCo's fitted ``size``, ``pos``
   and ``quat`` (``<compiler fitaabb>``, ``fitscale``: MuJoCo's fitting rule, applied by MuJoCo)
   and loses ``mesh`` (MotrixSim fits its own way: arx_l5's capsule radius 0.162 m, MuJoCo 0.024 m).
@@ -137,6 +142,11 @@ def _ctrlrange(el: ET.Element, a) -> None:
         el.set("ctrlrange", _vec(a.ctrlrange))
 
 
+def _kv(el: ET.Element, a) -> None:
+    """MuJoCo's compiled velocity gain of a ``<position>`` actuator (``a``: ``MjModel.actuator(...)``)."""
+    el.set("kv", _num(-a.biasprm[2]))
+
+
 def _inertial(body: ET.Element, b) -> None:
     """MuJoCo's compiled mass properties (``b``: ``MjModel.body(...)``) as the body's ``<inertial>``
     (bodies without mass are left as they are)."""
@@ -250,6 +260,7 @@ class EngineMjcf:
              or any(m.get(a) is not None for m in root.iter("material") for a in MATERIAL_LOOKS)),
             ("eulerseq", any("eulerseq" in c.attrib for c in root.iter("compiler"))),
             ("inheritrange", any("inheritrange" in el.attrib for el in root.iter())),
+            ("dampratio", any("dampratio" in el.attrib for el in root.iter())),
             ("mesh_fitted_primitive", bool(self._fitted)),
             ("inertia", self._needs_inertia(root)),
         ) if needed)
@@ -399,6 +410,8 @@ class EngineMjcf:
                     _fit(el, m.geom(twin.get("name")))
                 if id(orig) in self._actuators and "inheritrange" in own:
                     _ctrlrange(el, m.actuator(twin.get("name")))
+                if id(orig) in self._actuators and el.tag == "position" and "dampratio" in own:
+                    _kv(el, m.actuator(twin.get("name")))
                 if el.tag == "body" and "inertia" in own:
                     _inertial(el, m.body(twin.get("name")))
             if "inertia" in own:
@@ -409,6 +422,8 @@ class EngineMjcf:
             _quats_from_eulers(root)
         for el, orig in zip(mine, originals):
             el.attrib.pop("inheritrange", None)
+            if "dampratio" in own:
+                el.attrib.pop("dampratio", None)
             if el.tag == "model" and id(orig) in self._models:
                 self._models[id(el)] = self._models.pop(id(orig))
         _temp_names(root, ("body", "geom"))  # pairs' and sensors' names (model_info reads these as unnamed)
