@@ -152,3 +152,43 @@ def test_one_servo_per_joint_uses_whole_vectors_like_mujoco(tmp_path, gears):
     for i in range(2):
         np.testing.assert_allclose(got[i] - d.damping * qd[i], _mujoco_force(model, q[i], qd[i], ctrl[i]), atol=1e-9)
         assert np.array_equal(d.servo(ctrl[i])(q[i], qd[i]), got[i])  # one env's (nu,) vectors: the same bits
+
+
+def test_dampratio_servos_carry_mujocos_kv_through_the_real_worker(tmp_path):
+    """``<position dampratio>`` (read by both host and worker, ``ACCEPTED_FEATURES``): the reader derives
+    MuJoCo's kv from the mass matrix at qpos0, and the worker's per-env drives carry it (its
+    ``actuator_kd`` field == MuJoCo's compiled ``-biasprm[2]``), on the SDK stubs for both generations."""
+    import os
+    import sys
+    from pathlib import Path
+
+    from isaacsim_testing import USD_EXTRA
+    from isaacsim_testing.stub_sdk import LAB_ENV
+    from isaacsim_testing.stub_sdk_run import StubSdkIsaacSim
+
+    from unisim_core import SceneCfg
+    from unisim_isaacsim._runtime import PYTHON_ENV
+
+    import_or_skip_outside_ci("physx_usd_schemas", USD_EXTRA)
+    text = (Path(__file__).parent / "models" / "welded_arm.xml").read_text()
+    old = '<position kp="80" kv="4" forcerange'
+    assert old in text
+    path = tmp_path / "welded_arm_dampratio.xml"
+    path.write_text(text.replace(old, '<position kp="80" dampratio="0.9" forcerange'))
+    m = mujoco.MjModel.from_xml_path(str(path))
+    servos = [a for a in range(m.nu) if m.actuator_biasprm[a, 1] != 0]
+    kv = -m.actuator_biasprm[servos, 2]
+    assert len(servos) == 3 and (kv > 0).all()
+    for lab in (2, 3):
+        saved = {k: os.environ.get(k) for k in (LAB_ENV, PYTHON_ENV)}
+        os.environ[LAB_ENV], os.environ[PYTHON_ENV] = str(lab), sys.executable
+        try:
+            b = StubSdkIsaacSim(SceneCfg(str(path), default_keyframe="home"), 2, 0.002, device="cuda:0",
+                                init_timeout_s=120.0, call_timeout_s=60.0)
+        finally:
+            for k, v in saved.items():
+                os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
+        try:
+            np.testing.assert_allclose(b.get_model_field("actuator_kd")[:, servos], np.tile(kv, (2, 1)), rtol=1e-9)
+        finally:
+            b.close()

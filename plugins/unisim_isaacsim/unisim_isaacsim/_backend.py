@@ -34,7 +34,7 @@ from unisim_core.worker.hosted import scene_to_plain
 
 from ._hooks import CAPABILITIES, REQUIRED_RUNTIME, __version__
 from ._launch import WorkerPath
-from ._layout import REFUSED_ROOTS, root_mount
+from ._layout import ACCEPTED_FEATURES, REFUSED_ROOTS, root_mount
 from ._options import IsaacSimOptions
 from ._physx_solver import PhysxSolverConfig
 from ._readback import verify_solver_readback
@@ -73,7 +73,7 @@ def check_model(scene):
     from unisim_core.errors import UnknownNameError, UnsupportedCapabilityError
     from unisim_core.plugin_support import load_mjcf_or_refuse
 
-    lite = load_mjcf_or_refuse(scene.model_file, IsaacSimBackend.name, accept={"hfield"})
+    lite = load_mjcf_or_refuse(scene.model_file, IsaacSimBackend.name, accept=ACCEPTED_FEATURES)
     for g, geom in enumerate(lite.geoms):
         if geom["type"] == "hfield":
             try:

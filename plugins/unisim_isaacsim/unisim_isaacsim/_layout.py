@@ -28,7 +28,13 @@ __all__ = [
     "StateLayout", "build_layout", "qpos_qvel_from_isaac", "isaac_from_qpos_qvel", "body_order",
     "bodies_from_isaac", "quat_order_for", "env_rows_from_prim_paths", "xyzw_to_wxyz", "orbit_eye",
     "mjcf_usd_name", "root_body_name", "isaaclab_major", "root_mount", "REFUSED_ROOTS", "init_joint_positions",
+    "ACCEPTED_FEATURES",
 ]
+
+#: ``mjcf_lite`` optional features the host and the worker both read (the same tables on both sides):
+#: height fields (authored as static meshes, ``_terrain``) and ``<position dampratio>`` (the reader
+#: derives MuJoCo's kv from the mass matrix at qpos0, which the worker's PhysX drives then carry).
+ACCEPTED_FEATURES = frozenset({"hfield", "dampratio"})
 
 
 def mjcf_usd_name(name: str) -> str:

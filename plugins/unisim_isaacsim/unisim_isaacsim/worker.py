@@ -282,7 +282,7 @@ class _IsaacSession:
         from unisim_core.physx import IMPLICIT_KV, mujoco_integrator, physx_drives
         from unisim_core.worker.hosted import scene_from_plain
 
-        from ._layout import root_mount
+        from ._layout import ACCEPTED_FEATURES, root_mount
         from ._physx_solver import PhysxSolverConfig
 
         self.np = np
@@ -295,7 +295,7 @@ class _IsaacSession:
         self.device = str(init["device"])
         self.cameras = bool(init["enable_cameras"])
         self.spacing = float(init["env_spacing"])
-        self.lite = lite = load_mjcf(self.scene.model_file, accept={"hfield"})  # fields: see _terrain
+        self.lite = lite = load_mjcf(self.scene.model_file, accept=ACCEPTED_FEATURES)  # as the host reads it
         self.info = info = lite.model_info()
         # MuJoCo's Euler integrates servo kv explicitly, implicitfast/implicit implicitly (RK4: as implicit)
         self.implicit_kv = IMPLICIT_KV.get(mujoco_integrator(self.scene.model_file), True)

@@ -68,7 +68,7 @@ def write_importer_usd(mjcf_path: str, usd_path: str, root_name: str) -> None:
 
     if not Sdf.Path.IsValidIdentifier(root_name):
         raise ValueError(f"{STUB}: '/{root_name}' is not a valid prim path")
-    m = load_mjcf(mjcf_path)
+    m = load_mjcf(mjcf_path, accept={"dampratio"})  # valid MJCF the importer parses (its kv is the worker's drives')
     names = [n or f"body{b}" for b, n in enumerate(m.body_names)]
     stage = Usd.Stage.CreateNew(usd_path)
     R = f"/{root_name}"
