@@ -99,18 +99,16 @@ def test_gravcomp_is_refused_by_name_before_genesis_loads(tmp_path):
     assert info.value.capability == "body_gravcomp"
 
 
-def test_included_integrator_is_read_and_assetdir_refused(tmp_path):
+def test_included_integrator_is_read(tmp_path):
     """Menagerie sets <option integrator> in the robot's file that scene.xml includes: it is read there (an
-    included RK4 is refused like a direct one); <compiler assetdir> is refused (Genesis sets meshdir itself)."""
+    included RK4 is refused like a direct one)."""
     body = ('<worldbody><body name="b"><joint name="j" type="hinge"/>'
             '<inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/></body></worldbody>')
     (tmp_path / "robot.xml").write_text(f'<mujoco><option integrator="RK4"/>{body}</mujoco>')
     (tmp_path / "scene.xml").write_text('<mujoco><include file="robot.xml"/></mujoco>')
-    (tmp_path / "assets.xml").write_text(f'<mujoco><compiler assetdir="assets"/>{body}</mujoco>')
-    for file, feature in (("scene.xml", "integrator"), ("assets.xml", "compiler_assetdir")):
-        with pytest.raises(UnsupportedCapabilityError) as info:
-            GenesisBackend(SceneCfg(str(tmp_path / file)), 1, 0.002, device="cpu")
-        assert info.value.capability == feature, file
+    with pytest.raises(UnsupportedCapabilityError) as info:
+        GenesisBackend(SceneCfg(str(tmp_path / "scene.xml")), 1, 0.002, device="cpu")
+    assert info.value.capability == "integrator"
 
 
 def test_loaded_model_matches_the_file(quadruped):

@@ -21,8 +21,8 @@ def outcomes():
 
 
 def test_kit_passes_on_genesis_on_the_cpu(outcomes):
-    """Genesis on its CPU backend (float64), the kit's few envs: hfield_terrain refused by its
-    declared feature; the four measured reference deviations (one id per quantity) are strict xfails
+    """Genesis on its CPU backend (float64), the kit's few envs: every scene loads (hfield_terrain's field
+    as a terrain entity); the four measured reference deviations (one id per quantity) are strict xfails
     (docs/genesis.md)."""
     assert {v for k, v in outcomes.items() if k.startswith("coverage::scene_coverage[")} == {"passed"}
     assert sorted(k for k, v in outcomes.items() if v == "xfailed" and not k.startswith("parity::")) == [

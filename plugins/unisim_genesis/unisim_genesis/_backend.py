@@ -17,7 +17,6 @@ states with MuJoCo's definitions. Arrays leave as ``np_dtype`` numpy arrays.
 
 from __future__ import annotations
 
-import os
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -26,16 +25,21 @@ from unisim_core import quat as Q
 from unisim_core.backend import SimBackend
 from unisim_core.config import SceneCfg
 from unisim_core.errors import EngineError, UnsupportedCapabilityError
+from unisim_core.heightfield import HFieldSampler
+from unisim_core.kinematics import site_jacobian
 from unisim_core.mjcf_lite import LiteModel, read_tree
 from unisim_core.model import ModelInfo
-from unisim_core.plugin_support import load_mjcf_or_refuse
+from unisim_core.plugin_support import SnapshotMemory, load_mjcf_or_refuse
 
 from . import _hooks
 from ._contacts import GenesisContactFill
 from ._engine import announce_build, ensure_initialized
 from ._lazy import genesis as gs
 from ._lazy import torch
+from ._mjcf import flattened_mjcf
 from ._options import CONSTRAINT_SOLVERS, GenesisOptions
+from ._randomization import REFUSED_TERMS, GenesisModelFields
+from ._terrain import add_height_fields, set_solver_params
 
 __all__ = ["GenesisBackend"]
 
@@ -43,39 +47,19 @@ __all__ = ["GenesisBackend"]
 _INTEGRATORS = {"euler": "Euler", "implicitfast": "implicitfast"}
 #: Relative tolerance of the audit of the values Genesis loaded against the file.
 _AUDIT_RTOL = 1e-6
+#: Per-link readings (``get_links_<field>``) the getters and sensors use.
+_LINK_FIELDS = ("pos", "quat", "vel", "ang", "acc", "acc_ang")
 
 
-def _integrator(path: str, name: str) -> str:
-    """The file's integrator, ``<include>``d files included (Menagerie sets it in the robot's file); refuses
-    ``<compiler assetdir>``: Genesis' importer sets ``meshdir``/``texturedir`` itself, which take precedence
-    over ``assetdir`` in MuJoCo, so the file's meshes would not be found."""
+def _integrator(root: ET.Element, path: str, name: str) -> str:
+    """The file's integrator, ``<include>``d files included (Menagerie sets it in the robot's file)."""
     value = "euler"
-    root = read_tree(path)
     for option in root.iter("option"):
         value = option.get("integrator", value).lower()
     if value not in _INTEGRATORS:
         raise UnsupportedCapabilityError(name, "integrator", f"{path}: <option integrator={value!r}>; Genesis "
                                          f"implements {sorted(_INTEGRATORS)}")
-    for compiler in root.iter("compiler"):
-        if compiler.get("assetdir") is not None and None in (compiler.get("meshdir"), compiler.get("texturedir")):
-            raise UnsupportedCapabilityError(name, "compiler_assetdir", f"{path}: <compiler assetdir="
-                                             f"{compiler.get('assetdir')!r}>; Genesis' MJCF importer sets meshdir "
-                                             "and texturedir itself, which override assetdir, so its files are "
-                                             "not found")
     return value
-
-
-def _check_includes(path: str, name: str) -> None:
-    """Refuses an ``<include>`` inside an included file: Genesis' importer resolves it against the including
-    file's path as if that were a folder (pal_tiago: ``tiago_motor.xml/tiago.xml``), MuJoCo against the main
-    file's folder."""
-    folder = os.path.dirname(os.path.abspath(path))
-    for inc in ET.parse(path).getroot().iter("include"):
-        sub = os.path.join(folder, inc.get("file", ""))
-        if os.path.isfile(sub) and next(ET.parse(sub).getroot().iter("include"), None) is not None:
-            raise UnsupportedCapabilityError(name, "nested_include", f"{path}: the included {inc.get('file')!r} "
-                                             "includes further files; Genesis' importer looks those up under the "
-                                             "including file's path as if it were a folder")
 
 
 def _check_actuators(lite: LiteModel, path: str, name: str) -> None:
@@ -126,9 +110,10 @@ class GenesisBackend(SimBackend):
     contract_range = ">=1.0,<2"
     options_cls = GenesisOptions
     CAPABILITIES = _hooks.CAPABILITIES
-    UNSUPPORTED_SCENE_FEATURES = {
-        "hfield": "Genesis' height-field import (a terrain entity) is not mapped onto the contract's geoms yet",
-    }
+    INIT_TERMS = _hooks.INIT_TERMS
+    INTERVAL_TERMS = _hooks.INTERVAL_TERMS
+    RESET_TERMS = _hooks.RESET_TERMS
+    SNAPSHOT_TIER = "state"  # Genesis' constraint-solver warm start is not part of a snapshot
     KIT_RULES = 3
     #: Measured on Genesis 1.4.5, CPU, float64 (kit reference layer, 2 envs; one id per quantity).
     KNOWN_KIT_DEVIATIONS = {
@@ -149,22 +134,25 @@ class GenesisBackend(SimBackend):
     }
 
     options: GenesisOptions
+    #: MuJoCo's mj_jacSite from the model tables and the contract's body poses (core). Genesis' own get_jacobian
+    #: is not used: on a free root its angular columns disagree with the site's velocity (kit check
+    #: capabilities::declared_works[site_jacobian-velocity_fd], measured on the quadruped's foot)
+    _site_jacobian = site_jacobian
 
     def __init__(self, scene: SceneCfg, num_envs: int, sim_dt: float, **options) -> None:
         super().__init__(scene, num_envs, sim_dt, **options)
         path = scene.model_file
-        lite = load_mjcf_or_refuse(path, self.name, accept={"frictionloss"})
-        if any(g["type"] == "hfield" for g in lite.geoms):
-            reason = self.UNSUPPORTED_SCENE_FEATURES["hfield"]
-            raise UnsupportedCapabilityError(self.name, "hfield", f"{path}: {reason}")
-        integrator = _integrator(path, self.name)
-        _check_includes(path, self.name)
+        lite = load_mjcf_or_refuse(path, self.name, accept={"frictionloss", "hfield"})
+        root = read_tree(path)
+        integrator = _integrator(root, path, self.name)
         _check_actuators(lite, path, self.name)
         self._lite = lite
         self._device, precision = ensure_initialized(self.options)
         if precision == "32":
             self.MAX_ABS_VALUE = min(self.MAX_ABS_VALUE, float(np.finfo(np.float32).max))
-        rigid = {"integrator": getattr(gs.integrator, _INTEGRATORS[integrator]), "enable_collision": lite.contact}
+        # per-env link inertials and dof parameters (randomization); measured: no step cost on the CPU (docs/genesis.md)
+        rigid = {"integrator": getattr(gs.integrator, _INTEGRATORS[integrator]), "enable_collision": lite.contact,
+                 "batch_links_info": True, "batch_dofs_info": True}
         if self.options.constraint_solver is not None:
             solver = CONSTRAINT_SOLVERS[self.options.constraint_solver]
             rigid["constraint_solver"] = getattr(gs.constraint_solver, solver)
@@ -173,10 +161,18 @@ class GenesisBackend(SimBackend):
         gravity = tuple(float(g) for g in lite.gravity)
         self._scene = gs.Scene(sim_options=gs.options.SimOptions(dt=self.sim_dt, substeps=1, gravity=gravity),
                                rigid_options=gs.options.RigidOptions(**rigid), show_viewer=False)
-        self._ent = self._scene.add_entity(gs.morphs.MJCF(file=path, align=False, default_armature=None))
+        xml = flattened_mjcf(root, path)
+        self._ent = self._scene.add_entity(gs.morphs.MJCF(file=xml, align=False, default_armature=None))
+        self._terrains = add_height_fields(self._scene, lite, xml, path, self.name)
         announce_build(lambda: self._scene.build(n_envs=self._num_envs), (path, self._device))
+        set_solver_params(self._scene, self._terrains)
         self._map_model()
         self._audit()
+        terrain_geoms = {g: [geom.idx for geom in ent.geoms] for g, (ent, _) in self._terrains.items()}
+        self._fields = GenesisModelFields(self._scene, self._ent, lite, self._num_envs, self._link_of, self._v_cols,
+                                          self._act_dofs, terrain_geoms)
+        self._time = np.zeros(self._num_envs)  # s since construction, per env (snapshots restore it)
+        self._snapshots = SnapshotMemory(self._num_envs)  # each snapshot row's link readings (exact reads)
         if scene.default_keyframe is not None and scene.default_keyframe in lite.keyframes:
             q = np.tile(lite.keyframes[scene.default_keyframe], (self._num_envs, 1))
             self._set_state(np.arange(self._num_envs), q, np.zeros((self._num_envs, lite.nv)))
@@ -207,7 +203,6 @@ class GenesisBackend(SimBackend):
         self._q_inv, self._v_inv = np.argsort(q_cols), np.argsort(v_cols)
         act_dofs = [int(v_cols[lite.joints[a["joint"]]["dofadr"]]) for a in lite.actuators]
         self._act_dofs = np.array(act_dofs, dtype=np.int64)
-        self._act_velocity = np.array([a["kind"] == "velocity" for a in lite.actuators], dtype=bool)
         ranges = np.array([a["ctrlrange"] for a in lite.actuators], dtype=np.float64).reshape(-1, 2)
         self._ctrl_lo, self._ctrl_hi = ranges[:, 0], ranges[:, 1]
 
@@ -273,15 +268,13 @@ class GenesisBackend(SimBackend):
         return tensor.detach().cpu().numpy()
 
     def _step(self, ctrl: np.ndarray, nsteps: int) -> None:
-        self._state_cache = None
+        self._state_cache = self._restored = None
         ent = self._ent
         if self.num_actuators:
+            # Genesis' position mode applies MuJoCo's affine law gain * ctrl + bias0 + bias1 q + bias2 qdot to every
+            # actuator (motor: gain = gear; velocity: gain = kv, bias2 = -kv), so randomized gains act as on MuJoCo
             c = np.clip(ctrl, self._ctrl_lo, self._ctrl_hi)  # MuJoCo clamps a limited ctrl
-            pos = ~self._act_velocity
-            if pos.any():
-                ent.control_dofs_position(c[:, pos], self._act_dofs[pos])
-            if self._act_velocity.any():
-                ent.control_dofs_velocity(c[:, self._act_velocity], self._act_dofs[self._act_velocity])
+            ent.control_dofs_position(c, self._act_dofs)
         for _ in range(nsteps):
             if self._staged:
                 ids = list(self._staged)
@@ -289,10 +282,11 @@ class GenesisBackend(SimBackend):
                 torque = np.stack([self._staged[i][1] for i in ids], axis=1)
                 ent.apply_links_external_wrench(force=force, torque=torque, links_idx_local=ids)
             self._scene.step()
+        self._time += nsteps * self.sim_dt
 
     def _set_state(self, env_ids: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> None:
         self._check_open()
-        self._state_cache = None
+        self._state_cache = self._restored = None
         self._ent.set_qpos(qpos[:, self._q_inv], envs_idx=env_ids, zero_velocity=False)
         self._ent.set_dofs_velocity(qvel[:, self._v_inv], envs_idx=env_ids)
 
@@ -314,9 +308,19 @@ class GenesisBackend(SimBackend):
     def get_qvel(self) -> np.ndarray:
         return self._state()[1].copy()
 
-    def _links(self, values: torch.Tensor, body_ids: np.ndarray, world: tuple[float, ...]) -> np.ndarray:
+    #: Per-link readings a restored snapshot serves until the next state change (``_set_physics_state``):
+    #: ``{field: (num_envs, n_links, d)}``, or ``None`` to read Genesis.
+    _restored: dict[str, np.ndarray] | None = None
+
+    def _link_table(self, field: str) -> np.ndarray:
+        """``(num_envs, n_links, d)`` float64 reading ``field`` (``pos quat vel ang acc acc_ang``) of every link."""
+        if self._restored is not None:
+            return self._restored[field]
+        return self._np(getattr(self._ent, f"get_links_{field}")())
+
+    def _links(self, field: str, body_ids: np.ndarray, world: tuple[float, ...]) -> np.ndarray:
         """``(num_envs, len(body_ids), d)`` rows of a per-link reading; the world body reads ``world``."""
-        vals = self._np(values)
+        vals = self._link_table(field)
         links = self._link_of[body_ids]
         out = np.empty((self._num_envs, len(body_ids), vals.shape[-1]), dtype=np.float64)
         out[:] = world
@@ -324,16 +328,16 @@ class GenesisBackend(SimBackend):
         return out
 
     def _body_pos_w(self, body_ids: np.ndarray) -> np.ndarray:
-        return self._links(self._ent.get_links_pos(), body_ids, (0.0, 0.0, 0.0)).astype(self.np_dtype)
+        return self._links("pos", body_ids, (0.0, 0.0, 0.0)).astype(self.np_dtype)
 
     def _body_quat_w(self, body_ids: np.ndarray) -> np.ndarray:
-        return self._links(self._ent.get_links_quat(), body_ids, (1.0, 0.0, 0.0, 0.0)).astype(self.np_dtype)
+        return self._links("quat", body_ids, (1.0, 0.0, 0.0, 0.0)).astype(self.np_dtype)
 
     def _body_lin_vel_w(self, body_ids: np.ndarray) -> np.ndarray:
-        return self._links(self._ent.get_links_vel(), body_ids, (0.0, 0.0, 0.0)).astype(self.np_dtype)
+        return self._links("vel", body_ids, (0.0, 0.0, 0.0)).astype(self.np_dtype)
 
     def _body_ang_vel_w(self, body_ids: np.ndarray) -> np.ndarray:
-        return self._links(self._ent.get_links_ang(), body_ids, (0.0, 0.0, 0.0)).astype(self.np_dtype)
+        return self._links("ang", body_ids, (0.0, 0.0, 0.0)).astype(self.np_dtype)
 
     # ------------------------------------------------------------------ sensors
     def _sensor_frame(self, s: dict) -> tuple[int, np.ndarray, np.ndarray]:
@@ -355,24 +359,23 @@ class GenesisBackend(SimBackend):
             return np.ascontiguousarray(src[:, None], dtype=self.np_dtype)
         body, off_pos, off_quat = self._sensor_frame(s)
         ids = np.array([body])
-        ent = self._ent
-        quat_b = self._links(ent.get_links_quat(), ids, (1.0, 0.0, 0.0, 0.0))[:, 0]
+        quat_b = self._links("quat", ids, (1.0, 0.0, 0.0, 0.0))[:, 0]
         arm = Q.quat_apply(quat_b, np.broadcast_to(off_pos, quat_b.shape[:-1] + (3,)))
         quat = Q.quat_mul(quat_b, np.broadcast_to(off_quat, quat_b.shape))
         if kind == "framepos":
-            out = self._links(ent.get_links_pos(), ids, (0.0, 0.0, 0.0))[:, 0] + arm
+            out = self._links("pos", ids, (0.0, 0.0, 0.0))[:, 0] + arm
         elif kind == "framequat":
             out = quat
         else:
-            w = self._links(ent.get_links_ang(), ids, (0.0, 0.0, 0.0))[:, 0]
+            w = self._links("ang", ids, (0.0, 0.0, 0.0))[:, 0]
             if kind in ("frameangvel", "gyro"):
                 out = w if kind == "frameangvel" else Q.quat_apply_inverse(quat, w)
             elif kind in ("framelinvel", "velocimeter"):
-                v = self._links(ent.get_links_vel(), ids, (0.0, 0.0, 0.0))[:, 0] + np.cross(w, arm)
+                v = self._links("vel", ids, (0.0, 0.0, 0.0))[:, 0] + np.cross(w, arm)
                 out = v if kind == "framelinvel" else Q.quat_apply_inverse(quat, v)
             else:  # accelerometer: proper acceleration of the point, in the sensor frame
-                acc = self._links(ent.get_links_acc(), ids, (0.0, 0.0, 0.0))[:, 0]
-                alpha = self._links(ent.get_links_acc_ang(), ids, (0.0, 0.0, 0.0))[:, 0]
+                acc = self._links("acc", ids, (0.0, 0.0, 0.0))[:, 0]
+                alpha = self._links("acc_ang", ids, (0.0, 0.0, 0.0))[:, 0]
                 a = acc + np.cross(alpha, arm) + np.cross(w, np.cross(w, arm)) - self._lite.gravity
                 out = Q.quat_apply_inverse(quat, a)
         return np.ascontiguousarray(out, dtype=self.np_dtype)
@@ -391,6 +394,55 @@ class GenesisBackend(SimBackend):
 
     def _clear_body_forces(self) -> None:
         self._staged.clear()
+
+    # ------------------------------------------------------------------ terrain
+    def _height_field(self, geom_id: int) -> HFieldSampler:
+        """The core's sampler of MuJoCo's triangulated surface, the one Genesis collides with (``_terrain``)."""
+        return HFieldSampler.from_lite(self._lite, geom_id)
+
+    # ------------------------------------------------------------------ snapshots
+    def _get_physics_state(self) -> np.ndarray:
+        """Rows ``[time, qpos, qvel]`` (float64: Genesis' own precision on the CPU). Each row's link readings
+        are remembered: Genesis' kinematics after a state write differ from a step's in the last bit, and its
+        link accelerations are those of the last step, so a restore of a row taken here serves them."""
+        rows = np.concatenate((self._time[:, None], self.get_qpos().astype(np.float64),
+                               self.get_qvel().astype(np.float64)), axis=1)
+        tables = {f: self._link_table(f) for f in _LINK_FIELDS}
+        self._snapshots.remember(rows, ({f: t[i].copy() for f, t in tables.items()} for i in range(len(rows))))
+        return rows
+
+    def _set_physics_state(self, state: np.ndarray) -> None:
+        nq = self.nq
+        self._set_state(np.arange(self._num_envs), state[:, 1:1 + nq].copy(), state[:, 1 + nq:].copy())
+        self._time = state[:, 0].copy()
+        known = [self._snapshots.recall(row) for row in state]
+        if any(k is not None for k in known):  # rows of unknown origin read Genesis' kinematics of the new state
+            tables = {f: self._link_table(f).copy() for f in _LINK_FIELDS}
+            for i, k in enumerate(known):
+                for f in _LINK_FIELDS if k is not None else ():
+                    tables[f][i] = k[f]
+            self._restored = tables
+
+    # ------------------------------------------------------------------ randomization
+    def _resolve_ops(self, plan, allowed, phase, subset=None):
+        for op in plan.iter_ops():  # a term Genesis cannot hold per env: refused by name, with the reason
+            if op.term in REFUSED_TERMS:
+                raise UnsupportedCapabilityError(self._label, op.term, f"{phase} randomization: "
+                                                 f"{REFUSED_TERMS[op.term]}")
+        return super()._resolve_ops(plan, allowed, phase, subset)
+
+    def _check_model_values(self, term: str, env_ids: np.ndarray, target_ids: np.ndarray | None,
+                            values: np.ndarray) -> None:
+        self._fields.check(term, target_ids, values)
+
+    def _write_model_field(self, term: str, env_ids: np.ndarray, target_ids: np.ndarray | None,
+                           values: np.ndarray) -> None:
+        self._check_open()
+        self._state_cache = self._restored = None
+        self._fields.write(term, env_ids, target_ids, values)
+
+    def _read_model_field(self, term: str) -> np.ndarray:
+        return self._fields.read(term).astype(self.np_dtype)
 
     # ------------------------------------------------------------------ lifecycle
     def _close(self) -> None:

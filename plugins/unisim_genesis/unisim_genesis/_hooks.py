@@ -14,10 +14,20 @@ __version__ = "0.1.0"
 CAPABILITIES = frozenset({
     Capability.CONTACTS, Capability.SENSORS, Capability.BODY_FORCE, Capability.BODY_TORQUE, Capability.PUSH,
     Capability.PRE_STEP_CONTROL, Capability.CONTACT_FORCES, Capability.CONTACT_FILTERS, Capability.CONTACT_TORQUES,
+    Capability.SITE_JACOBIAN, Capability.PHYSICS_SNAPSHOT, Capability.INIT_RANDOMIZATION,
+    Capability.INTERVAL_RANDOMIZATION, Capability.RESET_RANDOMIZATION, Capability.HEIGHT_SCAN, Capability.TERRAIN,
     Capability.VIDEO_CAPTURE, Capability.PLAYBACK,
 })
-__all__ = ["CAPABILITIES", "unisim_backend_spec", "unisim_diagnostics", "unisim_raw_stepper", "unisim_step_cost_probe",
-           "unisim_zoo_causes"]
+#: Randomization terms per phase: the model terms Genesis holds per env (geom sizes and solver parameters are
+#: refused by name, ``_randomization.REFUSED_TERMS``), plus root velocity kicks and body wrenches as MuJoCo.
+_MODEL_TERMS = frozenset({"body_mass", "body_inertia", "body_com_offset", "geom_friction", "dof_damping",
+                          "dof_armature", "dof_frictionloss", "actuator_kp", "actuator_kd", "gravity"})
+_STATE_TERMS = frozenset({"root_lin_vel_delta", "root_ang_vel_delta", "body_force", "body_torque"})
+INIT_TERMS = _MODEL_TERMS
+INTERVAL_TERMS = _MODEL_TERMS | _STATE_TERMS
+RESET_TERMS = _MODEL_TERMS | _STATE_TERMS
+__all__ = ["CAPABILITIES", "INIT_TERMS", "INTERVAL_TERMS", "RESET_TERMS", "unisim_backend_spec", "unisim_diagnostics",
+           "unisim_raw_stepper", "unisim_step_cost_probe", "unisim_zoo_causes"]
 
 
 @hookimpl
