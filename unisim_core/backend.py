@@ -207,7 +207,9 @@ class SimBackend(Lifecycle, ModelQueries, Stepping, Frames, StateSnapshots, Rand
 
     def _check_construction(self) -> None:
         """Checks run once the constructor returned: the model loads, and every name the scene
-        and options give (``base_name``, ``push_body_name``, ``scene.default_keyframe``) exists."""
+        and options give (``base_name``, ``push_body_name``, ``scene.default_keyframe``) exists; then
+        the envs are put in the default state (``get_default_qpos``, zero velocity) where the engine
+        did not start them there."""
         info = self.model_info  # resolves base_name
         if self.options.push_body_name is not None:
             self._lookup(self._body_index, self.options.push_body_name, "body", "push_body_name")
@@ -215,6 +217,11 @@ class SimBackend(Lifecycle, ModelQueries, Stepping, Frames, StateSnapshots, Rand
         if key is not None and key not in info.keyframes:
             raise UnknownNameError(f"scene.default_keyframe: unknown keyframe {key!r}; "
                                    f"known keyframes: {sorted(info.keyframes)}")
+        # every engine's envs start in the default state (the default keyframe, else qpos0, at rest)
+        default = np.asarray(self.get_default_qpos())
+        if not (np.array_equal(self.get_qpos(), np.broadcast_to(default, (self._num_envs, len(default))))
+                and not self.get_qvel().any()):
+            self._reset_to_default(np.arange(self._num_envs))
 
     # ------------------------------------------------------------------ primitives
     @abc.abstractmethod

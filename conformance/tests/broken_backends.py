@@ -300,6 +300,7 @@ EXPECTED = {
     "QuatXyzw": ("conventions", "conventions::yaw_quat_wxyz[get_base_quat]"),
     "AngVelBodyFrame": ("conventions", "conventions::ang_vel_frames[get_base_ang_vel]"),
     "LeakySetState": ("state", "state::set_state_subset_isolation[untouched_envs_unchanged]"),
+    "StartsAtQpos0": ("state", "state::a_new_backend_starts_in_the_default_state[qpos]"),
     "NstepsIgnored": ("state", "state::nsteps_equals_repeated_steps[get_qpos]"),
     "GarbageVideo": ("capabilities", "capabilities::undeclared_raises[video_capture]"),
     "CtrlRangeTransposed": ("conventions", "conventions::ctrl_range_layout[quadruped]"),
@@ -324,3 +325,16 @@ EXPECTED = {
     "UnboundedFloat32": ("reliability", "reliability::extreme_accepted_values_read_back_finite"),
     "LateNameChecks": ("reliability", "reliability::unknown_default_keyframe_is_refused_at_construction"),
 }
+
+
+class StartsAtQpos0(FakeBackend):
+    """Ignores the scene's default keyframe at construction: its envs start at qpos0 (MotrixSim's and
+    the fake's behaviour before kit rules 4, when the base class did not write the default state)."""
+
+    name = "broken_starts_at_qpos0"
+
+    def _reset_to_default(self, env_ids):
+        if not getattr(self, "_constructed", False):
+            self._constructed = True
+            return
+        super()._reset_to_default(env_ids)

@@ -153,6 +153,21 @@ def test_keyframe_and_default_round_trip(kit, prop):
                                    err_msg="get_default_qpos with SceneCfg(default_keyframe='home')")
 
 
+@pytest.mark.rules(4)
+@pytest.mark.parametrize("prop", ["qpos", "qvel"])
+def test_a_new_backend_starts_in_the_default_state(kit, prop):
+    """A backend built on SceneCfg(default_keyframe='home') starts every env in 'home' (qpos, 4 eps)
+    at rest (qvel exactly 0), the same on every engine (#41 found MotrixSim and the fake starting at
+    qpos0, the others at the keyframe: a policy deployed without set_state threw the robot up)."""
+    b = kit.make("quadruped", 2, default_keyframe="home")
+    tol = 4 * eps(kit.precision)
+    if prop == "qpos":
+        np.testing.assert_allclose(b.get_qpos(), np.tile(b.get_keyframe_qpos("home"), (2, 1)), rtol=tol, atol=tol,
+                                   err_msg="initial qpos is not the default keyframe")
+    else:
+        assert not b.get_qvel().any(), f"initial qvel is not zero: {b.get_qvel()}"
+
+
 def _nsteps_run(kit):
     a, b = _setup(kit, 2), _setup(kit, 2)
     ctrl = home_ctrl(a) + 0.1
