@@ -416,3 +416,24 @@ def test_a_model_without_joints_loads(make, tmp_path):
     b = make(path)
     b.step(np.zeros((2, 0)), 2)
     assert b.nq == b.nv == 0 and b.get_body_pos_w(b.get_body_ids(["cam"]))[0, 0, 2] == 1.0
+
+
+def test_the_importers_frames_and_inertias_are_audited(tmp_path):
+    """Body poses at the file's pose, COMs, inertia tensors and hinge anchors of Newton's import are
+    compared with mjcf_lite's (MuJoCo's compile): a body mjcf_lite places 1 mm elsewhere (as a <frame> the
+    importer missed would) is refused by name; a 1e-11 kg m^2 inertia stays the file's (Newton's finalize
+    would raise it by 1e-6, gymnasium pusher's object)."""
+    from unisim_core.mjcf_lite import load_mjcf
+    from unisim_newton._scene import ACCEPTED, build_model
+
+    path = tmp_path / "tiny.xml"
+    path.write_text('<mujoco><worldbody><body name="arm" pos="0 0 1"><joint name="j" axis="0 1 0"/>'
+                    '<inertial pos="0.1 0 0" mass="1e-8" diaginertia="1e-11 1e-11 1.5e-11"/></body>'
+                    '</worldbody></mujoco>')
+    lite = load_mjcf(path, accept=ACCEPTED)
+    model, _ = build_model(str(path), lite, 1, "cpu")
+    np.testing.assert_allclose(np.diag(model.body_inertia.numpy()[0]), [1e-11, 1e-11, 1.5e-11], rtol=1e-6)
+    lite.body_pos[1] = lite.body_pos[1] + [0.001, 0, 0]
+    with pytest.raises(UnsupportedCapabilityError) as info:
+        build_model(str(path), lite, 1, "cpu")
+    assert info.value.capability == "body" and "body positions at the file's pose" in str(info.value)

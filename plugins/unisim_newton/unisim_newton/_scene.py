@@ -39,6 +39,7 @@ ACCEPTED = frozenset({"frictionloss", "multi_joint_body", "joint_stiffness", "jo
 _JOINT_TYPES = {"free": newton.JointType.FREE, "hinge": newton.JointType.REVOLUTE,
                 "slide": newton.JointType.PRISMATIC}
 _RTOL = 1e-6  # float32 round trip of the importer
+_FRAME_TOL = 1e-5  # absolute, for poses composed in float32 (m, rotation-matrix entries, inertia / its largest moment)
 
 
 @dataclass(frozen=True)
@@ -76,9 +77,9 @@ def _refuse(feature: str, path: str, detail: str) -> UnsupportedCapabilityError:
                                       "refused rather than simulated without it")
 
 
-def _check_close(feature: str, path: str, what: str, got, want) -> None:
+def _check_close(feature: str, path: str, what: str, got, want, atol: float = 1e-7) -> None:
     got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
-    if got.shape != want.shape or not np.allclose(got, want, rtol=_RTOL, atol=1e-7):
+    if got.shape != want.shape or not np.allclose(got, want, rtol=_RTOL, atol=atol):
         raise _refuse(feature, path, f"gives {what} {got.tolist()}, the file says {want.tolist()}")
 
 
@@ -262,7 +263,9 @@ def build_model(path: str, lite: LiteModel, num_envs: int, device: str) -> tuple
         # Newton's own collision pipeline skips height field pairs; SolverMuJoCo runs MuJoCo Warp's, where
         # two height fields never collide either (MuJoCo has no hfield-hfield collider)
         warnings.filterwarnings("ignore", message="Heightfield-vs-heightfield collision is not supported")
-        model = scene.finalize(device=device)
+        # skip_validation_inertia: Newton would raise principal moments below max(1e-6 * the largest, 1e-10)
+        # by 1e-6 kg m^2 (gymnasium pusher's 1e-11 object: 1e5 times its inertia); MuJoCo keeps the file's
+        model = scene.finalize(device=device, skip_validation_inertia=True)
     _check_close("gravity", path, "gravity", model.gravity.numpy()[0], lite.gravity)
     hinge_slide = [j for j in lite.joints if j["type"] in ("hinge", "slide")]
     if hinge_slide:  # (a model without dofs has no dof_ref)
@@ -271,7 +274,53 @@ def build_model(path: str, lite: LiteModel, num_envs: int, device: str) -> tuple
                      [j["ref"] for j in hinge_slide])
     _check_actuators(model, lite, layout, path)
     _check_gravcomp(model, lite, layout, path)
+    _check_frames(model, lite, layout, path)
     return model, layout
+
+
+def _lite_frames(lite: LiteModel) -> tuple[np.ndarray, np.ndarray]:
+    """World positions ``(nbody, 3)`` and rotations ``(nbody, 3, 3)`` of ``lite``'s body frames at the file's pose."""
+    pos, rot = np.zeros((len(lite.body_names), 3)), np.tile(np.eye(3), (len(lite.body_names), 1, 1))
+    for b in range(1, len(lite.body_names)):
+        p = lite.body_parent[b]
+        pos[b], rot[b] = pos[p] + rot[p] @ lite.body_pos[b], rot[p] @ Q.matrix_from_quat(lite.body_quat[b])
+    return pos, rot
+
+
+def _check_frames(model: newton.Model, lite: LiteModel, layout: Layout, path: str) -> None:
+    """World 0's body frames at the file's pose (forward kinematics of the importer's joints), each body's
+    COM and inertia tensor, and each hinge's world anchor against ``mjcf_lite``'s: what ``<frame>``,
+    ``<attach>``, ``<compiler>`` settings or a default class could make the importer place otherwise."""
+    state = model.state()
+    newton.eval_fk(model, model.joint_q, model.joint_qd, state)
+    rows = layout.body_src[1:]
+    body_q = state.body_q.numpy()[rows].astype(np.float64)
+    pos, rot = _lite_frames(lite)
+    got_rot = Q.matrix_from_quat(Q.quat_xyzw_to_wxyz(body_q[:, 3:]))
+    # float32 kinematics: 1e-5 m and 1e-5 in rotation-matrix entries
+    _check_close("body", path, "body positions at the file's pose", body_q[:, :3], pos[1:], _FRAME_TOL)
+    _check_close("body", path, "body orientations at the file's pose (rotation matrices)", got_rot, rot[1:], _FRAME_TOL)
+    heavy = np.flatnonzero(np.asarray(lite.body_mass[1:]) > 0)  # a massless body's COM and inertia move nothing
+    _check_close("body_ipos", path, "body COMs", model.body_com.numpy()[rows[heavy]],
+                 np.reshape(lite.body_ipos, (-1, 3))[1:][heavy], _FRAME_TOL)
+    iner = np.array([Q.matrix_from_quat(lite.body_iquat[1 + b]) @ np.diag(lite.body_inertia[1 + b])
+                     @ Q.matrix_from_quat(lite.body_iquat[1 + b]).T for b in heavy]).reshape(-1, 3, 3)
+    got = model.body_inertia.numpy()[rows[heavy]].astype(np.float64)
+    scale = np.maximum(np.abs(iner).max(axis=(1, 2)), 1e-12)[:, None, None]
+    # 1e-3 of the largest moment: the importer composes inertias from geoms with its own formulas (a capsule's
+    # off-diagonal 2e-5 off in inverted_pendulum, wonik_allegro's finger boxes 4e-4), not a frame or a factor
+    _check_close("body_inertia", path, "body inertia tensors (relative to their largest moment)", got / scale,
+                 iner / scale, 1e-3)
+    joint_of = {int(c): i for i, c in enumerate(model.joint_child.numpy())}
+    X_p, parents = model.joint_X_p.numpy().astype(np.float64), model.joint_parent.numpy()
+    for j in (j for j in lite.joints if j["type"] == "hinge"):
+        nj = joint_of[int(layout.body_src[j["body"]])]
+        parent = int(parents[nj])
+        p_pos, p_rot = (np.zeros(3), np.eye(3)) if parent < 0 else (
+            state.body_q.numpy()[parent, :3].astype(np.float64),
+            Q.matrix_from_quat(Q.quat_xyzw_to_wxyz(state.body_q.numpy()[parent, 3:].astype(np.float64))))
+        _check_close("joint_pos", path, f"joint {j['name']!r} anchor (world, at the file's pose)",
+                     p_pos + p_rot @ X_p[nj, :3], pos[j["body"]] + rot[j["body"]] @ j["pos"], _FRAME_TOL)
 
 
 def _check_gravcomp(model: newton.Model, lite: LiteModel, layout: Layout, path: str) -> None:
