@@ -94,7 +94,7 @@ class MotrixBackend(SimBackend):
     RESET_TERMS = _SUPPORTED_MODEL_TERMS | _STATE_AND_FORCE_TERMS
     MAX_ABS_VALUE = float(np.finfo(np.float32).max)  # the engine's state and inputs are float32
     SNAPSHOT_TIER = "state"  # the contact solver's warm start is kept by the engine and not exposed (README)
-    KIT_RULES = 3  # conformance kit rules this backend passes (unisim_conformance CHANGELOG)
+    KIT_RULES = 4  # conformance kit rules this backend passes (unisim_conformance CHANGELOG)
     KNOWN_KIT_DEVIATIONS = {  # measured, README "Solver warm start" and "Sensors"
         "determinism::reset_reproduces_trajectory[qpos_trajectory]": "MotrixSim keeps its contact-solver warm start "
         "across state writes (not exposed), so a replay with contacts differs at float32 rounding level",
