@@ -142,7 +142,7 @@ def _child_joints(child, root: ET.Element) -> tuple[dict[int, int], list[tuple[i
     def visit(el: ET.Element, childclass: str) -> None:
         nonlocal adr
         for sub in el:
-            if sub.tag == "body":
+            if sub.tag in ("body", "frame"):
                 visit(sub, sub.get("childclass", childclass))
             elif sub.tag in ("joint", "freejoint"):
                 jtype = "free" if sub.tag == "freejoint" else child.attrs(sub, childclass).get("type", "hinge")
