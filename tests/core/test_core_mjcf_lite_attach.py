@@ -19,7 +19,7 @@ CHILD = """<mujoco>
   <compiler angle="radian" eulerseq="zyx"/>
   <default><joint damping="0.7"/><default class="k"><geom size="0.05" density="500"/></default></default>
   <worldbody>
-    <body name="other" pos="5 0 0"><joint name="oj"/><geom size="0.1"/></body>
+    <body name="other" pos="5 0 0"><frame pos="0 0 1"><joint name="oj"/></frame><geom size="0.1"/></body>
     <body name="top" pos="0.1 0 0" euler="0.1 0.2 0.3">
       <joint name="j1" range="-0.5 0.5" ref="0.2"/><geom class="k" name="g1"/><site name="s1"/>
       <body name="kid" pos="0 0 -0.2"><joint name="j2" type="slide" range="-0.1 0.1"/>
@@ -51,7 +51,8 @@ MAIN = """<mujoco>
 def test_attached_subtree_equals_mujocos(tmp_path, keys):
     """Placed between its siblings; the child's defaults (damping 0.7, density 500) and not the parent's
     (armature, density 2000); radians and its eulerseq; hinge ref; actuators/sensors on the subtree
-    kept (m0 on the other body left out); the child's key and a parent key of either length."""
+    kept (m0 on the other body left out); the child's key (laid out past the other body's joint, which
+    sits in a frame) and a parent key of either length."""
     (tmp_path / "child.xml").write_text(CHILD)
     (tmp_path / "main.xml").write_text(MAIN.format(keys=keys))
     lite = load_mjcf(tmp_path / "main.xml")
