@@ -39,11 +39,71 @@ def _stl(fh) -> np.ndarray:
     return rec["v"].astype(np.float64)
 
 
+def _pnpoly(xs, ys, tx, ty) -> bool:
+    """Whether ``(tx, ty)`` lies inside the polygon ``(xs, ys)`` (even-odd rule, W. R. Franklin's test)."""
+    inside, j = False, len(xs) - 1
+    for i in range(len(xs)):
+        if (ys[i] > ty) != (ys[j] > ty) and tx < (xs[j] - xs[i]) * (ty - ys[i]) / (ys[j] - ys[i]) + xs[i]:
+            inside = not inside
+        j = i
+    return inside
+
+
+def _split_polygon(idx: list[int], v: np.ndarray) -> list[tuple[int, int, int]]:
+    """Triangles of one OBJ polygon as tinyobj (MuJoCo's OBJ loader) splits it, in float32: a quad along its
+    shorter diagonal (``(0, 1, 2) (0, 2, 3)`` when 0-2 is strictly shorter, else ``(0, 1, 3) (1, 2, 3)``); a
+    larger polygon by its ear clipping in the plane of its first corner, which gives up (leaving the rest
+    of the polygon out) when a full round finds no ear."""
+    if len(idx) == 3:
+        return [tuple(idx)]
+    f = np.float32
+    p = v[idx].astype(f)
+    if len(idx) == 4:
+        d02, d13 = f(np.sum((p[2] - p[0]) ** 2, dtype=f)), f(np.sum((p[3] - p[1]) ** 2, dtype=f))
+        split = ((0, 1, 2), (0, 2, 3)) if d02 < d13 else ((0, 1, 3), (1, 2, 3))
+        return [tuple(idx[k] for k in t) for t in split]
+    axes, n = [1, 2], len(idx)
+    for k in range(n):  # the plane: drop the largest normal component at the first corner
+        e0, e1 = p[(k + 1) % n] - p[k], p[(k + 2) % n] - p[(k + 1) % n]
+        c = np.abs(np.array([e0[1] * e1[2] - e0[2] * e1[1], e0[2] * e1[0] - e0[0] * e1[2],
+                             e0[0] * e1[1] - e0[1] * e1[0]], dtype=f))
+        if (c > np.finfo(f).eps).any():
+            if not (c[0] > c[1] and c[0] > c[2]):
+                axes[0] = 0
+                if c[2] > c[0] and c[2] > c[1]:
+                    axes[1] = 1
+            break
+    xy = {i: (f(v[i][axes[0]]), f(v[i][axes[1]])) for i in idx}
+    rest, out, guess = list(idx), [], 0
+    left, previous = len(idx), len(rest)
+    while len(rest) > 3 and left > 0:
+        n = len(rest)
+        guess = guess - n if guess >= n else guess
+        if previous != n:
+            previous, left = n, n
+        else:
+            left -= 1
+        tri = [rest[(guess + k) % n] for k in range(3)]
+        vx, vy = [xy[i][0] for i in tri], [xy[i][1] for i in tri]
+        cross = f((vx[1] - vx[0]) * (vy[2] - vy[1]) - (vy[1] - vy[0]) * (vx[2] - vx[1]))
+        area = f((vx[0] * vy[1] - vy[0] * vx[1]) * f(0.5))  # tinyobj's sign test, as it is
+        if cross * area < 0:
+            guess += 1
+            continue
+        if any(_pnpoly(vx, vy, *xy[rest[(guess + o) % n]]) for o in range(3, n)):
+            guess += 1
+            continue
+        out.append(tuple(tri))
+        del rest[(guess + 1) % n]
+    if len(rest) == 3:
+        out.append(tuple(rest))
+    return out
+
+
 def _obj(text: str) -> np.ndarray:
-    """``(faces, 3, 3)`` triangles of an OBJ file's ``v`` and ``f`` lines (polygons as fans,
-    ``v/vt/vn`` and negative indices as OBJ defines them). A fan is MuJoCo's triangulation for convex
-    polygons and for polygons whose first vertex sees every other one."""
-    verts, faces = [], []
+    """``(faces, 3, 3)`` triangles of an OBJ file's ``v`` and ``f`` lines (``v/vt/vn`` and negative indices
+    as OBJ defines them), each polygon split as MuJoCo's loader (tinyobj) splits it (:func:`_split_polygon`)."""
+    verts, polys = [], []
     for line in text.splitlines():
         parts = line.split()
         if not parts:
@@ -52,11 +112,12 @@ def _obj(text: str) -> np.ndarray:
             verts.append([float(x) for x in parts[1:4]])
         elif parts[0] == "f":
             idx = [int(p.split("/")[0]) for p in parts[1:]]
-            idx = [i - 1 if i > 0 else len(verts) + i for i in idx]
-            faces.extend((idx[0], idx[k], idx[k + 1]) for k in range(1, len(idx) - 1))
+            polys.append([i - 1 if i > 0 else len(verts) + i for i in idx])
+    v = np.asarray(verts, dtype=np.float64)
+    faces = [t for idx in polys for t in _split_polygon(idx, v)]
     if not faces:
         raise ValueError("no faces")
-    return np.asarray(verts, dtype=np.float64)[np.asarray(faces, dtype=np.int64)]
+    return v[np.asarray(faces, dtype=np.int64)]
 
 
 def read_mesh(path: str) -> np.ndarray:
