@@ -69,14 +69,12 @@ def test_one_device_and_precision_per_process(quadruped):
 
 
 @pytest.mark.parametrize(("xml", "feature"), [
-    ('<option integrator="RK4"/><worldbody><body><joint name="j" type="hinge"/>'
+    ('<option integrator="implicit"/><worldbody><body><joint name="j" type="hinge"/>'
      '<inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/></body></worldbody>', "integrator"),
     ('<worldbody><body><joint name="j" type="hinge"/><inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/>'
      '</body></worldbody><actuator><position joint="j" kp="5" gear="2"/></actuator>', "actuator_gear"),
     ('<worldbody><body><joint name="j" type="hinge"/><inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/>'
      '</body></worldbody><actuator><motor joint="j"/><motor joint="j"/></actuator>', "shared_joint_actuators"),
-    ('<worldbody><body><joint name="j" type="hinge"/><inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/>'
-     '</body></worldbody><tendon><fixed name="t"><joint joint="j" coef="1"/></fixed></tendon>', "fixed_tendon"),
 ])
 def test_scene_features_refused_by_name(tmp_path, quadruped, xml, feature):
     """What Genesis (or the adapter's tables) cannot represent is refused before anything is built."""
@@ -87,24 +85,12 @@ def test_scene_features_refused_by_name(tmp_path, quadruped, xml, feature):
     assert info.value.capability == feature
 
 
-def test_gravcomp_is_refused_by_name_before_genesis_loads(tmp_path):
-    """``<body gravcomp>``: Genesis' importer drops it (measured: a gravcomp 1 body fell 0.198 m in 100 steps
-    of 2 ms, as with 0, where MuJoCo holds it) and its own ``gravity_compensation`` is one value per entity;
-    refused as ``body_gravcomp`` (``mjcf_lite``) before anything is built."""
-    path = tmp_path / "held.xml"
-    path.write_text('<mujoco><worldbody><body name="b" pos="0 0 1" gravcomp="1"><freejoint/>'
-                    '<inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/></body></worldbody></mujoco>')
-    with pytest.raises(UnsupportedCapabilityError) as info:
-        GenesisBackend(SceneCfg(str(path)), 1, 0.002, device="cpu")
-    assert info.value.capability == "body_gravcomp"
-
-
 def test_included_integrator_is_read(tmp_path):
     """Menagerie sets <option integrator> in the robot's file that scene.xml includes: it is read there (an
-    included RK4 is refused like a direct one)."""
+    included implicit is refused like a direct one: Genesis has no implicit integrator)."""
     body = ('<worldbody><body name="b"><joint name="j" type="hinge"/>'
             '<inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/></body></worldbody>')
-    (tmp_path / "robot.xml").write_text(f'<mujoco><option integrator="RK4"/>{body}</mujoco>')
+    (tmp_path / "robot.xml").write_text(f'<mujoco><option integrator="implicit"/>{body}</mujoco>')
     (tmp_path / "scene.xml").write_text('<mujoco><include file="robot.xml"/></mujoco>')
     with pytest.raises(UnsupportedCapabilityError) as info:
         GenesisBackend(SceneCfg(str(tmp_path / "scene.xml")), 1, 0.002, device="cpu")

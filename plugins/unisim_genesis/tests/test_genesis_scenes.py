@@ -6,11 +6,12 @@ from __future__ import annotations
 import os
 
 import numpy as np
+import pytest
 from genesis_testutil import require_genesis
 
 require_genesis()
 
-from unisim_core import SceneCfg  # noqa: E402
+from unisim_core import SceneCfg, UnsupportedCapabilityError, create_backend  # noqa: E402
 from unisim_core import quat as Q  # noqa: E402
 from unisim_core.mjcf_lite import read_tree  # noqa: E402
 from unisim_genesis import GenesisBackend  # noqa: E402
@@ -31,6 +32,89 @@ BUMPS = """<mujoco model="bumps">
   </worldbody>
 </mujoco>
 """
+
+
+#: What Genesis' importer needs help with, in one scene: several joints on one body, joints with ``ref`` (an
+#: actuator's law and a spring measured from 0 by MuJoCo, from qpos0 by Genesis), joint stiffness and limits,
+#: unnamed bodies, a joint equality (polycoef), an inert fixed tendon, bodies with gravcomp 1 and 0.5, motor,
+#: position and velocity actuators, MuJoCo's default solref (Genesis' importer would put its own).
+FEATURES = """<mujoco model="features">
+  <compiler angle="radian"/>
+  <option timestep="0.002" integrator="{integrator}"/>
+  <worldbody>
+    <body name="a" pos="0 0 1">
+      <joint name="ax" type="slide" axis="1 0 0" ref="0.1" damping="1"/>
+      <joint name="az" type="slide" axis="0 0 1" damping="1"/>
+      <joint name="ay" type="hinge" axis="0 1 0" ref="0.3" stiffness="2" springref="0.3" range="-1 1"/>
+      <inertial pos="0.1 0 0" mass="1" diaginertia="0.01 0.01 0.01"/>
+      <body pos="0 0 -0.3">
+        <joint name="b1" type="hinge" axis="1 0 0" ref="0.2" range="-0.5 0.8"/>
+        <inertial pos="0 0 -0.1" mass="0.5" diaginertia="0.01 0.01 0.01"/>
+        <body pos="0 0 -0.3">
+          <joint name="c1" type="hinge" axis="0 1 0" damping="0.1"/>
+          <inertial pos="0 0 -0.1" mass="0.5" diaginertia="0.01 0.01 0.01"/>
+        </body>
+      </body>
+    </body>
+    <body name="held" pos="1 0 1" gravcomp="1">
+      <joint name="h1" type="hinge" axis="0 1 0" damping="0.05"/>
+      <joint name="h2" type="hinge" axis="1 0 0" damping="0.05"/>
+      <inertial pos="0 0 -0.3" mass="2" diaginertia="0.02 0.02 0.01"/>
+      <body name="half" pos="0 0 -0.4" gravcomp="0.5">
+        <joint name="h3" type="hinge" axis="0 1 0" damping="0.05"/>
+        <inertial pos="0.1 0 -0.2" mass="1" diaginertia="0.01 0.01 0.005"/>
+      </body>
+    </body>
+  </worldbody>
+  <equality><joint joint1="h2" joint2="c1" polycoef="0 0.5 0 0 0"/></equality>
+  <tendon><fixed name="inert"><joint joint="ax" coef="1"/><joint joint="ay" coef="-1"/></fixed></tendon>
+  <actuator>
+    <position name="pax" joint="ax" kp="50" kv="2"/>
+    <position name="pay" joint="ay" kp="20" kv="1"/>
+    <position name="pb1" joint="b1" kp="10" kv="0.5"/>
+    <motor name="mc1" joint="c1"/>
+    <velocity name="vh1" joint="h1" kv="0.5"/>
+  </actuator>
+</mujoco>
+"""
+
+
+@pytest.mark.parametrize("integrator", ["implicitfast", "RK4"])
+def test_file_features_follow_mujoco(tmp_path, integrator):
+    """FEATURES held at fixed controls for 0.6 s: Genesis' qpos equals MuJoCo's to 1e-12 (measured 1.1e-16
+    with implicitfast, 4.4e-16 with RK4, which the backend runs as MuJoCo's Runge-Kutta over Genesis' Euler
+    forward dynamics); without the backend's corrections the joint equality alone moved 1e-3 rad (Genesis'
+    own solref) and every ref'd actuator pulled to another target."""
+    path = tmp_path / "features.xml"
+    path.write_text(FEATURES.format(integrator=integrator))
+    traces = {}
+    for name in ("mujoco", "genesis"):
+        sim = create_backend(name, SceneCfg(str(path)), 2, 0.002, np_dtype=np.float64)
+        ctrl = np.tile(np.linspace(0.3, -0.2, sim.num_actuators), (2, 1))
+        traces[name] = np.array([(sim.step(ctrl, 1), sim.get_qpos())[1] for _ in range(300)])
+        sim.close()
+    np.testing.assert_allclose(traces["genesis"], traces["mujoco"], rtol=0, atol=1e-12)
+    assert np.ptp(traces["mujoco"][:, 0], axis=0).max() > 0.3  # it moves
+
+
+@pytest.mark.parametrize(("extra", "feature"), [
+    ('<tendon><fixed name="t" limited="true" range="-1 1"><joint joint="j" coef="1"/></fixed></tendon>',
+     "fixed_tendon"),
+    ('<equality><joint joint1="j" joint2="k" active="false"/></equality>', "joint_equality_inactive"),
+    ("", "joint_springref"),
+])
+def test_what_genesis_would_simulate_otherwise_is_refused(tmp_path, extra, feature):
+    """Refused by name before anything is built: a tendon that acts (Genesis has no tendons), an equality that
+    starts inactive (Genesis' importer activates every one), a spring toward another point than ref (Genesis
+    pulls toward qpos0)."""
+    spring = ' stiffness="1" springref="0.5"' if feature == "joint_springref" else ""
+    path = tmp_path / "scene.xml"
+    path.write_text(f'<mujoco><worldbody><body name="b"><joint name="j"{spring}/><inertial pos="0 0 0" mass="1" '
+                    'diaginertia="1 1 1"/><body name="c"><joint name="k"/><inertial pos="0 0 0" mass="1" '
+                    f'diaginertia="1 1 1"/></body></body></worldbody>{extra}</mujoco>')
+    with pytest.raises(UnsupportedCapabilityError) as info:
+        GenesisBackend(SceneCfg(str(path)), 1, 0.002, device="cpu")
+    assert info.value.capability == feature
 
 
 def test_flattened_text_resolves_includes_and_asset_folders_as_mujoco(tmp_path):

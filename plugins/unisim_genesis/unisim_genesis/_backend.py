@@ -34,17 +34,20 @@ from unisim_core.plugin_support import SnapshotMemory, load_mjcf_or_refuse
 from . import _hooks
 from ._contacts import GenesisContactFill
 from ._engine import announce_build, ensure_initialized
+from ._features import ACCEPTED, check_model, contact_options
 from ._lazy import genesis as gs
 from ._lazy import torch
 from ._mjcf import flattened_mjcf
 from ._options import CONSTRAINT_SOLVERS, GenesisOptions
 from ._randomization import REFUSED_TERMS, GenesisModelFields
+from ._rk4 import STAGES, WEIGHTS, integrate_pos
 from ._terrain import add_height_fields, set_solver_params
 
 __all__ = ["GenesisBackend"]
 
-#: MuJoCo integrators Genesis implements (``gs.integrator`` members); others are refused.
-_INTEGRATORS = {"euler": "Euler", "implicitfast": "implicitfast"}
+#: MuJoCo integrators the backend runs, each with the ``gs.integrator`` it steps Genesis with (``RK4``: MuJoCo's
+#: Runge-Kutta over Genesis' Euler forward dynamics, ``_rk4``); others are refused.
+_INTEGRATORS = {"euler": "Euler", "implicitfast": "implicitfast", "rk4": "Euler"}
 #: Relative tolerance of the audit of the values Genesis loaded against the file.
 _AUDIT_RTOL = 1e-6
 #: Per-link readings (``get_links_<field>``) the getters and sensors use.
@@ -63,8 +66,8 @@ def _integrator(root: ET.Element, path: str, name: str) -> str:
 
 
 def _check_actuators(lite: LiteModel, path: str, name: str) -> None:
-    """What Genesis' import cannot represent, refused: actuators beyond one affine actuator per dof, unnamed
-    bodies (links are matched by name), explicit contact pairs."""
+    """What Genesis' import cannot represent, refused: actuators beyond one affine actuator per dof, explicit
+    contact pairs."""
     seen: dict[int, str] = {}
     for a in lite.actuators:
         joint = lite.joints[a["joint"]]
@@ -78,26 +81,19 @@ def _check_actuators(lite: LiteModel, path: str, name: str) -> None:
         if a["kind"] != "motor" and a["gear"] != 1.0:
             raise UnsupportedCapabilityError(name, "actuator_gear", f"{path}: {a['kind']} actuator {a['name']!r} "
                                              f"has gear {a['gear']}; Genesis scales its bias by the gear once")
-    unnamed = [b for b, n in enumerate(lite.body_names) if b and not n]
-    if unnamed:  # links are matched to the file's bodies by name
-        raise UnsupportedCapabilityError(name, "unnamed_body", f"{path}: bodies {unnamed} have no name; Genesis' "
-                                         "links are matched to the file's bodies by name")
     if lite.contact_pairs:
         raise UnsupportedCapabilityError(name, "contact_pair", f"{path}: <contact><pair> {lite.contact_pairs}; "
                                          "Genesis' importer does not read explicit contact pairs")
 
 
-def _with_joint_force_limits(path: str, lite: LiteModel, force: np.ndarray) -> np.ndarray:
+def _with_joint_force_limits(m, lite: LiteModel, force: np.ndarray) -> np.ndarray:
     """Each actuator's ``(lo, hi)`` force bound intersected with its joint's ``actuatorfrcrange`` (MuJoCo's
     clamp on the joint's total actuator force; one actuator per dof here, so the two compose to the tighter),
-    read from MuJoCo's compilation of the file, as Genesis' importer reads it."""
-    import mujoco
-
-    m = mujoco.MjModel.from_xml_path(path)
+    read from MuJoCo's compilation ``m`` of the file, as Genesis' importer reads it (joints in the same order)."""
     out = force.copy()
     for k, a in enumerate(lite.actuators):
-        j = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, lite.joints[a["joint"]]["name"])
-        if j >= 0 and m.jnt_actfrclimited[j]:
+        j = a["joint"]
+        if m.jnt_actfrclimited[j]:
             out[k] = np.maximum(out[k, 0], m.jnt_actfrcrange[j, 0]), np.minimum(out[k, 1], m.jnt_actfrcrange[j, 1])
     return out
 
@@ -142,17 +138,22 @@ class GenesisBackend(SimBackend):
     def __init__(self, scene: SceneCfg, num_envs: int, sim_dt: float, **options) -> None:
         super().__init__(scene, num_envs, sim_dt, **options)
         path = scene.model_file
-        lite = load_mjcf_or_refuse(path, self.name, accept={"frictionloss", "hfield"})
+        lite = load_mjcf_or_refuse(path, self.name, accept=ACCEPTED)
         root = read_tree(path)
         integrator = _integrator(root, path, self.name)
+        self._rk4 = integrator == "rk4"
         _check_actuators(lite, path, self.name)
+        import mujoco
+
+        mj = mujoco.MjModel.from_xml_path(path)  # MuJoCo's compile: the reference the checks and the audit read
+        check_model(mj, lite, path, self.name)
         self._lite = lite
         self._device, precision = ensure_initialized(self.options)
         if precision == "32":
             self.MAX_ABS_VALUE = min(self.MAX_ABS_VALUE, float(np.finfo(np.float32).max))
         # per-env link inertials and dof parameters (randomization); measured: no step cost on the CPU (docs/genesis.md)
         rigid = {"integrator": getattr(gs.integrator, _INTEGRATORS[integrator]), "enable_collision": lite.contact,
-                 "batch_links_info": True, "batch_dofs_info": True}
+                 "batch_links_info": True, "batch_dofs_info": True, **contact_options(mj)}
         if self.options.constraint_solver is not None:
             solver = CONSTRAINT_SOLVERS[self.options.constraint_solver]
             rigid["constraint_solver"] = getattr(gs.constraint_solver, solver)
@@ -167,10 +168,13 @@ class GenesisBackend(SimBackend):
         announce_build(lambda: self._scene.build(n_envs=self._num_envs), (path, self._device))
         set_solver_params(self._scene, self._terrains)
         self._map_model()
-        self._audit()
+        self._audit(mj)
+        self._apply_joint_refs()
+        self._gravcomp = np.flatnonzero(lite.body_gravcomp)  # bodies whose weight MuJoCo cancels (passive force)
+        self._gravcomp_force: np.ndarray | None = None  # (num_envs, k, 3) N, world; None: recompute
         terrain_geoms = {g: [geom.idx for geom in ent.geoms] for g, (ent, _) in self._terrains.items()}
         self._fields = GenesisModelFields(self._scene, self._ent, lite, self._num_envs, self._link_of, self._v_cols,
-                                          self._act_dofs, terrain_geoms)
+                                          self._act_dofs, self._act_ref, terrain_geoms)
         self._time = np.zeros(self._num_envs)  # s since construction, per env (snapshots restore it)
         self._snapshots = SnapshotMemory(self._num_envs)  # each snapshot row's link readings (exact reads)
         if scene.default_keyframe is not None and scene.default_keyframe in lite.keyframes:
@@ -182,17 +186,22 @@ class GenesisBackend(SimBackend):
     def _map_model(self) -> None:
         """Index maps from MuJoCo's layout (mjcf_lite's tables) to Genesis' entity-local indices."""
         lite, ent, path = self._lite, self._ent, self.scene.model_file
-        links = {link.name: link.idx_local for link in ent.links}
-        self._link_of = np.array([-1] + [links.get(n, -2) for n in lite.body_names[1:]], dtype=np.int64)
-        if (self._link_of == -2).any():
-            missing = [lite.body_names[b] for b in np.flatnonzero(self._link_of == -2)]
-            raise EngineError(f"{path}: Genesis merged or renamed bodies {missing} (links: {sorted(links)})")
-        joints = {j.name: j for j in ent.joints}
+        # Genesis keeps MuJoCo's depth-first body order (a world link first unless it holds nothing) and each
+        # body's joints in the file's order, so bodies (named or not) and joints map by position, checked by name
+        names = [link.name for link in ent.links]
+        world = int(len(names) == len(lite.body_names))  # 1: link 0 is the world's
+        if len(names) != len(lite.body_names) - 1 + world or any(
+                n and n != g for n, g in zip(lite.body_names[1:], names[world:])):
+            raise EngineError(f"{path}: Genesis' links {names} are not the file's bodies {lite.body_names}")
+        self._link_of = np.arange(len(lite.body_names), dtype=np.int64) - 1 + world
+        self._link_of[0] = -1
+        joints = [j for link in ent.links for j in link.joints if j.type != gs.JOINT_TYPE.FIXED]
+        if len(joints) != len(lite.joints):
+            raise EngineError(f"{path}: Genesis loaded {len(joints)} joints, the file has {len(lite.joints)}")
         q_cols, v_cols = np.zeros(lite.nq, dtype=np.int64), np.zeros(lite.nv, dtype=np.int64)
-        for j in lite.joints:
-            gj = joints.get(j["name"] or lite.body_names[j["body"]])  # Genesis names an unnamed joint after its body
+        for j, gj in zip(lite.joints, joints):
             nq, nv = (7, 6) if j["type"] == "free" else (1, 1)
-            if gj is None or gj.n_qs != nq or gj.n_dofs != nv:
+            if (j["name"] and gj.name != j["name"]) or gj.n_qs != nq or gj.n_dofs != nv:
                 raise EngineError(f"{path}: Genesis did not load joint {j['name']!r} as a {j['type']} joint")
             q_cols[j["qposadr"]:j["qposadr"] + nq] = gj.qs_idx_local
             v_cols[j["dofadr"]:j["dofadr"] + nv] = gj.dofs_idx_local
@@ -206,8 +215,9 @@ class GenesisBackend(SimBackend):
         ranges = np.array([a["ctrlrange"] for a in lite.actuators], dtype=np.float64).reshape(-1, 2)
         self._ctrl_lo, self._ctrl_hi = ranges[:, 0], ranges[:, 1]
 
-    def _audit(self) -> None:
-        """Compare what Genesis loaded with the file; a dropped or changed value refuses the scene."""
+    def _audit(self, mj) -> None:
+        """Compare what Genesis loaded with the file (``mj``: MuJoCo's compile of it); a dropped or changed value
+        refuses the scene."""
         lite, ent, path = self._lite, self._ent, self.scene.model_file
         info = lite.model_info()
         read = lambda t: t.detach().cpu().numpy()[0] if t.dim() > 1 else t.detach().cpu().numpy()  # noqa: E731
@@ -219,8 +229,12 @@ class GenesisBackend(SimBackend):
         lower, upper = (read(x)[v] for x in ent.get_dofs_limit())
         checks.append(("joint_range", info.joint_range[[i for i, j in enumerate(lite.joints) if j["type"] != "free"]],
                        np.stack([lower[hinge], upper[hinge]], axis=1)))
-        masses = np.array(lite.body_mass[1:])
-        checks.append(("body_mass", masses, read(ent.get_links_mass())[self._link_of[1:]]))
+        stiffness = np.array([j["stiffness"] for j in lite.joints if j["type"] != "free"])
+        checks.append(("joint_stiffness", stiffness, read(ent.get_dofs_stiffness())[v][hinge]))
+        # masses against MuJoCo's compile: Genesis' importer reads it (mjcf_lite's mesh volumes differ from MuJoCo's
+        # in the 4th digit on some meshes, google_robot's fingers)
+        checks.append(("body_mass", mj.body_mass[1:], read(ent.get_links_mass())[self._link_of[1:]]))
+        checks.append(("equality", [mj.neq], [ent.n_equalities]))
         if len(lite.actuators):
             gain = read(ent.get_dofs_act_gain())[self._act_dofs]
             bias = np.stack([read(b)[self._act_dofs] for b in ent.get_dofs_act_bias()], axis=1)
@@ -234,7 +248,7 @@ class GenesisBackend(SimBackend):
                     force = np.clip(force, *np.sort(gear * np.asarray(a["ctrlrange"])))
                 want_force.append(force)
             lo, hi = (read(x)[self._act_dofs] for x in ent.get_dofs_force_range())
-            want_force = _with_joint_force_limits(path, lite, np.array(want_force))
+            want_force = _with_joint_force_limits(mj, lite, np.array(want_force))
             checks += [("actuator_gain", np.array(want_gain), gain), ("actuator_bias", np.array(want_bias), bias),
                        ("forcerange", want_force, np.stack([lo, hi], axis=1))]
         for feature, want, got in checks:
@@ -244,6 +258,26 @@ class GenesisBackend(SimBackend):
                 raise UnsupportedCapabilityError(
                     self.name, feature, f"{path}: Genesis' importer loaded {feature} {got.tolist()}, the file "
                     f"sets {want.tolist()}; the scene would not be simulated as written")
+
+    def _apply_joint_refs(self) -> None:
+        """Genesis measures a hinge or slide from ``qpos0`` (``ref``) in its actuator law, MuJoCo from 0: an actuated
+        joint with ``ref`` gets the constant ``bias1 * ref`` in ``bias0``, which makes the two laws equal."""
+        self._act_ref = np.array([self._lite.joints[a["joint"]]["ref"] for a in self._lite.actuators], np.float64)
+        moved = np.flatnonzero(self._act_ref)
+        if len(moved):
+            dofs = self._act_dofs[moved]
+            _, b1, b2 = (t.detach().cpu().numpy() for t in self._ent.get_dofs_act_bias(dofs_idx_local=dofs))
+            self._ent.set_dofs_act_bias(b1 * self._act_ref[moved], b1, b2, dofs_idx_local=dofs)
+
+    def _gravcomp_wrench(self) -> np.ndarray:
+        """``(num_envs, k, 3)`` N: MuJoCo's gravity compensation ``-gravcomp m g`` of each ``gravcomp`` body, at
+        its COM (masses and gravity per env, as randomized)."""
+        if self._gravcomp_force is None:
+            gc = np.asarray(self._lite.body_gravcomp, np.float64)[self._gravcomp]
+            mass = self._fields.read("body_mass")[:, self._gravcomp]
+            gravity = self._fields.read("gravity")
+            self._gravcomp_force = -(gc * mass)[..., None] * gravity[:, None, :]
+        return self._gravcomp_force
 
     # ------------------------------------------------------------------ primitives
     @property
@@ -276,13 +310,60 @@ class GenesisBackend(SimBackend):
             c = np.clip(ctrl, self._ctrl_lo, self._ctrl_hi)  # MuJoCo clamps a limited ctrl
             ent.control_dofs_position(c, self._act_dofs)
         for _ in range(nsteps):
-            if self._staged:
-                ids = list(self._staged)
-                force = np.stack([self._staged[i][0] for i in ids], axis=1)
-                torque = np.stack([self._staged[i][1] for i in ids], axis=1)
-                ent.apply_links_external_wrench(force=force, torque=torque, links_idx_local=ids)
-            self._scene.step()
+            if self._rk4:
+                self._rk4_step()
+            else:
+                self._engine_step()
         self._time += nsteps * self.sim_dt
+
+    def _engine_step(self) -> None:
+        """One Genesis step with the staged wrenches and the gravity compensation (Genesis clears them after it)."""
+        ent = self._ent
+        if self._staged:
+            ids = list(self._staged)
+            force = np.stack([self._staged[i][0] for i in ids], axis=1)
+            torque = np.stack([self._staged[i][1] for i in ids], axis=1)
+            ent.apply_links_external_wrench(force=force, torque=torque, links_idx_local=ids)
+        if len(self._gravcomp):
+            ent.apply_links_external_wrench(force=self._gravcomp_wrench(), links_idx_local=self._gravcomp,
+                                            ref=gs.link_ref_frame.link_COM)
+        self._scene.step()
+
+    def _rk4_step(self) -> None:
+        """One substep of MuJoCo's RK4 (``_rk4``): an Euler step of Genesis from each stage's state gives that
+        state's acceleration; the weighted stages give the new state. The link accelerations read afterwards are
+        the first stage's (the step's start, as after an Euler step)."""
+        ent, h, joints = self._ent, self.sim_dt, self._lite.joints
+        q0 = self._np(ent.get_qpos())[:, self._q_cols]
+        v0 = self._np(ent.get_dofs_velocity())[:, self._v_cols]
+        q, v, vels, accs = q0, v0, [], []
+        for i in range(4):
+            if i:
+                ent.set_qpos(q[:, self._q_inv], zero_velocity=False)
+                ent.set_dofs_velocity(v[:, self._v_inv])
+            self._engine_step()
+            if not i:
+                first = {f: self._np(getattr(ent, f"get_links_{f}")()) for f in ("acc", "acc_ang")}
+            vels.append(v)
+            accs.append(self._explicit_acc(v))
+            if i < 3:
+                q, v = integrate_pos(q0, v, STAGES[i] * h, joints), v0 + STAGES[i] * h * accs[-1]
+        q = integrate_pos(q0, sum(w * x for w, x in zip(WEIGHTS, vels)), h, joints)
+        v = v0 + h * sum(w * a for w, a in zip(WEIGHTS, accs))
+        ent.set_qpos(q[:, self._q_inv], zero_velocity=False)
+        ent.set_dofs_velocity(v[:, self._v_inv])
+        self._restored = {**{f: self._np(getattr(ent, f"get_links_{f}")()) for f in ("pos", "quat", "vel", "ang")},
+                          **first}
+
+    def _explicit_acc(self, v_before: np.ndarray) -> np.ndarray:
+        """MuJoCo's ``qacc`` at the state Genesis just stepped from (velocities ``v_before``, MuJoCo layout): Genesis'
+        Euler solved ``(M + h D) a' = M a``, so ``a = a' + h M^-1 D a'``."""
+        ent, h = self._ent, self.sim_dt
+        a_implicit = (self._np(ent.get_dofs_velocity()) - v_before[:, self._v_inv]) / h
+        mass = self._np(ent.get_mass_mat()).reshape(self._num_envs, len(self._v_cols), len(self._v_cols))
+        damping = self._np(ent.get_dofs_damping()).reshape(self._num_envs, -1)
+        a = a_implicit + h * np.linalg.solve(mass, (damping * a_implicit)[..., None])[..., 0]
+        return a[:, self._v_cols]
 
     def _set_state(self, env_ids: np.ndarray, qpos: np.ndarray, qvel: np.ndarray) -> None:
         self._check_open()
@@ -438,7 +519,7 @@ class GenesisBackend(SimBackend):
     def _write_model_field(self, term: str, env_ids: np.ndarray, target_ids: np.ndarray | None,
                            values: np.ndarray) -> None:
         self._check_open()
-        self._state_cache = self._restored = None
+        self._state_cache = self._restored = self._gravcomp_force = None
         self._fields.write(term, env_ids, target_ids, values)
 
     def _read_model_field(self, term: str) -> np.ndarray:

@@ -16,6 +16,12 @@ import xml.etree.ElementTree as ET
 
 __all__ = ["flattened_mjcf"]
 
+#: MuJoCo's default ``solref`` of contacts, joint limits, dof friction and equalities. Genesis' importer puts
+#: its own minimal time constant in the file's top ``<default>`` where the file does not set one (a stiffer
+#: constraint than MuJoCo's); written there explicitly, the file's defaults are MuJoCo's again.
+_MUJOCO_SOLREF = "0.02 1"
+_SOLVER_DEFAULTS = {"geom": ("solref",), "joint": ("solreflimit", "solreffriction"), "equality": ("solref",)}
+
 
 def flattened_mjcf(root: ET.Element, path: str) -> str:
     """``root`` (``read_tree(path)``: includes expanded) as MJCF text whose asset folders are absolute."""
@@ -30,4 +36,16 @@ def flattened_mjcf(root: ET.Element, path: str) -> str:
             c.set(key, os.path.join(folder, given or ""))
     for c in compilers:
         c.attrib.pop("assetdir", None)
+    for model in root.iter("model"):  # <asset><model file>: MuJoCo reads it from the main file's folder
+        if model.get("file") is not None:
+            model.set("file", os.path.join(folder, model.get("file")))
+    main = root.find("default")
+    if main is None:
+        main = ET.SubElement(root, "default")
+    for tag, keys in _SOLVER_DEFAULTS.items():
+        elem = main.find(tag)
+        if elem is None:
+            elem = ET.SubElement(main, tag)
+        for key in keys:
+            elem.attrib.setdefault(key, _MUJOCO_SOLREF)
     return ET.tostring(root, encoding="unicode")

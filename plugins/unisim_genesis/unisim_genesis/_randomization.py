@@ -35,13 +35,13 @@ REFUSED_TERMS = {
 class GenesisModelFields:
     """Reads and writes the per-env model fields of one scene: its Genesis ``scene`` and ``entity``, the
     file's tables ``lite``, and the backend's index maps (contract body -> entity-local link, ``-1`` for the
-    world; MuJoCo dof column -> Genesis dof; actuator -> Genesis dof; height-field geom -> the solver's geoms of
-    its terrain entity)."""
+    world; MuJoCo dof column -> Genesis dof; actuator -> Genesis dof and its joint's ``ref``; height-field geom
+    -> the solver's geoms of its terrain entity)."""
 
     def __init__(self, scene, ent, lite, num_envs: int, link_of: np.ndarray, v_cols: np.ndarray,
-                 act_dofs: np.ndarray, terrain_geoms: dict[int, list[int]]) -> None:
+                 act_dofs: np.ndarray, act_ref: np.ndarray, terrain_geoms: dict[int, list[int]]) -> None:
         self._scene, self._ent, self._lite = scene, ent, lite
-        self._link_of, self._v_cols, self._act_dofs = link_of, v_cols, act_dofs
+        self._link_of, self._v_cols, self._act_dofs, self._act_ref = link_of, v_cols, act_dofs, act_ref
         n = num_envs
         info = lite.model_info()
         self._written = {  # every value written, the engine's own read over it where it holds the field
@@ -68,14 +68,16 @@ class GenesisModelFields:
         """Contract geom -> the solver's Genesis geoms it became (collision geoms only; Genesis keeps a
         body's collision geoms in the file's order, one each)."""
         lite, ent = self._lite, self._ent
-        links = {link.name: link for link in ent.links}  # the world body's geoms are on Genesis' "world" link
+        links = [ent.links[k] if k >= 0 else None for k in self._link_of]
+        if len(ent.links) == len(lite.body_names):  # the world body's geoms are on Genesis' world link
+            links[0] = ent.links[0]
         out: dict[int, list[int]] = {}
-        for b, name in enumerate(lite.body_names):
+        for b, link in enumerate(links):
             mine = [g for g, geom in enumerate(lite.geoms) if geom["body"] == b and geom["type"] != "hfield"
                     and (geom["contype"] or geom["conaffinity"])]  # height fields are terrain entities
-            if name not in links or not mine:
+            if link is None or not mine:
                 continue
-            gids = [geom.idx for geom in links[name].geoms]
+            gids = [geom.idx for geom in link.geoms]
             if len(gids) == len(mine):
                 out.update({g: [k] for g, k in zip(mine, gids)})
         return out
@@ -148,7 +150,12 @@ class GenesisModelFields:
             setter = getattr(ent, f"set_dofs_{term[4:]}")
             setter(values, dofs_idx_local=self._v_cols[target_ids], envs_idx=envs)
         elif term == "actuator_kp":
-            ent.set_dofs_kp(values, dofs_idx_local=self._act_dofs[target_ids], envs_idx=envs)
+            dofs = self._act_dofs[target_ids]
+            ent.set_dofs_kp(values, dofs_idx_local=dofs, envs_idx=envs)  # gain kp, bias (0, -kp, kept)
+            ref = self._act_ref[target_ids]
+            if ref.any():  # a joint measured from its ref (the backend's _apply_joint_refs): bias0 = bias1 * ref
+                b2 = ent.get_dofs_act_bias(dofs_idx_local=dofs, envs_idx=envs)[2]
+                ent.set_dofs_act_bias(-values * ref, -values, b2, dofs_idx_local=dofs, envs_idx=envs)
         else:  # actuator_kd
             ent.set_dofs_kv(values, dofs_idx_local=self._act_dofs[target_ids], envs_idx=envs)
 
