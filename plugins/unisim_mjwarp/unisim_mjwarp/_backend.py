@@ -72,6 +72,7 @@ class MjwarpBackend(SimBackend):
     INTERVAL_TERMS = _hooks.INTERVAL_TERMS
     RESET_TERMS = _hooks.RESET_TERMS
     MAX_ABS_VALUE = float(np.finfo(np.float32).max)  # the engine's state and inputs are float32
+    KIT_RULES = 4  # conformance kit rules this backend passes (unisim_conformance CHANGELOG)
 
     options: MjwarpOptions
 

@@ -437,3 +437,23 @@ def test_the_importers_frames_and_inertias_are_audited(tmp_path):
     with pytest.raises(UnsupportedCapabilityError) as info:
         build_model(str(path), lite, 1, "cpu")
     assert info.value.capability == "body" and "body positions at the file's pose" in str(info.value)
+
+
+def test_the_importers_collision_geoms_are_audited(make, tmp_path):
+    """Every primitive geom SolverMuJoCo collides has mjcf_lite's size and pose in its body (up to the
+    primitive's symmetries; unnamed geoms matched per body in file order): a capsule mjcf_lite sizes 1 mm
+    larger than the importer (as a fit or fromto computed otherwise would be) is refused by name."""
+    from unisim_core.mjcf_lite import load_mjcf
+    from unisim_newton._scene import ACCEPTED, build_model, build_solver
+
+    path = tmp_path / "geoms.xml"
+    path.write_text('<mujoco><worldbody><geom type="plane" size="1 1 0.1"/><body pos="0 0 1"><freejoint/>'
+                    '<geom type="box" size="0.1 0.2 0.3" pos="0.1 0 0" euler="0.3 0.2 0.1"/>'
+                    '<geom type="capsule" fromto="0 0 0 0 0.3 0.4" size="0.05"/></body></worldbody></mujoco>')
+    make(path)  # loads: the audit passes
+    lite = load_mjcf(path, accept=ACCEPTED)
+    lite.geoms[2]["size"] = lite.geoms[2]["size"] + [0.001, 0, 0]
+    model, layout = build_model(str(path), lite, 1, "cpu")
+    with pytest.raises(UnsupportedCapabilityError) as info:
+        build_solver(model, str(path), lite, layout=layout)
+    assert info.value.capability == "geom_size" and "size" in str(info.value)

@@ -43,15 +43,17 @@ def test_explicit_nconmax_below_the_initial_state_is_refused(make, tmp_path):
 
 
 def test_buffers_and_contact_gaps_are_mujocos(quadruped):
-    """Sized from MuJoCo's compile of the file at the keyframe (unisim-mjwarp's rule); every geom's
-    gap is the file's 0 (Newton's rigid_gap of 0.1 m made contacts 0.1 m apart take slots: the Go2 standing
-    overflowed 64 a world), so the worlds start with MuJoCo's contacts (4 feet on the floor)."""
+    """Sized from MuJoCo's compile of the file (unisim-mjwarp's rule) at qpos0, where SolverMuJoCo
+    starts, and at the keyframe, the larger of each; every geom's gap is the file's 0 (Newton's rigid_gap
+    of 0.1 m made contacts 0.1 m apart take slots: the Go2 standing overflowed 64 a world), so the worlds
+    start with MuJoCo's contacts (4 feet on the floor)."""
     from unisim_mjwarp import buffer_sizes
 
     m = mujoco.MjModel.from_xml_path(str(QUADRUPED))
     d = mujoco.MjData(m)
+    at_qpos0 = buffer_sizes(m, d)
     mujoco.mj_resetDataKeyframe(m, d, mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_KEY, "home"))
-    assert quadruped.buffers == buffer_sizes(m, d)
+    assert quadruped.buffers == tuple(max(a, b) for a, b in zip(at_qpos0, buffer_sizes(m, d)))
     assert not quadruped._solver.mj_model.geom_gap.any()
     quadruped.set_state(np.arange(2), np.tile(d.qpos, (2, 1)), np.zeros((2, m.nv)))
     quadruped.step(np.tile(d.ctrl, (2, 1)), 1)

@@ -82,6 +82,7 @@ class NewtonBackend(SimBackend):
     INTERVAL_TERMS = _hooks.INTERVAL_TERMS
     RESET_TERMS = _hooks.RESET_TERMS
     SNAPSHOT_TIER = "state"  # the solver's warm start is not part of a snapshot
+    KIT_RULES = 4  # conformance kit rules this backend passes (unisim_conformance CHANGELOG)
     MAX_ABS_VALUE = float(np.finfo(np.float32).max)  # the engine's state and inputs are float32
 
     options: NewtonOptions

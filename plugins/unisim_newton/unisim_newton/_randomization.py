@@ -31,6 +31,8 @@ import warp as wp
 from unisim_core import quat as Q
 from unisim_core.errors import InvalidInputError
 
+from ._scene import geom_maps
+
 __all__ = ["NewtonModelTerms"]
 
 _F = newton.ModelFlags
@@ -69,7 +71,7 @@ class NewtonModelTerms:
         self._kind = [a["kind"] for a in lite.actuators]
         self._iquat = np.reshape(lite.body_iquat, (-1, 4))
         self._geom_types = [g["type"] for g in lite.geoms]
-        self._shape, self._mjgeom = _geom_maps(backend)
+        self._shape, self._mjgeom = geom_maps(backend._model, backend._solver, lite, lay.body_src, n)
         info = backend.model_info
         # host tables of the targets Newton does not hold (world body, geoms it does not simulate)
         self._host = {term: np.repeat(np.asarray(nominal, dtype=np.float64)[None], n, axis=0) for term, nominal in (
@@ -185,28 +187,3 @@ class NewtonModelTerms:
             _scatter(model.mujoco.solref_mode, (index,), _SOLREF_RAW)
         else:
             _scatter(model.mujoco.geom_solimp, (index,), values)
-
-
-def _geom_maps(backend) -> tuple[np.ndarray, np.ndarray]:
-    """``(shape, mjgeom)``, each ``(num_envs, ngeom)``: each contract geom's Newton shape and MuJoCo
-    Warp geom per world, -1 for a geom Newton's importer does not simulate (found by the importer's
-    label: ``.../<name>``, or ``.../<body>_geom_<k>`` for the k-th geom of a body without a name)."""
-    model, solver, lite, n = backend._model, backend._solver, backend._lite, backend.num_envs
-    world = model.shape_world.numpy()
-    site = (model.shape_flags.numpy() & int(newton.ShapeFlags.SITE)) != 0
-    per_world = [np.flatnonzero((world == w) & ~site) for w in range(n)]
-    labels = [model.shape_label[s] for s in per_world[0]]
-    counts: dict[int, int] = {}
-    local = []
-    for g in lite.geoms:
-        k = counts[g["body"]] = counts.get(g["body"], -1) + 1
-        suffix = "/" + (g["name"] or f"{lite.body_names[g['body']]}_geom_{k}")
-        found = [i for i, label in enumerate(labels) if label.endswith(suffix)]
-        local.append(found[0] if len(found) == 1 else -1)
-    local = np.array(local, dtype=np.int64).reshape(-1)
-    shapes = np.stack(per_world)  # (n, shapes per world)
-    shape = np.full((n, len(local)), -1, dtype=np.int64)
-    shape[:, local >= 0] = shapes[:, local[local >= 0]]
-    mj_of_shape = {int(s): g for row in solver.mjc_geom_to_newton_shape.numpy() for g, s in enumerate(row) if s >= 0}
-    mjgeom = np.vectorize(lambda s: mj_of_shape.get(int(s), -1), otypes=[np.int64])(shape) if shape.size else shape
-    return np.where(mjgeom >= 0, shape, -1), mjgeom

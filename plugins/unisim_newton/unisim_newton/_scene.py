@@ -26,7 +26,8 @@ from unisim_core.errors import InvalidInputError
 from unisim_core.mjcf_lite import read_tree
 from unisim_mjwarp import buffer_sizes
 
-__all__ = ["ACCEPTED", "Layout", "NewtonModellingWarning", "build_model", "build_solver", "scene_buffer_sizes"]
+__all__ = ["ACCEPTED", "Layout", "NewtonModellingWarning", "build_model", "build_solver", "geom_maps",
+           "scene_buffer_sizes"]
 
 #: ``mjcf_lite`` optional features the importer and SolverMuJoCo simulate (each checked after the build)
 #: (not ``fixed_tendon``: a tendon spring moves the joints otherwise than MuJoCo does, docs/newton.md);
@@ -349,16 +350,19 @@ def _check_constraints(solver: SolverMuJoCo, lite: LiteModel, path: str) -> None
 
 
 def scene_buffer_sizes(path: str, keyframe: str | None) -> tuple[int, int]:
-    """``(nconmax, njmax)`` per world for the scene at its default keyframe, sized as ``unisim-mjwarp``
-    sizes them (``unisim_mjwarp.buffer_sizes``) from MuJoCo's compile of the file: the model
-    ``SolverMuJoCo`` hands MuJoCo Warp is compiled from the same file (Newton's defaults for a geom's
-    margin and gap only remove contacts)."""
+    """``(nconmax, njmax)`` per world for the scene, sized as ``unisim-mjwarp`` sizes them
+    (``unisim_mjwarp.buffer_sizes``) from MuJoCo's compile of the file, at ``qpos0`` (the state
+    ``SolverMuJoCo`` starts from; google_barkour_vb: 76 contacts there, none at its keyframe) and at the
+    default keyframe, the larger of each: the model ``SolverMuJoCo`` hands MuJoCo Warp is compiled from
+    the same file (Newton's defaults for a geom's margin only remove contacts)."""
     m = mujoco.MjModel.from_xml_path(path)
     d = mujoco.MjData(m)
+    sizes = [buffer_sizes(m, d)]
     key = -1 if keyframe is None else mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_KEY, keyframe)
     if key >= 0:
         mujoco.mj_resetDataKeyframe(m, d, key)
-    return buffer_sizes(m, d)
+        sizes.append(buffer_sizes(m, d))
+    return max(s[0] for s in sizes), max(s[1] for s in sizes)
 
 
 def build_solver(model: newton.Model, path: str, lite: LiteModel | None = None,
@@ -375,6 +379,7 @@ def build_solver(model: newton.Model, path: str, lite: LiteModel | None = None,
         _freeze_kv(solver, model, lite, path)
     if lite is not None and layout is not None:
         _check_site_motors(solver, lite, layout, path)
+        _check_geoms(solver, lite, geom_maps(model, solver, lite, layout.body_src, 1)[1][0], path)
     if layout is not None and layout.mocap:
         # SolverMuJoCo makes a root fixed to the world a MuJoCo mocap body posed from the joint's X_p every step
         mjc_of = {int(nb): mb for mb, nb in enumerate(solver.mjc_body_to_newton.numpy()[0]) if nb >= 0}
@@ -382,6 +387,31 @@ def build_solver(model: newton.Model, path: str, lite: LiteModel | None = None,
         if any(solver.mj_model.body_mocapid[mjc_of.get(int(children[j]), 0)] < 0 for j in layout.mocap):
             raise _refuse("mocap", path, "leaves a mocap body static in SolverMuJoCo")
     return solver
+
+
+#: the size entries MuJoCo reads per primitive
+_SIZE_WIDTH = {"sphere": 1, "capsule": 2, "cylinder": 2, "ellipsoid": 3, "box": 3}
+
+
+def _check_geoms(solver: SolverMuJoCo, lite: LiteModel, mjgeom: np.ndarray, path: str) -> None:
+    """Size and pose in its body of every primitive geom SolverMuJoCo collides (world 0, ``mjgeom``: the
+    MuJoCo Warp geom of each of ``lite``'s, -1 where none) against ``mjcf_lite``'s (``fromto``, ``<frame>``,
+    a fit to a mesh: the importer computes them itself)."""
+    mj = solver.mj_model
+    for g, k in enumerate(mjgeom):
+        geom, width = lite.geoms[g], _SIZE_WIDTH.get(lite.geoms[g]["type"])
+        if k < 0 or width is None:
+            continue
+        what = f"geom {geom['name'] or g!r}"
+        _check_close("geom_size", path, f"{what} size", mj.geom_size[k][:width], geom["size"][:width], _FRAME_TOL)
+        _check_close("geom_pos", path, f"{what} position in its body", mj.geom_pos[k], geom["pos"], _FRAME_TOL)
+        # the orientation up to the primitive's symmetries: a capsule's or cylinder's axis up to its sign,
+        # a box's or ellipsoid's axes each up to its sign (a sphere has none to compare)
+        relative = np.abs(Q.matrix_from_quat(mj.geom_quat[k]).T @ Q.matrix_from_quat(geom["quat"]))
+        got = relative[2, 2] if geom["type"] in ("capsule", "cylinder") else np.diag(relative)
+        if geom["type"] != "sphere":
+            _check_close("geom_quat", path, f"{what} axes in its body (|cos| with the file's)", got,
+                         np.ones_like(got), _FRAME_TOL)
 
 
 def _check_site_motors(solver: SolverMuJoCo, lite: LiteModel, layout: Layout, path: str) -> None:
@@ -478,3 +508,39 @@ def _report(caught: list, path: str) -> None:
         warnings.warn(f"{os.path.basename(path)}: SolverMuJoCo zeroes the margin of {len(margins)} geom(s) (largest "
                       f"{max(margins):g} m) for MuJoCo Warp's convex collision (newton #2106): their contacts start "
                       "at touch, MuJoCo's at the margin (docs/newton.md)", NewtonModellingWarning, stacklevel=5)
+
+
+_MJ_GEOM_TYPES = {int(getattr(mujoco.mjtGeom, f"mjGEOM_{t.upper()}")): t
+                  for t in ("plane", "hfield", "sphere", "capsule", "ellipsoid", "cylinder", "box", "mesh")}
+
+
+def geom_maps(model: newton.Model, solver: SolverMuJoCo, lite: LiteModel, body_src: np.ndarray,
+              n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(shape, mjgeom)``, each ``(num_envs, ngeom)``: each contract geom's Newton shape and MuJoCo Warp
+    geom per world, -1 for a geom Newton's importer does not simulate. Per body, the importer keeps the
+    geoms that collide in file order: those are matched in order when their number and types agree
+    with SolverMuJoCo's geoms of the body, else by name (the importer's label ``.../<name>``)."""
+    world = model.shape_world.numpy()
+    site = (model.shape_flags.numpy() & int(newton.ShapeFlags.SITE)) != 0
+    per_world = [np.flatnonzero((world == w) & ~site) for w in range(n)]
+    mj_of_shape = {int(s): g for g, s in enumerate(solver.mjc_geom_to_newton_shape.numpy()[0]) if s >= 0}
+    contract = {int(nb): cb for cb, nb in enumerate(body_src) if nb >= 0}
+    shape_body = model.shape_body.numpy()
+    local = np.full(len(lite.geoms), -1, dtype=np.int64)
+    for b in range(len(lite.body_names)):
+        mine = [g for g, geom in enumerate(lite.geoms) if geom["body"] == b and geom["contype"] | geom["conaffinity"]]
+        theirs = [i for i, sh in enumerate(per_world[0]) if contract.get(int(shape_body[sh]), 0) == b]
+        kinds = [_MJ_GEOM_TYPES.get(int(solver.mj_model.geom_type[mj_of_shape[int(per_world[0][i])]]))
+                 if int(per_world[0][i]) in mj_of_shape else None for i in theirs]
+        if kinds == [lite.geoms[g]["type"] for g in mine]:
+            local[mine] = theirs
+            continue
+        for g in (g for g in mine if lite.geoms[g]["name"]):
+            found = [i for i in theirs if model.shape_label[per_world[0][i]].endswith("/" + lite.geoms[g]["name"])]
+            local[g] = found[0] if len(found) == 1 else -1
+    shapes = np.stack(per_world)  # (n, shapes per world)
+    shape = np.full((n, len(local)), -1, dtype=np.int64)
+    shape[:, local >= 0] = shapes[:, local[local >= 0]]
+    mj_all = {int(sh): g for row in solver.mjc_geom_to_newton_shape.numpy() for g, sh in enumerate(row) if sh >= 0}
+    mjgeom = np.vectorize(lambda sh: mj_all.get(int(sh), -1), otypes=[np.int64])(shape) if shape.size else shape
+    return np.where(mjgeom >= 0, shape, -1), mjgeom
