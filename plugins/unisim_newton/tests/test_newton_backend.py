@@ -193,11 +193,13 @@ def test_defaults_classes_reach_the_engine(make, tmp_path):
 
 
 def test_option_solver_pgs_is_refused_by_name(make, tmp_path):
-    """gymnasium humanoid's ``<option solver="PGS">``: Newton's importer fails parsing it as a number
-    and MuJoCo Warp has no PGS; the scene is refused as ``option_solver``, not an importer traceback."""
+    """gymnasium humanoid's ``<option solver="PGS">``: MuJoCo Warp has no PGS (and Newton's importer fails
+    parsing it as a number); the scene is refused as ``option_solver`` before any reader, so a humanoid
+    is refused for the engine's limit, not for the fixed tendons the reader does not read."""
     path = tmp_path / "pgs.xml"
     path.write_text('<mujoco><option solver="PGS"/><worldbody><body name="a"><joint name="j" axis="0 1 0"/>'
-                    '<geom size="0.1" mass="1"/></body></worldbody></mujoco>')
+                    '<geom size="0.1" mass="1"/></body></worldbody><tendon><fixed name="t"><joint joint="j" '
+                    'coef="1"/></fixed></tendon></mujoco>')
     with pytest.raises(UnsupportedCapabilityError) as info:
         make(path)
     assert info.value.capability == "option_solver" and "'PGS'" in str(info.value)

@@ -41,7 +41,7 @@ from ._kernels import QvelKernel, gather_overflow
 from ._mocap import NewtonMocapPoseBinding
 from ._options import NewtonOptions
 from ._randomization import NewtonModelTerms
-from ._scene import ACCEPTED, build_model, build_solver, scene_buffer_sizes
+from ._scene import ACCEPTED, ENGINE_LIMITS, build_model, build_solver, check_engine_limits, scene_buffer_sizes
 
 
 @contextlib.contextmanager
@@ -90,7 +90,8 @@ class NewtonBackend(SimBackend):
     def __init__(self, scene, num_envs, sim_dt, **options) -> None:
         super().__init__(scene, num_envs, sim_dt, **options)
         path = str(self.scene.model_file)
-        self._lite = load_mjcf_or_refuse(path, self.name, accept=ACCEPTED)
+        check_engine_limits(path)
+        self._lite = load_mjcf_or_refuse(path, self.name, accept=ACCEPTED, reasons=ENGINE_LIMITS)
         _ = self.model_info  # names given by the options (base_name, ...) are checked before the engine loads
         self._device = warp_device(wp, self.options.device)
         n, opts = self._num_envs, self.options

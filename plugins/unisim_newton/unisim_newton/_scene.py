@@ -26,8 +26,8 @@ from unisim_core.errors import InvalidInputError
 from unisim_core.mjcf_lite import read_tree
 from unisim_mjwarp import buffer_sizes
 
-__all__ = ["ACCEPTED", "Layout", "NewtonModellingWarning", "build_model", "build_solver", "geom_maps",
-           "scene_buffer_sizes"]
+__all__ = ["ACCEPTED", "ENGINE_LIMITS", "Layout", "NewtonModellingWarning", "build_model", "build_solver",
+           "check_engine_limits", "geom_maps", "scene_buffer_sizes"]
 
 #: ``mjcf_lite`` optional features the importer and SolverMuJoCo simulate (each checked after the build)
 #: (not ``fixed_tendon``: a tendon spring moves the joints otherwise than MuJoCo does, docs/newton.md);
@@ -114,6 +114,21 @@ def _d6_slot(path: str, lite: LiteModel, joint: dict, names: list) -> int | None
     return next(i for i, j in enumerate(ordered) if j is joint)
 
 
+#: features of the file Newton's engine cannot honour -> why (the reader's refusal of them says so)
+ENGINE_LIMITS = {"plugin": "SolverMuJoCo runs MuJoCo Warp, which has no engine plugins",
+                 "plugin_actuator": "SolverMuJoCo runs MuJoCo Warp, which has no engine plugins"}
+
+
+def check_engine_limits(path: str) -> None:
+    """Refuse, before anything is read, what Newton's engine cannot run whatever the readers do:
+    ``<option solver="PGS">`` (gymnasium's humanoids; MuJoCo Warp has CG and Newton only, and Newton's
+    importer fails parsing the name as a number)."""
+    solver = next((o.get("solver") for o in reversed(list(read_tree(path).iter("option"))) if o.get("solver")), "")
+    if solver.upper() not in ("", "CG", "NEWTON", "1", "2"):
+        raise UnsupportedCapabilityError("newton", "option_solver", f"{path}: <option solver={solver!r}>: "
+                                         "SolverMuJoCo runs MuJoCo Warp, which has the CG and Newton solvers only")
+
+
 def _anchor_at_hinges(b: newton.ModelBuilder, nj: int, own: list[dict]) -> None:
     """Move the anchor of Newton's D6 joint ``nj`` (the first of the body's joints ``own``, as the importer
     places it) to the hinges' ``pos``: its rotation then turns about the point MuJoCo's hinges turn
@@ -139,14 +154,7 @@ def _template(path: str, lite: LiteModel) -> tuple[newton.ModelBuilder, Layout]:
     # ctrl_direct: every actuator keeps MuJoCo's own law (gain, bias, gear, clamps) in SolverMuJoCo.
     # mesh_maxhullvert=-1: MuJoCo collides a mesh as its whole convex hull unless the file sets maxhullvert;
     # Newton's default cuts the hull it hands MuJoCo to 64 vertices (pal_talos: docs/newton.md)
-    try:
-        b.add_mjcf(path, ctrl_direct=True, parse_visuals=False, mesh_maxhullvert=-1)
-    except ValueError as exc:
-        solver = next((o.get("solver") for o in read_tree(path).iter("option") if o.get("solver")), "")
-        if solver.upper() not in ("", "CG", "NEWTON", "1", "2"):  # MuJoCo Warp has CG and Newton, no PGS
-            raise _refuse("option_solver", path, f"reads <option solver={solver!r}> as a number ({exc}); "
-                          "SolverMuJoCo runs CG or Newton only") from None
-        raise
+    b.add_mjcf(path, ctrl_direct=True, parse_visuals=False, mesh_maxhullvert=-1)
     b.gravity = lite.gravity  # <option gravity> (the importer reads only <flag gravity>): per world on replicate
     if lite.mass_scale != 1.0:  # <compiler settotalmass>, which the importer does not apply: MuJoCo's rule here
         _scale_masses(b, lite.mass_scale)
