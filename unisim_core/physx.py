@@ -20,6 +20,7 @@ through Isaac Lab. ``docs/sapien.md`` lists every PhysX fact and how both backen
   (:data:`FRICTION_DAMPING`) limited to f instead: a velocity constraint whose force is bounded by
   f, which is MuJoCo's dry friction (measured: decelerates at f/I, holds below f, breaks away above);
   its damping and servo ``kv`` then act explicitly.
+- :class:`KinematicMoves`: mocap bodies as kinematic actors, moved over a step by kinematic targets.
 """
 
 from __future__ import annotations
@@ -34,8 +35,9 @@ import attrs
 import numpy as np
 
 __all__ = ["FRICTION_DAMPING", "IMPLICIT_KV", "MUJOCO_BODY_PROPERTIES", "PER_ENV_FIELDS", "PHYSX_DEFAULTS",
-           "SOLVER_TYPES", "PhysxDrives", "PhysxSolverConfig", "UNBOUNDED_VELOCITY", "explicit_damping_ratio",
-           "mujoco_integrator", "physx_config_option", "physx_drives", "solver_value_matches", "stack_drives"]
+           "SOLVER_TYPES", "KinematicMoves", "PhysxDrives", "PhysxSolverConfig", "UNBOUNDED_VELOCITY",
+           "explicit_damping_ratio", "mujoco_integrator", "physx_config_option", "physx_drives", "pose_between",
+           "solver_value_matches", "stack_drives"]
 
 _UINT32_MAX = 2**32 - 1
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
@@ -455,3 +457,74 @@ def physx_config_option(value: Any) -> PhysxSolverConfig:
         raise InvalidTypeError(f"physx: {exc}") from None
     except ValueError as exc:
         raise InvalidInputError(f"physx: {exc}") from None
+
+
+def pose_between(pos_a: np.ndarray, quat_a: np.ndarray, pos_b: np.ndarray, quat_b: np.ndarray,
+                 t: float) -> tuple[np.ndarray, np.ndarray]:
+    """The poses ``t`` (in [0, 1]) of the way from ``a`` to ``b``: positions ``(k, 3)`` linearly,
+    orientations ``(k, 4)`` (unit, wxyz) along the shorter arc at constant angular velocity (slerp)."""
+    from . import quat as Q
+
+    pa, pb = np.asarray(pos_a, dtype=np.float64), np.asarray(pos_b, dtype=np.float64)
+    qa, qb = np.asarray(quat_a, dtype=np.float64), np.asarray(quat_b, dtype=np.float64)
+    rel = Q.quat_mul(Q.quat_conjugate(qa), qb)
+    rel = np.where(rel[..., :1] < 0.0, -rel, rel)  # the shorter arc
+    s = np.linalg.norm(rel[..., 1:], axis=-1)
+    angle = 2.0 * np.arctan2(s, rel[..., 0])
+    axis = np.where(s[..., None] > 1e-12, rel[..., 1:] / np.maximum(s, 1e-300)[..., None], [1.0, 0.0, 0.0])
+    q = Q.quat_normalize(Q.quat_mul(qa, Q.quat_from_axis_angle(axis, t * angle)))
+    return pa + t * (pb - pa), q
+
+
+class KinematicMoves:
+    """Mocap bodies as PhysX kinematic actors (``unisim-sapien``, ``unisim-isaacsim``): per mocap body and
+    env, the pose written since the last step and the pose the move starts from.
+
+    A write is what the getters read at once (MuJoCo places a mocap body at its new pose). The engine
+    moves the actor over the next step by kinematic targets (:meth:`targets`, one per substep),
+    ``(k + 1) / nsteps`` of the way, at constant velocity, reaching the written pose at the last
+    substep: a dynamic body it meets is pushed by a body moving at that speed (a teleported actor
+    would only be pushed out of the overlap). Poses are in the engine's frame (positions m, unit
+    quaternions wxyz); ``env_ids`` are the engine's rows.
+    """
+
+    def __init__(self, num_mocap: int, num_envs: int) -> None:
+        shape = (num_mocap, num_envs)
+        self.start_pos, self.end_pos = np.zeros(shape + (3,)), np.zeros(shape + (3,))
+        self.start_quat, self.end_quat = np.zeros(shape + (4,)), np.zeros(shape + (4,))
+        self.pending = np.zeros(shape, dtype=bool)  #: written since the last step
+
+    def write(self, m: int, env_ids: np.ndarray, pos: np.ndarray, quat: np.ndarray, current_pos: np.ndarray,
+              current_quat: np.ndarray) -> None:
+        """Mocap body ``m`` goes to ``pos (k, 3)``, ``quat (k, 4)`` in ``env_ids``; ``current_*`` is the
+        engine's pose of those envs now, where a move starts unless one is already pending."""
+        ids = np.asarray(env_ids, dtype=np.int64)
+        fresh = ~self.pending[m, ids]
+        self.start_pos[m, ids[fresh]] = np.asarray(current_pos, dtype=np.float64)[fresh]
+        self.start_quat[m, ids[fresh]] = np.asarray(current_quat, dtype=np.float64)[fresh]
+        self.end_pos[m, ids] = pos
+        self.end_quat[m, ids] = quat
+        self.pending[m, ids] = True
+
+    def poses(self, m: int, engine_pos: np.ndarray, engine_quat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Mocap body ``m``'s pose per env ``(n, 3)``, ``(n, 4)``: the one written since the last step,
+        else the engine's (``engine_*``, every env)."""
+        rows = self.pending[m]
+        pos, quat = np.array(engine_pos, dtype=np.float64), np.array(engine_quat, dtype=np.float64)
+        pos[rows], quat[rows] = self.end_pos[m, rows], self.end_quat[m, rows]
+        return pos, quat
+
+    def targets(self, k: int, nsteps: int):
+        """Kinematic targets for substep ``k`` of ``nsteps``: ``(m, env_ids, pos, quat)`` per mocap body with
+        a pending write, ``(k + 1) / nsteps`` of the way (the written pose itself at the last substep)."""
+        for m in np.flatnonzero(self.pending.any(axis=1)):
+            ids = np.flatnonzero(self.pending[m])
+            if k == nsteps - 1:
+                yield int(m), ids, self.end_pos[m, ids], self.end_quat[m, ids]
+            else:
+                yield (int(m), ids, *pose_between(self.start_pos[m, ids], self.start_quat[m, ids], self.end_pos[m, ids],
+                                                  self.end_quat[m, ids], (k + 1) / nsteps))
+
+    def clear(self) -> None:
+        """After a step: every move is done (the engine's poses are the written ones)."""
+        self.pending[:] = False

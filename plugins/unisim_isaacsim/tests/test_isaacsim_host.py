@@ -265,3 +265,17 @@ def test_worker_path_exposes_only_the_unisim_packages(tmp_path):
 
 def test_default_solver_config_requests_nothing():
     assert PhysxSolverConfig().configured_fields() == ()
+
+
+def test_a_mocap_body_the_worker_cannot_author_is_refused_before_launch(runtime, tmp_path):
+    """Mocap bodies are accepted (kinematic rigid bodies, ``_mocap``) unless a colliding geom is not a USD
+    primitive (``mocap_geom``) or a body hangs below one (``mocap_child_body``)."""
+    model = tmp_path / "target.xml"
+    for geom, feature in (('<geom type="ellipsoid" size="0.1 0.2 0.3"/>', "mocap_geom"),
+                          ('<geom type="sphere" size="0.1"/><body name="held"><geom size="0.1"/></body>',
+                           "mocap_child_body")):
+        model.write_text(f"""<mujoco><worldbody><body name="target" mocap="true">{geom}</body>
+          <body name="box"><freejoint name="root"/>{INERTIAL}</body></worldbody></mujoco>""")
+        with pytest.raises(UnsupportedCapabilityError, match=feature) as info:
+            FakeIsaac(SceneCfg(str(model)), 1, 0.005)
+        assert info.value.capability == feature and feature in IsaacSimBackend.UNSUPPORTED_SCENE_FEATURES

@@ -148,3 +148,19 @@ def test_unnamed_joints_and_bodies_fail_closed():
         L.build_layout(("a", ""), ("hinge", "hinge"), (0, 1), (0, 1), 2, 2, ["a", "_"])
     with pytest.raises(ValueError, match="MJCF bodies #0 has no name"):
         L.body_order(("world", ""), ["_"])
+
+
+def test_mocap_bodies_are_no_articulation_bodies():
+    """A mocap body is a top-level body besides the robot (a kinematic rigid body): not the root, not a link
+    (-1 in the body order); a body attached to one is refused by scene feature."""
+    from unisim_core.errors import UnsupportedCapabilityError
+
+    names, parents = ("world", "target", "trunk", "leg"), (0, 0, 0, 2)
+    assert L.root_body_name(names, parents, mocap=("target",)) == "trunk"
+    assert L.root_mount(names, parents, ("free", "hinge"), (2, 3), mocap=("target",)) == "free"
+    with pytest.raises(UnsupportedCapabilityError, match="multiple_articulations"):
+        L.root_mount(names, parents, ("free", "hinge"), (2, 3))
+    np.testing.assert_array_equal(L.body_order(names, ["leg", "trunk"], mocap=("target",)), [-1, -1, 1, 0])
+    with pytest.raises(UnsupportedCapabilityError, match=r"mocap_child_body.*\['handle'\]") as info:
+        L.root_mount(names + ("handle",), parents + (1,), ("free", "hinge"), (2, 3), mocap=("target",))
+    assert info.value.capability == "mocap_child_body"

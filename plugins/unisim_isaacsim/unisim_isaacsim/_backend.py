@@ -35,6 +35,7 @@ from unisim_core.worker.hosted import scene_to_plain
 from ._hooks import CAPABILITIES, REQUIRED_RUNTIME, __version__
 from ._launch import WorkerPath
 from ._layout import ACCEPTED_FEATURES, REFUSED_ROOTS, root_mount
+from ._mocap import COLLIDER_TYPES, mocap_geom_refusal
 from ._options import IsaacSimOptions
 from ._physx_solver import PhysxSolverConfig
 from ._readback import verify_solver_readback
@@ -67,9 +68,10 @@ def init_payload(scene, num_envs: int, sim_dt: float, options: IsaacSimOptions) 
 def check_model(scene):
     """Refuse, before Isaac Sim starts, a scene the worker cannot build: a model the worker's MJCF
     reader rejects (``UnsupportedCapabilityError`` naming the scene feature when it has one), a
-    height field that is not fixed to the world (``hfield``: the worker authors static colliders), an
-    unknown ``default_keyframe``, or a root :func:`~unisim_isaacsim._layout.root_mount` refuses
-    (exactly one top-level body, floating or welded). Returns the model as read (``LiteModel``)."""
+    height field that is not fixed to the world (``hfield``: the worker authors static colliders), a
+    colliding mocap geom the worker cannot author (``mocap_geom``), an unknown ``default_keyframe``, or
+    a root :func:`~unisim_isaacsim._layout.root_mount` refuses (exactly one top-level body besides
+    the mocap bodies, floating or welded). Returns the model as read (``LiteModel``)."""
     from unisim_core.errors import UnknownNameError, UnsupportedCapabilityError
     from unisim_core.plugin_support import load_mjcf_or_refuse
 
@@ -82,13 +84,16 @@ def check_model(scene):
                 raise UnsupportedCapabilityError(IsaacSimBackend.name, "hfield",
                                                  f"height field geom {g} ({geom['name']!r}): {exc}; the worker "
                                                  f"authors height fields as static colliders") from None
+    why = mocap_geom_refusal(lite)
+    if why is not None:
+        raise UnsupportedCapabilityError(IsaacSimBackend.name, "mocap_geom", why)
     key = scene.default_keyframe
     if key is not None and key not in lite.keyframes:
         raise UnknownNameError(f"scene.default_keyframe: unknown keyframe {key!r}; known keyframes: "
                                f"{sorted(lite.keyframes)}")
     info = lite.model_info()
     try:
-        root_mount(info.body_names, info.body_parent, info.joint_types, info.joint_body)
+        root_mount(info.body_names, info.body_parent, info.joint_types, info.joint_body, info.mocap_body_names)
     except ValueError as exc:
         raise InvalidInputError(f"scene.model_file: {exc}") from exc
     return lite
@@ -106,6 +111,8 @@ class IsaacSimBackend(WorkerBackend):
     UNSUPPORTED_SCENE_FEATURES = {
         **REFUSED_ROOTS,
         "frictionloss": "PhysX joint friction is not MuJoCo's frictionloss law; the worker's MJCF reader rejects it",
+        "mocap_geom": f"a colliding mocap geom of another type than {list(COLLIDER_TYPES)}: the worker authors a "
+                      f"mocap body's colliders as USD primitives",
     }
     #: Module the worker interpreter runs with ``-m``.
     worker_module = "unisim_isaacsim.worker"

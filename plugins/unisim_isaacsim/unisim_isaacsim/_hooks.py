@@ -12,13 +12,15 @@ from ._runtime import HOME_ENV, PYTHON_ENV, find_runtime
 __version__ = "0.1.0"
 
 REQUIRED_RUNTIME = "Isaac Sim 5.1 / Isaac Lab 2.3"
-#: What the backend implements: in the worker PhysX contacts, per-substep control (one round trip per
-#: substep), MJCF sensors from link states, external wrenches and pushes, physics snapshots (tier
-#: "state"), per-env randomization of mass properties, drives and gravity, height fields as static
-#: triangle meshes; in the host the site Jacobian, height scans and terrain spawn data (the core's, from
+#: What the backend implements: in the worker PhysX contacts (net forces, forces against chosen bodies
+#: and their moments), per-substep control (one round trip per substep), MJCF sensors from link states,
+#: external wrenches and pushes, physics snapshots (tier "state"), per-env randomization of mass
+#: properties, drives and gravity, height fields as static triangle meshes, mocap bodies as kinematic
+#: rigid bodies; in the host the site Jacobian, height scans and terrain spawn data (the core's, from
 #: the MJCF and the worker's body poses), frame capture and playback (drawn in the host from the
 #: worker's state; through a replicator camera with ``enable_cameras=True``).
-CAPABILITIES = frozenset({Capability.CONTACTS, Capability.CONTACT_FORCES, Capability.PRE_STEP_CONTROL,
+CAPABILITIES = frozenset({Capability.CONTACTS, Capability.CONTACT_FORCES, Capability.CONTACT_FILTERS,
+                          Capability.CONTACT_TORQUES, Capability.MOCAP, Capability.PRE_STEP_CONTROL,
                           Capability.VIDEO_CAPTURE, Capability.PLAYBACK, Capability.SENSORS, Capability.BODY_FORCE,
                           Capability.BODY_TORQUE, Capability.PUSH, Capability.PHYSICS_SNAPSHOT,
                           Capability.INIT_RANDOMIZATION, Capability.INTERVAL_RANDOMIZATION,

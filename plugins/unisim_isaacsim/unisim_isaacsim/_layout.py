@@ -32,9 +32,10 @@ __all__ = [
 ]
 
 #: ``mjcf_lite`` optional features the host and the worker both read (the same tables on both sides):
-#: height fields (authored as static meshes, ``_terrain``) and ``<position dampratio>`` (the reader
-#: derives MuJoCo's kv from the mass matrix at qpos0, which the worker's PhysX drives then carry).
-ACCEPTED_FEATURES = frozenset({"hfield", "dampratio"})
+#: height fields (authored as static meshes, ``_terrain``), ``<position dampratio>`` (the reader
+#: derives MuJoCo's kv from the mass matrix at qpos0, which the worker's PhysX drives then carry) and
+#: mocap bodies (kinematic rigid bodies, ``_mocap``).
+ACCEPTED_FEATURES = frozenset({"hfield", "dampratio", "mocap"})
 
 
 def mjcf_usd_name(name: str) -> str:
@@ -50,9 +51,11 @@ def mjcf_usd_name(name: str) -> str:
     return "_" + out if out[0].isdigit() else out
 
 
-def root_body_name(body_names: Sequence[str], body_parent: Sequence[int]) -> str:
-    """The one MJCF body whose parent is the world: the articulation the Isaac worker drives."""
-    tops = [str(body_names[b]) for b in range(1, len(body_names)) if int(body_parent[b]) == 0]
+def root_body_name(body_names: Sequence[str], body_parent: Sequence[int], mocap: Sequence[str] = ()) -> str:
+    """The one MJCF body whose parent is the world, mocap bodies (``mocap``: names) aside: the
+    articulation the Isaac worker drives."""
+    tops = [str(body_names[b]) for b in range(1, len(body_names))
+            if int(body_parent[b]) == 0 and str(body_names[b]) not in mocap]
     if len(tops) != 1:
         raise ValueError(f"the Isaac Sim backend needs exactly one top-level MJCF body (one articulation per "
                          f"environment); this model has {len(tops)}: {tops}")
@@ -164,16 +167,19 @@ def isaac_from_qpos_qvel(layout: StateLayout, qpos: np.ndarray, qvel: np.ndarray
     return out
 
 
-def body_order(body_names: Sequence[str], isaac_body_names: Sequence[str]) -> np.ndarray:
-    """Isaac body index of each MuJoCo body (``-1`` for the world body 0); fail closed on a mismatch."""
+def body_order(body_names: Sequence[str], isaac_body_names: Sequence[str], mocap: Sequence[str] = ()) -> np.ndarray:
+    """Isaac body index of each MuJoCo body (``-1`` for the world body 0 and for the mocap bodies named in
+    ``mocap``, which are not articulation links); fail closed on a mismatch."""
     index = {n: i for i, n in enumerate(isaac_body_names)}
-    mine = _unique_usd_names("bodies", body_names[1:])
+    usd = _unique_usd_names("bodies", body_names[1:])
+    mocap_usd = {mjcf_usd_name(n) for n in mocap}
+    mine = [n for n in usd if n not in mocap_usd]
     missing = [n for n in mine if n not in index]
     extra = sorted(set(isaac_body_names) - set(mine))
     if missing or extra:
         raise ValueError(f"MJCF and Isaac articulation bodies differ: missing in Isaac {missing}, "
                          f"only in Isaac {extra}")
-    return np.array([-1] + [index[n] for n in mine], dtype=np.int64)
+    return np.array([-1] + [-1 if n in mocap_usd else index[n] for n in usd], dtype=np.int64)
 
 
 def bodies_from_isaac(order: np.ndarray, pos_w: np.ndarray, quat_wxyz: np.ndarray, lin_vel_w: np.ndarray,
@@ -218,27 +224,37 @@ REFUSED_ROOTS = {
                         "floating or fixed, so that joint would not be an articulation DOF (weld the root in a "
                         "jointless top-level body instead)",
     "multiple_articulations": "several top-level bodies: the backend drives one articulation per environment",
+    "mocap_child_body": "a body attached to a mocap body: each mocap body is one kinematic PhysX rigid body, which "
+                        "carries no jointed or welded children",
 }
 
 
 def root_mount(body_names: Sequence[str], body_parent: Sequence[int], joint_types: Sequence[str],
-               joint_body: Sequence[int]) -> str:
+               joint_body: Sequence[int], mocap: Sequence[str] = ()) -> str:
     """How the one top-level MJCF body meets the world: ``"free"`` (free joint) or ``"fixed"`` (no joint).
 
     A PhysX articulation's root is floating or fixed to the world; a hinge or slide joint between
-    the world and the root body would not be an articulation degree of freedom. That model, and
-    one with several top-level bodies, fail closed with
+    the world and the root body would not be an articulation degree of freedom. That model, one
+    with several top-level bodies (mocap bodies, named in ``mocap``, aside: kinematic rigid bodies)
+    and one with a body below a mocap body fail closed with
     :class:`~unisim_core.errors.UnsupportedCapabilityError` naming the scene feature
     (:data:`REFUSED_ROOTS`); a model without bodies is a ``ValueError``.
     """
     from unisim_core.errors import UnsupportedCapabilityError
 
-    tops = [str(body_names[b]) for b in range(1, len(body_names)) if int(body_parent[b]) == 0]
+    carried = [str(body_names[b]) for b in range(1, len(body_names)) if str(body_names[int(body_parent[b])]) in mocap
+               and int(body_parent[b]) != 0]
+    if carried:
+        raise UnsupportedCapabilityError("isaacsim", "mocap_child_body",
+                                         f"bodies {carried} are attached to a mocap body; "
+                                         f"{REFUSED_ROOTS['mocap_child_body']}")
+    tops = [str(body_names[b]) for b in range(1, len(body_names))
+            if int(body_parent[b]) == 0 and str(body_names[b]) not in mocap]
     if len(tops) > 1:
         raise UnsupportedCapabilityError("isaacsim", "multiple_articulations",
                                          f"the model has {len(tops)} top-level bodies {tops}; "
                                          f"{REFUSED_ROOTS['multiple_articulations']}")
-    root = list(body_names).index(root_body_name(body_names, body_parent))
+    root = list(body_names).index(root_body_name(body_names, body_parent, mocap))
     kinds = [str(t) for t, b in zip(joint_types, joint_body) if int(b) == root]
     if kinds == ["free"]:
         return "free"

@@ -6,8 +6,9 @@ applies it at every ``write_data_to_sim`` (Isaac Lab 2.3 ``Articulation.set_exte
 with ``is_global=True`` and ``positions``: PhysX's ``apply_forces_and_torques_at_position`` with world
 forces, torques and points; Isaac Lab 3.0 the same through ``permanent_wrench_composer
 .set_forces_and_torques_index``). The point is the link origin, read before every substep (the body
-moves). Each env's gravity difference (randomized ``gravity``, :class:`~._model_fields.ModelFields`)
-acts at the link's COM and joins the same wrench: moved to the origin, ``F`` and ``(c - o) x F``.
+moves). A wrench on a mocap body does nothing, as in MuJoCo (``_mocap``). Each env's gravity
+difference (randomized ``gravity``, :class:`~._model_fields.ModelFields`) acts at the link's COM and
+joins the same wrench: moved to the origin, ``F`` and ``(c - o) x F``.
 """
 
 from __future__ import annotations
@@ -30,11 +31,15 @@ class Wrenches:
     def stage(self, body_ids: np.ndarray, force: np.ndarray, torque: np.ndarray | None) -> None:
         """World ``force``/``torque`` ``(n, k, 3)`` at the origins of MuJoCo bodies ``body_ids``,
         replacing what was staged on them."""
-        links = self._s.body_ids[np.asarray(body_ids, dtype=np.int64)]
-        if np.any(links < 0):
+        body_ids = np.asarray(body_ids, dtype=np.int64)
+        if np.any(body_ids == 0):
             from unisim_core.errors import InvalidInputError
 
             raise InvalidInputError("body_ids: body 0 is the world; it cannot take an external force")
+        links = self._s.body_ids[body_ids]
+        keep = links >= 0  # not a mocap body: kinematic, without dofs (MuJoCo's xfrc_applied moves none either)
+        links, force = links[keep], np.asarray(force)[:, keep]
+        torque = None if torque is None else np.asarray(torque)[:, keep]
         n, L = self._s.n, self._s.num_links
         if self._staged is None:
             self._staged = (np.zeros(L, bool), np.zeros((n, L, 3)), np.zeros((n, L, 3)))

@@ -300,7 +300,8 @@ class _IsaacSession:
         # MuJoCo's Euler integrates servo kv explicitly, implicitfast/implicit implicitly (RK4: as implicit)
         self.implicit_kv = IMPLICIT_KV.get(mujoco_integrator(self.scene.model_file), True)
         self.drives = physx_drives(lite.joints, lite.actuators, implicit_kv=self.implicit_kv)
-        self.mount = root_mount(info.body_names, info.body_parent, info.joint_types, info.joint_body)
+        self.mount = root_mount(info.body_names, info.body_parent, info.joint_types, info.joint_body,
+                                info.mocap_body_names)
         key = self.scene.default_keyframe
         self.init_qpos = lite.keyframes[key] if key is not None else info.qpos0
         AppLauncher = _import_isaaclab_app()
@@ -310,6 +311,7 @@ class _IsaacSession:
         self.app = self.launcher.app
         self.slots = None
         self.camera = None
+        self._physx_view = None
         self._build()
 
     # -- INIT ------------------------------------------------------------------------------
@@ -323,10 +325,11 @@ class _IsaacSession:
         from pxr import UsdGeom
 
         from . import _layout as L
-        from ._contacts import ContactMapping
+        from ._contacts import ContactMapping, PairContacts, static_collider_paths
+        from ._mocap import MocapBodies, author_mocap_bodies, without_mocap_bodies
         from ._terrain import author_height_fields, without_height_fields
         from ._usd_helpers import apply_collision_offsets, apply_contact_report, apply_max_depenetration_velocity
-        from ._usd_scene import isolate_articulation_root, make_physics_prims_authorable, stage_model
+        from ._usd_scene import WORLD_BODY, isolate_articulation_root, make_physics_prims_authorable, stage_model
 
         np, info, cfg = self.np, self.info, self.physx
         self.torch = torch
@@ -352,6 +355,7 @@ class _IsaacSession:
         # importer adds that fixed joint itself; a hinge/slide root was refused by root_mount).
         staged = stage_model(self.scene.model_file, model)
         without_height_fields(staged)  # the importer takes no hfield geom: authored below as meshes
+        without_mocap_bodies(staged)  # authored below as kinematic rigid bodies
         usd_path = MjcfConverter(MjcfConverterCfg(
             asset_path=staged, usd_dir=os.path.join(self.workdir, "usd"),
             fix_base=False, make_instanceable=False, force_usd_conversion=True, self_collision=False,
@@ -364,8 +368,10 @@ class _IsaacSession:
                                      rigid_props=rigid_body_props(sim_utils))
         robot0 = f"{self.ENV_NS}/env_0/{self.ROBOT}"
         spawn.func(robot0, spawn)
-        self.root_link = L.mjcf_usd_name(L.root_body_name(info.body_names, info.body_parent))
+        self.root_link = L.mjcf_usd_name(L.root_body_name(info.body_names, info.body_parent, info.mocap_body_names))
         self.root_path = isolate_articulation_root(stage, robot0, self.root_link, fixed_base=self.mount == "fixed")
+        if stage.GetPrimAtPath(f"{robot0}/{WORLD_BODY}"):  # real prims: filter paths of contact views (_contacts)
+            make_physics_prims_authorable(stage, f"{robot0}/{WORLD_BODY}")
 
         # Author the per-shape / per-body values on env 0 BEFORE cloning.
         if any(v is not None for v in (cfg.contact_offset, cfg.rest_offset, cfg.max_depenetration_velocity)):
@@ -374,8 +380,10 @@ class _IsaacSession:
             apply_collision_offsets(stage, contact_offset=cfg.contact_offset, rest_offset=cfg.rest_offset)
         if cfg.max_depenetration_velocity is not None:
             apply_max_depenetration_velocity(stage, cfg.max_depenetration_velocity)
-        body_paths = apply_contact_report(stage)  # the bodies the ContactSensor can sense (see _contacts)
+        mocap_paths = author_mocap_bodies(stage, f"{self.ENV_NS}/env_0", self.lite)  # kinematic bodies, cloned
+        body_paths = apply_contact_report(stage)  # the bodies contacts are reported for (see _contacts)
         author_height_fields(stage, f"{self.ENV_NS}/env_0", self.lite)  # static colliders, cloned with env 0
+        world_paths = static_collider_paths(stage, f"{self.ENV_NS}/env_0")
 
         self.progress(f"cloning {self.n} environments (replicated physics, filtered collisions)")
         from isaacsim.core.cloner import GridCloner
@@ -391,7 +399,8 @@ class _IsaacSession:
         self.env_origins = np.asarray(origins, dtype=np.float64).reshape(self.n, 3)
 
         self.robot = self._articulation()
-        self.contacts = ContactMapping.create(body_paths, self.ENV_NS)  # None: contact_forces not declared
+        robot_paths = [p for p in body_paths if p.startswith(robot0 + "/")]
+        self.contacts = ContactMapping.create(robot_paths, self.ENV_NS)  # None: contact_forces not declared
         self.progress("sim.reset()")
         self.sim.reset()
         robot = self.robot
@@ -400,11 +409,18 @@ class _IsaacSession:
                                f"for a {self.mount} MJCF root {self.root_link!r}")
         self.layout = L.build_layout(info.joint_names, info.joint_types, info.joint_qposadr, info.joint_dofadr,
                                      info.nq, info.nv, list(robot.joint_names))
-        self.body_ids = L.body_order(info.body_names, list(robot.body_names))
+        self.body_ids = L.body_order(info.body_names, list(robot.body_names), info.mocap_body_names)
         if self.contacts is not None:
             self.contacts.resolve(info.body_names)
         self.env_rows = L.env_rows_from_prim_paths(list(self.lab.view(robot).prim_paths), self.n)
         self.row_origins = self.env_origins[self.env_rows]  # origin of the env each engine row holds
+        self.row_env_paths = [f"{self.ENV_NS}/env_{e}" for e in self.env_rows]
+        self.mocap = MocapBodies(self, mocap_paths)
+        self.mocap.start(self.physx_view if mocap_paths else None, self.row_env_paths)
+        leaf = {p.rsplit("/", 1)[-1]: p for p in robot_paths}
+        links = {b: leaf[L.mjcf_usd_name(name)] for b, name in enumerate(info.body_names)
+                 if b and L.mjcf_usd_name(name) in leaf and b not in mocap_paths}
+        self.pairs = PairContacts(self, {**links, **mocap_paths}, world_paths) if self.contacts is not None else None
         self._actuator_maps()
         self.readback = self._solver_readback()
         from ._drives import read_body_properties
@@ -516,6 +532,22 @@ class _IsaacSession:
         return out
 
     # -- state -----------------------------------------------------------------------------
+    @property
+    def physx_view(self):
+        """The worker's own PhysX simulation view (``omni.physics.tensors``, torch frontend in both Isaac Lab
+        generations), made on first use after ``sim.reset()``: mocap bodies and contact pairs."""
+        if self._physx_view is None:
+            import omni.physics.tensors as tensors
+
+            view = tensors.create_simulation_view("torch")
+            view.set_subspace_roots("/")
+            self._physx_view = view
+        return self._physx_view
+
+    def torch_numpy(self, tensor) -> Any:
+        """A result of :attr:`physx_view`'s views as numpy."""
+        return tensor.detach().cpu().numpy()
+
     def _np(self, buf) -> Any:
         """An ``ArticulationData`` buffer as float64 numpy."""
         return self.lab.tensor(buf).detach().cpu().numpy().astype(self.np.float64)
@@ -571,6 +603,7 @@ class _IsaacSession:
         acc = self._np(d.body_com_acc_w)  # [linear, angular] at the COM, world frame
         com, _, com_acc, ang_acc = bodies_from_isaac(self.body_ids, self._np(d.body_com_pos_w), link_quat,
                                                      acc[..., :3], acc[..., 3:], self.row_origins)
+        self.mocap.fill(pos, quat, lin, ang, com)
         return {"pos": pos, "quat": quat, "lin_vel": lin, "ang_vel": ang, "com": com, "com_acc": com_acc,
                 "ang_acc": ang_acc}
 
@@ -586,6 +619,8 @@ class _IsaacSession:
             for table, value in zip(bodies, b):
                 table[row] = value
             sens[row] = sd
+        if self.restored:
+            self.mocap.fill(*bodies)  # mocap poses are not in a snapshot: they stay where they are
         return bodies, sens
 
     def _changed(self) -> None:
@@ -601,7 +636,8 @@ class _IsaacSession:
         np, torch = self.np, self.torch
         caps = ["contacts", "pre_step_control", "sensors", "body_force", "body_torque", "push", "physics_snapshot",
                 "init_randomization", "interval_randomization", "reset_randomization"] + (
-            ["video_capture"] if self.cameras else []) + (["contact_forces"] if self.contacts is not None else [])
+            ["video_capture"] if self.cameras else []) + ["mocap"] + (
+            ["contact_forces", "contact_filters", "contact_torques"] if self.contacts is not None else [])
         forces = ["root_lin_vel_delta", "root_ang_vel_delta", "body_force", "body_torque"]
 
         def describe() -> dict[str, Any]:
@@ -621,18 +657,20 @@ class _IsaacSession:
             robot, dev, ids = self.robot, self.robot.device, self.effort_joint_ids
             ctrl = np.asarray(self.slots["ctrl"], dtype=np.float64)
             self._changed()
-            for _ in range(nsteps):  # servo kp (explicit in MuJoCo) as an effort from this substep's state
+            for k in range(nsteps):  # servo kp (explicit in MuJoCo) as an effort from this substep's state
                 q, qd = self._np(robot.data.joint_pos)[:, ids], self._np(robot.data.joint_vel)[:, ids]
                 law = self.fields.drives  # each env's randomized servo law (the model's until a write)
                 efforts = torch.as_tensor(law.efforts(ctrl, q, qd), dtype=torch.float32, device=dev)
                 self.lab.set_targets(robot, None, [], efforts, ids)
                 self.wrenches.apply()
+                self.mocap.substep(k, nsteps)
                 robot.write_data_to_sim()
                 self.sim.step(render=False)
                 robot.update(self.dt)
                 if self.contacts is not None:
                     self.contacts.update(self.dt)
                 self.time += self.dt
+            self.mocap.after_step()
             self._publish()
 
         def set_state(env_ids: list[int]) -> None:
@@ -695,11 +733,30 @@ class _IsaacSession:
         def check_model_values(term: str, target_ids: list[int] | None) -> None:
             self.fields.check(term, None if target_ids is None else np.asarray(target_ids, dtype=np.int64))
 
-        def bind_contacts(body_ids: list[int], against_ids: list[int] | None) -> int:
-            return self.contacts.bind(body_ids, against_ids, self.info.body_names)
+        bound: list[tuple[Any, int]] = []  # key -> (ContactMapping or PairContacts, its key)
+
+        def bind_contacts(body_ids: list[int], against_ids: list[int] | None, width: int = 3) -> int:
+            """Net forces of robot bodies from the ContactSensor; anything else (a filter, torques, a mocap
+            body) from PhysX's rigid contact views."""
+            if against_ids is None and width == 3 and self.contacts.covers(body_ids):
+                bound.append((self.contacts, self.contacts.bind(body_ids)))
+            else:
+                bound.append((self.pairs, self.pairs.bind(body_ids, against_ids, width, self.info.body_names)))
+            return len(bound) - 1
 
         def contacts(key: int) -> dict:
-            return pack_array(self.contacts.read(key, self._np))
+            source, k = bound[key]
+            return pack_array(source.read(k, self._np) if source is self.contacts else source.read(k))
+
+        def bind_mocap(body_id: int) -> int:
+            return self.mocap.index(body_id)
+
+        def mocap_get(key: int) -> list:
+            return [pack_array(a) for a in self.mocap.get(key)]
+
+        def mocap_write(key: int, env_ids: list[int], pos: dict, quat: dict) -> None:
+            self.mocap.write(key, np.asarray(env_ids, dtype=np.int64), unpack_array(pos), unpack_array(quat))
+            self._changed()
 
         def init_renderer(spacing, offset_mode, headless, capture, width, height, camera) -> None:
             from unisim_core.errors import UnsupportedCapabilityError
@@ -763,7 +820,7 @@ class _IsaacSession:
 
         ops = (describe, attach, step, set_state, bodies, sensors, apply_body_force, clear_body_forces,
                get_physics_state, set_physics_state, write_model_field, read_model_field, check_model_values,
-               bind_contacts, contacts,
+               bind_contacts, contacts, bind_mocap, mocap_get, mocap_write,
                init_renderer, capture_frame, close)
         return {f.__name__: f for f in ops}
 

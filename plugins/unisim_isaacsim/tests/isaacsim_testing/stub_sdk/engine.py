@@ -27,7 +27,10 @@ Rules mirrored (each cited where it is enforced):
   mass-property tensors live on the CPU whatever the pipeline);
 - ``apply_forces_and_torques_at_position(force_data, torque_data, position_data, indices,
   is_global)``: ``(n * L, 3)`` rows, world frame when ``is_global``; the STUB integrator moves a
-  floating root by the summed force over the total mass (no rotation from forces, no gravity).
+  floating root by the summed force over the total mass (no rotation from forces, no gravity);
+- kinematic rigid bodies (``physics:kinematicEnabled``, :class:`KinematicBodies`) move only to the
+  kinematic targets they are given, during the next ``simulate`` (PhysX ``setKinematicTarget``);
+- contacts (:func:`resting_contacts`): a STUB model of statics, not PhysX's solver (below).
 """
 
 from __future__ import annotations
@@ -115,9 +118,15 @@ def write_importer_usd(mjcf_path: str, usd_path: str, root_name: str) -> None:
             continue
         proto = f"/colliders/{names[b]}"
         for k, g in enumerate(geoms):
-            shape = UsdGeom.Cube.Define(stage, f"{proto}/{g['name'] or f'geom{k}'}")
-            if g["type"] == "box":  # its height (the stub contact sensor's rule reads it)
-                shape.CreateSizeAttr(2.0 * float(g["size"][2]))
+            gpath = f"{proto}/{g['name'] or f'geom{k}'}"
+            if g["type"] == "plane":  # an infinite plane through the geom's origin (the stub contact model's ground)
+                shape = UsdGeom.Plane.Define(stage, gpath)
+                shape.CreateAxisAttr(UsdGeom.Tokens.z)
+            else:  # every other geom as a cube; a box's extents as its scale (the stub contact model reads them)
+                shape = UsdGeom.Cube.Define(stage, gpath)
+                if g["type"] == "box":
+                    shape.CreateSizeAttr(2.0)
+                    shape.AddScaleOp().Set(Gf.Vec3f(*map(float, g["size"])))
             UsdPhysics.CollisionAPI.Apply(shape.GetPrim())
         holder = stage.DefinePrim(f"{link_path(b)}/collisions")
         holder.GetReferences().AddInternalReference(proto)
@@ -153,6 +162,7 @@ class ArticulationModel:
         from pxr import Usd, UsdGeom, UsdPhysics
 
         root = stage.GetPrimAtPath(root_path)
+        self.root_path = root_path
         if not root or not root.HasAPI(UsdPhysics.ArticulationRootAPI):
             raise RuntimeError(f"{STUB}: no ArticulationRootAPI at {root_path!r}")
         robot = root.GetParent()
@@ -416,3 +426,145 @@ class ArticulationView:
         self.link_pose = self._links(self.root_pose)
         self.link_vel = self._link_velocities(self.root_vel)
         self.link_acc = (self.link_vel - before) / dt
+
+
+# -- kinematic rigid bodies ------------------------------------------------------------------
+class KinematicBodies:
+    """STUB of PhysX's kinematic rigid bodies: every ``RigidBodyAPI`` prim with ``physics:kinematicEnabled``
+    (the only rigid bodies outside articulations the stub models), at their authored world pose until a
+    kinematic target moves them, at the next ``simulate``, CPU and GPU alike (PhysX's
+    ``setKinematicTarget`` is where the body goes during the step)."""
+
+    def __init__(self, stage: Any) -> None:
+        from pxr import UsdGeom, UsdPhysics
+
+        cache = UsdGeom.XformCache()
+        self.paths, poses = [], []
+        for prim in stage.Traverse():
+            if prim.HasAPI(UsdPhysics.RigidBodyAPI) and prim.GetAttribute("physics:kinematicEnabled").Get():
+                tf = cache.GetLocalToWorldTransform(prim)
+                q = tf.ExtractRotationQuat()
+                self.paths.append(str(prim.GetPath()))
+                poses.append([*tf.ExtractTranslation(), *q.GetImaginary(), q.GetReal()])
+        self.pose = np.array(poses, dtype=np.float64).reshape(-1, 7)  # [pos, quat xyzw], world
+        self.targets: dict[int, np.ndarray] = {}
+
+    def simulate(self) -> None:
+        for i, target in self.targets.items():
+            self.pose[i] = target
+        self.targets.clear()
+
+
+# -- contacts --------------------------------------------------------------------------------
+#: Height gap within which a box rests on what is below it (m).
+REST_TOLERANCE = 1e-3
+
+
+def box_half_extents(stage: Any, body_path: str) -> np.ndarray | None:
+    """Half extents of the first box collider under a body (the importer's cube of size 2 scaled by
+    MuJoCo's half sizes), or ``None``."""
+    from pxr import Usd, UsdGeom, UsdPhysics
+
+    for prim in Usd.PrimRange(stage.GetPrimAtPath(body_path), Usd.TraverseInstanceProxies()):
+        if prim.IsA(UsdGeom.Cube) and prim.HasAPI(UsdPhysics.CollisionAPI) and prim.GetAttribute("size").Get() == 2.0:
+            scale = prim.GetAttribute("xformOp:scale").Get()
+            if scale is not None:
+                return np.array(scale, dtype=np.float64)
+    return None
+
+
+def _env_key(path: str) -> str:
+    return next((part for part in path.split("/") if part.startswith("env_")), "")
+
+
+def rigid_bodies(stage: Any, sim: Any) -> list[dict[str, Any]]:
+    """Every rigid body the stub simulates, per env copy: ``path``, ``env``, ``pos`` (world), ``com``
+    (world), ``mass``, ``half`` (box half extents or ``None``) and ``kinematic``."""
+    out = []
+    for asset in sim.assets:
+        view = getattr(asset, "_view", None)
+        if not isinstance(view, ArticulationView):
+            continue
+        model = view.model
+        for k, link in enumerate(model.link_paths):
+            half = box_half_extents(stage, link)
+            for r, root in enumerate(view.prim_paths):
+                pose = view.link_pose[r, k]
+                com = pose[:3] + _qrot(pose[[6, 3, 4, 5]], view.coms[r, k, :3])
+                out.append({"path": root + link[len(model.root_path):], "env": _env_key(root), "pos": pose[:3],
+                            "com": com, "mass": float(view.masses[r, k]), "half": half, "kinematic": False})
+    kin = getattr(sim, "kinematic", None)
+    for i, path in enumerate([] if kin is None else kin.paths):
+        out.append({"path": path, "env": _env_key(path), "pos": kin.pose[i, :3], "com": kin.pose[i, :3], "mass": 0.0,
+                    "half": box_half_extents(stage, path), "kinematic": True})
+    return out
+
+
+def ground_planes(stage: Any) -> list[tuple[str, str, float]]:
+    """``(path, env, world z)`` of every static plane collider (no rigid body above it)."""
+    from pxr import Usd, UsdGeom, UsdPhysics
+
+    cache, out = UsdGeom.XformCache(), []
+    for prim in stage.Traverse(Usd.TraverseInstanceProxies()):
+        if prim.IsA(UsdGeom.Plane) and prim.HasAPI(UsdPhysics.CollisionAPI):
+            up = prim
+            while up and not up.HasAPI(UsdPhysics.RigidBodyAPI):
+                up = up.GetParent()
+            if not up:
+                path = str(prim.GetPath())
+                out.append((path, _env_key(path), cache.GetLocalToWorldTransform(prim).ExtractTranslation()[2]))
+    return out
+
+
+def resting_contacts(stage: Any, sim: Any, g: float) -> list[dict[str, Any]]:
+    """STUB contact model (statics, not PhysX): boxes at rest, upright, carry what rests on them.
+
+    A non-kinematic body with a box collider rests on a ground plane of its env when its lowest point
+    (link height minus the box's half height) is within :data:`REST_TOLERANCE` of the plane, else on
+    another body of its env whose top face it touches so (footprints overlapping). A kinematic body rests
+    on nothing (PhysX makes no contacts between kinematic and static actors). A resting body carries
+    its weight and the loads resting on it: the contact force on it is ``(0, 0, load)`` (the reaction
+    on its support the opposite), spread over the four corners of its bottom face so that their
+    resultant passes below the centre of mass of the body and its load (static equilibrium: the
+    moment about that centre of mass is zero). Each contact: ``body`` (the upper), ``other`` (the
+    support's body or plane path), ``force`` on ``body``, ``points (4, 3)`` and ``shares (4,)`` of the
+    force (summing to 1), world frame.
+    """
+    bodies = [b for b in rigid_bodies(stage, sim)]
+    planes = ground_planes(stage)
+    support: dict[int, Any] = {}
+    for i, b in enumerate(bodies):
+        if b["kinematic"] or b["half"] is None:
+            continue
+        bottom = b["pos"][2] - b["half"][2]
+        ground = [p for p, env, z in planes if env == b["env"] and abs(bottom - z) <= REST_TOLERANCE]
+        if ground:
+            support[i] = ground[0]
+            continue
+        for j, s in enumerate(bodies):
+            if j != i and s["env"] == b["env"] and s["half"] is not None \
+                    and abs(bottom - s["pos"][2] - s["half"][2]) <= REST_TOLERANCE \
+                    and np.all(np.abs(b["pos"][:2] - s["pos"][:2]) < b["half"][:2] + s["half"][:2]):
+                support[i] = j
+                break
+    load = {i: b["mass"] * g for i, b in enumerate(bodies)}
+    centre = {i: b["com"][:2] * b["mass"] * g for i, b in enumerate(bodies)}  # load-weighted xy, summed
+    for i in sorted(support, key=lambda i: -bodies[i]["pos"][2]):  # from the top down: loads accumulate
+        j = support[i]
+        if isinstance(j, int):
+            load[j] += load[i]
+            centre[j] = centre[j] + centre[i]
+    out = []
+    for i, j in support.items():
+        b = bodies[i]
+        hx, hy, hz = b["half"]
+        c = np.clip(centre[i] / load[i] - b["pos"][:2], [-hx, -hy], [hx, hy]) if load[i] else np.zeros(2)
+        wx, wy = 0.5 + np.array([-1.0, 1.0]) * c[0] / (2 * hx), 0.5 + np.array([-1.0, 1.0]) * c[1] / (2 * hy)
+        points, shares = [], []
+        for sx, ax in zip((-1.0, 1.0), wx):
+            for sy, ay in zip((-1.0, 1.0), wy):
+                points.append(b["pos"] + [sx * hx, sy * hy, -hz])
+                shares.append(ax * ay)
+        out.append({"body": b["path"], "other": j if isinstance(j, str) else bodies[j]["path"],
+                    "force": np.array([0.0, 0.0, load[i]]), "points": np.array(points), "shares": np.array(shares)})
+    return out

@@ -6,6 +6,7 @@ import numpy as np
 
 float32 = np.dtype(np.float32)
 long = np.dtype(np.int64)
+int32 = np.dtype(np.int32)
 
 
 class Tensor:

@@ -107,6 +107,7 @@ class SimulationContext:
         api.CreateSolverTypeAttr(("PGS", "TGS")[physx.solver_type])
         self.assets: list[Any] = []
         self.sensors: list[Any] = []  # initialized by reset after the assets (isaaclab.sensors)
+        self.kinematic = None  # the kinematic rigid bodies, from sim.reset() (PLAY) on
         self.time = 0.0
         self.renders = 0
         SimulationContext.instance_ = self
@@ -116,6 +117,9 @@ class SimulationContext:
             return SimpleNamespace(prim_path=self.scene_path)
 
     def reset(self) -> None:
+        from isaacsim_testing.stub_sdk.engine import KinematicBodies
+
+        self.kinematic = KinematicBodies(self.stage)
         for asset in self.assets + self.sensors:
             asset._initialize_impl()
 
@@ -126,6 +130,8 @@ class SimulationContext:
     def step(self, render: bool = True) -> None:
         for asset in self.assets:
             asset._view.simulate(self.cfg.dt)
+        if self.kinematic is not None:
+            self.kinematic.simulate()
         self.time += self.cfg.dt
         if render:
             self.render()
