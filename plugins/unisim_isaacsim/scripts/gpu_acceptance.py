@@ -23,6 +23,11 @@ another one. Checks, under a 5-minute budget:
   ``terrain_checks``): spawn data and a height scan from the ball (computed in the host from the MJCF
   and the worker's poses) equal MuJoCo's, and balls dropped on the plateau rest on the triangle mesh
   the worker authored (centre 0.5 m up, as in MuJoCo);
+- the box on a mocap platform (``tests/models/box_on_platform.xml``; ``platform_checks``): the mocap
+  platform's pose read back per env as the kit's mocap check wants it; after 0.2 s at rest next to
+  MuJoCo, the contact forces against chosen bodies (box from platform +m g, from the world 0, platform
+  from box -m g) and their moments about each body's centre of mass (the box's 0, the platform's
+  (0, 0.03 m g, 0)) like MuJoCo's; the platform raised 5 cm in 1 mm writes carries the box up like MuJoCo;
 - the welded arm (``tests/models/welded_arm.xml``): a fixed-base articulation,
   default joint positions clipped into range (its elbow excludes 0), 0.5 s held at "home" next to
   MuJoCo (joints within 0.1 rad, the welded mount still), a frame drawn in the host from the
@@ -35,6 +40,7 @@ a failed check).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -45,18 +51,31 @@ import numpy as np
 
 BUDGET_S = 300.0
 DT = 0.005
-PARITY_STEPS = 200  # 1 s
-ARM_STEPS = 100  # 0.5 s
 ARM = Path(__file__).resolve().parents[1] / "tests" / "models" / "welded_arm.xml"
+PLATFORM = ARM.with_name("box_on_platform.xml")
 #: Loose bounds for "stands like MuJoCo" (different contact models; the tight figures are reported).
 STANDING = {"base_pos": 0.05, "dof_pos": 0.1}
 TURNED = np.array([0.9, 0.1, -0.2, 0.3]) / np.linalg.norm([0.9, 0.1, -0.2, 0.3])  # wxyz
+
+
+@dataclasses.dataclass(frozen=True)
+class Horizons:
+    """Steps of each part of the run (substeps of ``DT``; ``settle``/``lift``: control steps of 4 substeps).
+    The GPU run uses the defaults; the tests on the SDK stubs, whose physics is not judged, shorter ones."""
+
+    parity: int = 200  # 1 s of the quadruped next to MuJoCo
+    arm: int = 100  # 0.5 s of the welded arm
+    terrain: int = 200  # 1 s of the balls on the height field
+    settle: int = 10  # 0.2 s of the box on the platform
+    lift: int = 50  # the platform rises 1 mm per control step
+
+
 PHYSX = dict(solver_position_iteration_count=8, solver_velocity_iteration_count=2, bounce_threshold_velocity=0.3,
              contact_offset=0.02, rest_offset=0.001, max_depenetration_velocity=5.0,
              gpu_max_rigid_contact_count=2**21, gpu_max_rigid_patch_count=2**19)
 
 
-def parity_with_mujoco(b, scene, steps: int = PARITY_STEPS) -> dict:
+def parity_with_mujoco(b, scene, steps: int) -> dict:
     """Max deviations of ``b`` from in-process MuJoCo over ``steps`` of the PD-held default pose."""
     from unisim_core.compare import TIERS, deviation_series, record_trajectory, verdict
     from unisim_core.registry import create_backend
@@ -71,7 +90,8 @@ def parity_with_mujoco(b, scene, steps: int = PARITY_STEPS) -> dict:
                                   "mujoco": float(theirs.base_pos[-1, 0, 2])}}
 
 
-def run(num_envs: int, device: str, backend_cls=None, expect_isaaclab: int | None = None) -> dict:
+def run(num_envs: int, device: str, backend_cls=None, expect_isaaclab: int | None = None,
+        horizons: Horizons = Horizons()) -> dict:
     """All checks (``backend_cls``: ``IsaacSimBackend`` unless a test double)."""
     from unisim_core import SceneCfg
     from unisim_core.scenes import scene_path
@@ -117,7 +137,7 @@ def run(num_envs: int, device: str, backend_cls=None, expect_isaaclab: int | Non
         b.set_state(np.array([0]), default, np.zeros((1, b.nv)))
 
         t = time.perf_counter()
-        report["parity_vs_mujoco"] = parity = parity_with_mujoco(b, scene)
+        report["parity_vs_mujoco"] = parity = parity_with_mujoco(b, scene, horizons.parity)
         timings["parity"] = time.perf_counter() - t
         checks["stands_like_mujoco"] = all(parity["max_dev"][k] <= bound for k, bound in STANDING.items())
         checks["contact_forces_declared"] = "contact_forces" in {c.value for c in b.capabilities}
@@ -141,10 +161,13 @@ def run(num_envs: int, device: str, backend_cls=None, expect_isaaclab: int | Non
     finally:
         b.close()
     t = time.perf_counter()
-    report["terrain"] = terrain_checks(num_envs, device, backend_cls or IsaacSimBackend, checks)
+    report["terrain"] = terrain_checks(num_envs, device, backend_cls or IsaacSimBackend, checks, horizons.terrain)
     timings["terrain"] = time.perf_counter() - t
     t = time.perf_counter()
-    report["fixed_base"] = fixed_base_checks(num_envs, device, backend_cls or IsaacSimBackend, checks)
+    report["platform"] = platform_checks(num_envs, device, backend_cls or IsaacSimBackend, checks, horizons)
+    timings["platform"] = time.perf_counter() - t
+    t = time.perf_counter()
+    report["fixed_base"] = fixed_base_checks(num_envs, device, backend_cls or IsaacSimBackend, checks, horizons.arm)
     timings["fixed_base"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - t0
     checks["under_budget"] = timings["total"] < BUDGET_S
@@ -276,10 +299,9 @@ def host_frame_is_mujocos(b, scene) -> bool:
 #: Rest height of the hfield scene's ball on the plateau (0.4 m + radius 0.1 m) and the bound on both
 #: engines' sinking (MuJoCo's soft contact, PhysX's rest offset).
 BALL_REST_Z, BALL_REST_TOL = 0.5, 0.01
-TERRAIN_STEPS = 200  # 1 s at DT
 
 
-def terrain_checks(num_envs: int, device: str, backend_cls, checks: dict) -> dict:
+def terrain_checks(num_envs: int, device: str, backend_cls, checks: dict, steps: int) -> dict:
     """The kit's height-field scene (cells ``height_scan`` and ``terrain``): the host's spawn data and scan
     equal MuJoCo's for the same state; a ball dropped per env on the plateau rests on the field."""
     from unisim_conformance import scene_path as kit_scene
@@ -308,7 +330,7 @@ def terrain_checks(num_envs: int, device: str, backend_cls, checks: dict) -> dic
             checks["height_scan_matches_mujoco"] = report["height_scan_max_dev"] <= 1e-5
             empty = np.zeros((num_envs, 0), np.float32)
             for x in (b, ref):
-                x.step(empty, TERRAIN_STEPS)
+                x.step(empty, steps)
             z = {"isaacsim": b.get_qpos()[:, 2].tolist(), "mujoco": ref.get_qpos()[:, 2].tolist()}
         report["ball_z_end_m"] = z
         checks["terrain_ball_rests_on_the_field_like_mujoco"] = all(
@@ -318,7 +340,95 @@ def terrain_checks(num_envs: int, device: str, backend_cls, checks: dict) -> dic
     return report
 
 
-def fixed_base_checks(num_envs: int, device: str, backend_cls, checks: dict) -> dict:
+#: The platform scene's box (kg) and its centre of mass off its centre (m, along x).
+BOX_MASS, BOX_COM_X = 1.0, 0.03
+PLATFORM_Z = 0.15  # the platform's model height (m)
+#: Force tolerance: 5 % of the box's weight (PhysX's rigid contacts vs MuJoCo's soft ones at rest). Moment
+#: tolerances as the kit's contact torque checks: 1 % (resting box) and 2 % of m g x 0.1 m.
+FORCE_RTOL, REST_TORQUE_TOL, TORQUE_TOL = 0.05, 0.0098, 0.0196
+LIFT_M = 0.001  # the platform's rise per control step of the lift (m)
+#: Bound on the box's height difference from MuJoCo's after the lift (m).
+LIFT_TOL = 0.01
+
+
+def platform_checks(num_envs: int, device: str, backend_cls, checks: dict, horizons: Horizons) -> dict:
+    """The box on the mocap platform (cells ``mocap``, ``contact_filters``, ``contact_torques``) next to
+    MuJoCo from the same state and writes. A backend refusing the scene (a test double) reports
+    ``mocap_declared`` False and skips the rest."""
+    from unisim_core import SceneCfg, UnsupportedCapabilityError
+    from unisim_core.registry import create_backend
+
+    scene = SceneCfg(str(PLATFORM))
+    try:
+        b = backend_cls(scene, num_envs, DT, device=device, headless=True, init_timeout_s=BUDGET_S)
+    except UnsupportedCapabilityError as exc:
+        checks["mocap_declared"] = False
+        return {"refused": str(exc)}
+    report: dict = {}
+    mg = BOX_MASS * 9.81
+    try:
+        declared = {c.value for c in b.capabilities}
+        checks["mocap_declared"] = "mocap" in declared
+        checks["contact_filters_declared"] = "contact_filters" in declared
+        checks["contact_torques_declared"] = "contact_torques" in declared
+        if not {"mocap", "contact_filters", "contact_torques"} <= declared:
+            return report
+        n, envs = num_envs, np.arange(num_envs)
+        with create_backend("mujoco", scene, n, DT) as ref:
+            mocap = {"isaacsim": b.bind_mocap_pose("platform"), "mujoco": ref.bind_mocap_pose("platform")}
+            pos, quat = mocap["isaacsim"].get()
+            checks["mocap_initial_pose"] = bool(np.allclose(pos, [[0, 0, PLATFORM_Z]] * n, atol=1e-5)
+                                                and np.allclose(quat, [[1, 0, 0, 0]] * n, atol=1e-5))
+            turned = np.array([[np.cos(0.3), 0.0, 0.0, np.sin(0.3)]])
+            mocap["isaacsim"].set(np.array([[1.0, 2.0, 3.0]]), turned, env_ids=np.array([n - 1]))
+            pos, quat = mocap["isaacsim"].get()
+            body = b.get_body_ids(["platform"])
+            checks["mocap_per_env_write_reads_back"] = bool(
+                np.allclose(pos[-1], [1, 2, 3], atol=1e-5) and np.allclose(quat[-1], turned[0], atol=1e-5)
+                and np.allclose(pos[:-1], [0, 0, PLATFORM_Z], atol=1e-5)
+                and np.allclose(b.get_body_pos_w(body)[:, 0], pos, atol=1e-5))
+            level = np.tile([[0.0, 0.0, PLATFORM_Z]], (n, 1))
+            identity = np.tile([1.0, 0.0, 0.0, 0.0], (n, 1))
+            out = {}
+            for name, x in (("isaacsim", b), ("mujoco", ref)):
+                mocap[name].set(level, identity)
+                x.set_state(envs, np.tile(x.get_default_qpos(), (n, 1)), np.zeros((n, x.nv)))
+                bind = {k: x.bind_contact_forces(["box"], against=[k]) for k in ("platform", "world")}
+                bind["on_platform"] = x.bind_contact_forces(["platform"], against=["box"])
+                tau = x.bind_contact_forces(["box", "platform"], torques=True)
+                empty = np.zeros((n, 0), np.float32)
+                for _ in range(horizons.settle):
+                    x.step(empty, 4)
+                out[name] = {k: v.read()[:, 0].tolist() for k, v in bind.items()}
+                out[name]["torque"] = tau.read_torque().tolist()
+                for k in range(1, horizons.lift + 1):
+                    mocap[name].set(level + [0.0, 0.0, k * LIFT_M], identity)
+                    x.step(empty, 4)
+                out[name]["box_z_lifted"] = x.get_qpos()[:, 2].tolist()
+                out[name]["platform_z_lifted"] = mocap[name].get()[0][:, 2].tolist()
+        report.update(out)
+        got, want = out["isaacsim"], out["mujoco"]
+        up = np.array([0.0, 0.0, mg])
+        checks["contact_filters_box_on_platform_like_mujoco"] = bool(
+            np.allclose(got["platform"], up, atol=FORCE_RTOL * mg) and np.allclose(got["platform"], want["platform"],
+                                                                                   atol=FORCE_RTOL * mg)
+            and np.allclose(got["world"], 0.0, atol=FORCE_RTOL * mg)
+            and np.allclose(got["on_platform"], -up, atol=FORCE_RTOL * mg))
+        tau_got, tau_want = np.asarray(got["torque"]), np.asarray(want["torque"])
+        checks["contact_torques_resting_box_about_its_com"] = bool(np.max(np.abs(tau_got[:, 0])) <= REST_TORQUE_TOL)
+        checks["contact_torques_platform_like_mujoco"] = bool(
+            np.allclose(tau_got[:, 1], [0.0, BOX_COM_X * mg, 0.0], atol=TORQUE_TOL)
+            and np.allclose(tau_got[:, 1], tau_want[:, 1], atol=TORQUE_TOL))
+        checks["mocap_holds_the_written_pose"] = bool(
+            np.allclose(got["platform_z_lifted"], PLATFORM_Z + horizons.lift * LIFT_M, atol=1e-5))
+        checks["mocap_platform_lifts_the_box_like_mujoco"] = bool(
+            np.allclose(got["box_z_lifted"], want["box_z_lifted"], atol=LIFT_TOL))
+    finally:
+        b.close()
+    return report
+
+
+def fixed_base_checks(num_envs: int, device: str, backend_cls, checks: dict, steps: int) -> dict:
     """The welded arm: a fixed-base articulation holding "home" like MuJoCo, its mount still."""
     from unisim_core import SceneCfg
 
@@ -331,7 +441,7 @@ def fixed_base_checks(num_envs: int, device: str, backend_cls, checks: dict) -> 
         home = np.tile(b.get_default_qpos(), (num_envs, 1))
         b.set_state(np.arange(num_envs), home, np.zeros((num_envs, b.nv)))
         checks["arm_home_set"] = bool(np.allclose(b.get_qpos(), home, atol=1e-4))
-        parity = parity_with_mujoco(b, scene, ARM_STEPS)
+        parity = parity_with_mujoco(b, scene, steps)
         moved = float(np.max(np.abs(b.get_body_pos_w(np.array([mount])) - before)))
         checks["arm_holds_like_mujoco"] = parity["max_dev"]["dof_pos"] <= STANDING["dof_pos"]
         checks["arm_mount_still"] = moved < 1e-4

@@ -17,6 +17,16 @@ SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "gpu_acceptance.py"
 REASON = "needs Isaac Sim 5.1 (set UNISIM_ISAACSIM_PYTHON to its python.sh) and an NVIDIA RTX GPU"
 
 
+def _script():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gpu_acceptance", SCRIPT)
+    script = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = script  # its dataclass resolves its annotations there
+    spec.loader.exec_module(script)
+    return script
+
+
 def _gpu_present() -> bool:
     smi = shutil.which("nvidia-smi")
     return smi is not None and subprocess.run([smi, "-L"], capture_output=True).returncode == 0
@@ -45,8 +55,6 @@ def test_script_reports_a_missing_runtime(tmp_path, monkeypatch):
 
 def test_script_checks_run_end_to_end_on_the_test_double_worker(monkeypatch, tmp_path):
     """Every step of the acceptance run, against the SDK-free test double (real worker subprocess)."""
-    import importlib.util
-
     from isaacsim_testing.host import LocalWorkerHost
 
     from unisim_isaacsim._runtime import HOME_ENV, PYTHON_ENV
@@ -59,14 +67,14 @@ def test_script_checks_run_end_to_end_on_the_test_double_worker(monkeypatch, tmp
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.delenv(HOME_ENV, raising=False)
     monkeypatch.setenv(PYTHON_ENV, sys.executable)
-    spec = importlib.util.spec_from_file_location("gpu_acceptance", SCRIPT)
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
-    report = script.run(4, "cpu", backend_cls=FakeIsaac)
+    script = _script()
+    # 0.3 s of parity: the stand-in falls 0.44 m in it (below the floor), MuJoCo's quadruped stands
+    report = script.run(4, "cpu", backend_cls=FakeIsaac, horizons=script.Horizons(parity=60, arm=5, terrain=5,
+                                                                                   settle=2, lift=3))
     checks = report["checks"]
     # FakeBackend is not PhysX, and the double declares none of the worker's computed capabilities
     dynamics = {"stands_like_mujoco", "arm_holds_like_mujoco", "contact_forces_declared", "capabilities_declared",
-                "terrain_ball_rests_on_the_field_like_mujoco"}
+                "terrain_ball_rests_on_the_field_like_mujoco", "mocap_declared"}
     machinery = {k: v for k, v in checks.items() if isinstance(v, bool) and k not in dynamics}
     assert checks["terrain_declared"] and checks["height_scan_matches_mujoco"]  # computed in the host
     assert machinery and all(machinery.values()), checks
@@ -86,9 +94,8 @@ def test_script_checks_run_end_to_end_on_the_test_double_worker(monkeypatch, tmp
 @pytest.mark.parametrize("lab", [2, 3])
 def test_script_runs_on_the_real_worker_over_the_sdk_stubs(monkeypatch, tmp_path, lab):
     """The whole acceptance run with the real worker.py on the SDK stubs (kinematic stub physics: the
-    dynamics checks and the frame's content are not judged; the generation check is)."""
-    import importlib.util
-
+    dynamics checks and the frame's content are not judged; the generation check is): a few steps of
+    each part."""
     from isaacsim_testing import USD_EXTRA
     from isaacsim_testing.stub_sdk import LAB_ENV
     from isaacsim_testing.stub_sdk_run import StubSdkIsaacSim
@@ -101,10 +108,9 @@ def test_script_runs_on_the_real_worker_over_the_sdk_stubs(monkeypatch, tmp_path
     monkeypatch.delenv(HOME_ENV, raising=False)
     monkeypatch.setenv(PYTHON_ENV, sys.executable)
     monkeypatch.setenv(LAB_ENV, str(lab))
-    spec = importlib.util.spec_from_file_location("gpu_acceptance", SCRIPT)
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
-    report = script.run(2, "cuda:0", backend_cls=StubSdkIsaacSim, expect_isaaclab=lab)
+    script = _script()
+    report = script.run(2, "cuda:0", backend_cls=StubSdkIsaacSim, expect_isaaclab=lab,
+                        horizons=script.Horizons(parity=5, arm=5, terrain=5, settle=2, lift=3))
     checks = report["checks"]
     physics = {"stands_like_mujoco", "arm_holds_like_mujoco", "frame_nonblank", "step_finite_and_moves",
                "feet_carry_the_weight"}  # the stub's contact model rests box colliders only
@@ -122,3 +128,9 @@ def test_script_runs_on_the_real_worker_over_the_sdk_stubs(monkeypatch, tmp_path
     # the height field: the worker built the scene with its mesh; the host's scan and spawn data are MuJoCo's
     assert checks["terrain_declared"] and checks["height_scan_matches_mujoco"]
     assert checks["terrain_spawn_data_matches_mujoco"] and "terrain_ball_rests_on_the_field_like_mujoco" in checks
+    # the mocap platform: poses, filtered forces and torques judged; the lift's dynamics on a GPU only
+    assert checks["mocap_declared"] and checks["contact_filters_declared"] and checks["contact_torques_declared"]
+    assert checks["mocap_per_env_write_reads_back"] and checks["mocap_holds_the_written_pose"]
+    assert checks["contact_torques_resting_box_about_its_com"]
+    assert {"contact_filters_box_on_platform_like_mujoco", "contact_torques_platform_like_mujoco",
+            "mocap_platform_lifts_the_box_like_mujoco"} <= set(checks)

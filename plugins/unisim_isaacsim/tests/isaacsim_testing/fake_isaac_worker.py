@@ -159,6 +159,9 @@ def factory(init: dict[str, Any], progress) -> dict[str, Any]:
     return {f.__name__: f for f in (describe, attach, step, set_state, bodies, init_renderer, capture_frame, close)}
 
 
+factory.reusable = True  # the worker pool may hand this process the next backend (its modes stay its own)
+
+
 if __name__ == "__main__":
     from unisim_isaacsim.worker import run
 

@@ -19,16 +19,12 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-import attrs
 import numpy as np
 
-from unisim_core.worker.backend import WorkerLaunch
-from unisim_isaacsim._launch import FALLBACK_ENV
-
-from .host import TESTS_DIR, LocalWorkerHost
+from .host import LocalWorkerHost
 from .stub_sdk import LAB_ENV
 from .stub_sdk.engine import STUB
 
@@ -38,21 +34,9 @@ STEPS = 5
 
 
 class StubSdkIsaacSim(LocalWorkerHost):
-    """The Isaac Sim host whose worker runs on the SDK stubs (``stub_sdk_worker``). The worker runs this
-    interpreter with this environment (the venv has every package: the production launch's package
-    folder, :class:`~unisim_isaacsim._launch.WorkerPath`, is not used) and serves several INITs in turn:
-    the core's worker pool reuses it for the next backend of the same environment (``UNISIM_WORKER_POOL``,
-    the stubs' ``UNISIM_STUB_*`` variables)."""
+    """The Isaac Sim host whose worker runs on the SDK stubs (``stub_sdk_worker``, reused by the worker pool)."""
 
     worker_module = "isaacsim_testing.stub_sdk_worker"
-    #: Variables that differ between tests without changing the worker (pytest's current test id, a test's HOME).
-    VOLATILE_ENV = ("PYTEST_CURRENT_TEST", "HOME")
-
-    def _worker_launch(self, options: Mapping[str, Any]) -> WorkerLaunch:
-        launch = super()._worker_launch(options)
-        env = {k: v for k, v in os.environ.items() if k not in self.VOLATILE_ENV and k != FALLBACK_ENV}
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (os.environ.get("PYTHONPATH", ""), str(TESTS_DIR)) if p)
-        return attrs.evolve(launch, env=env, reuse=True)
 
 
 def run(model: str, isaaclab: int = 2, *, device: str = "cuda:0", num_envs: int = 3, keyframe: str | None = None,
