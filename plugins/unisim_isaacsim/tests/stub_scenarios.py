@@ -1,11 +1,11 @@
-"""Scenarios run on the SDK stubs in a fresh process (``python stub_scenarios.py NAME MODEL``): each
-replays a PRE-FIX code path of the worker (or the fixed one) against a stub rule and prints one JSON
-line. Used by test_isaacsim_stub_sdk.py; the stubs never load into the pytest process."""
+"""Scenarios run on the SDK stubs in a process of their own (``python stub_scenarios.py JSON``, JSON a list
+of ``[name, device, model]``): each replays a PRE-FIX code path of the worker (or the fixed one) against a
+stub rule on a fresh stub stage; the process prints one JSON line, ``{"name device model": result}``.
+Used by test_isaacsim_stub_sdk.py; the stubs never load into the pytest process."""
 
 from __future__ import annotations
 
 import json
-import os
 import sys
 import tempfile
 
@@ -29,6 +29,7 @@ from unisim_isaacsim._layout import root_body_name  # noqa: E402
 from unisim_isaacsim._usd_scene import isolate_articulation_root  # noqa: E402
 
 ROBOT = "/World/envs/env_0/Robot"
+DEVICE = "cuda:0"  # the scenario's (main sets it)
 
 
 def _app():
@@ -133,10 +134,19 @@ def scenario(name: str, model: str) -> dict:
     raise ValueError(f"unknown scenario {name!r}")
 
 
+def main(specs: list[list[str]]) -> dict:
+    global DEVICE
+    out = {}
+    for name, device, model in specs:
+        omni.usd.get_context().__init__()  # a fresh stage and simulation context per scenario
+        sim_utils.SimulationContext.instance_ = None
+        DEVICE = device
+        try:
+            out[f"{name} {device} {model}"] = scenario(name, model)
+        except Exception as exc:  # the test asserts on the stub's error
+            out[f"{name} {device} {model}"] = {"error": f"{type(exc).__name__}: {exc}"}
+    return out
+
+
 if __name__ == "__main__":
-    DEVICE = os.environ.get("STUB_DEVICE", "cuda:0")
-    try:
-        result = scenario(sys.argv[1], sys.argv[2])
-    except Exception as exc:  # the test asserts on the stub's error
-        result = {"error": f"{type(exc).__name__}: {exc}"}
-    print(json.dumps(result))
+    print(json.dumps(main(json.loads(sys.argv[1]))))

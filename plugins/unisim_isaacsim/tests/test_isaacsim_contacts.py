@@ -7,9 +7,7 @@ Isaac Sim on a GPU: scripts/gpu_acceptance.py."""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -167,21 +165,3 @@ def test_torques_about_each_bodys_centre_of_mass(platform):
     np.testing.assert_allclose(filtered.read_torque()[:, 0], [[0, 0.03 * M * G, 0]] * 2, atol=1e-5)
     b.set_state(np.array([1]), b.get_default_qpos()[None], np.zeros((1, b.nv)))
     np.testing.assert_array_equal(tau.read_torque()[1], 0.0)  # a reset env reads nothing until stepped
-
-
-@pytest.mark.parametrize("lab", [2, 3])
-def test_pre_fix_sensor_without_the_contact_report_api_fails_at_reset(lab):
-    """The stub's Isaac Lab rule: a ContactSensor finds no bodies without PhysxContactReportAPI
-    (RuntimeError naming activate_contact_sensors at sim.reset()); with apply_contact_report it
-    senses the quadruped's 13 bodies."""
-    from isaacsim_testing.stub_sdk import LAB_ENV
-
-    from unisim_core.scenes import scene_path as core_scene
-
-    proc = subprocess.run([sys.executable, str(Path(__file__).with_name("stub_scenarios.py")), "contact_report",
-                           str(core_scene("quadruped"))], capture_output=True, text=True,
-                          env={**os.environ, LAB_ENV: str(lab), "STUB_DEVICE": "cpu"}, timeout=120, check=True)
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert "activate_contact_sensors" in out["False"]["error"], out
-    bodies = out["True"]["bodies"]
-    assert len(bodies) == 13 and "base" in bodies and "FL_calf" in bodies, out

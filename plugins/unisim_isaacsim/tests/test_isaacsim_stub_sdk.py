@@ -77,46 +77,72 @@ def test_cli_prints_one_json_object(capsys):
     assert "stub" in report["stub"]
 
 
-def _scenario(name: str, model: str, lab: int, **env: str) -> dict:
-    proc = subprocess.run([sys.executable, str(SCENARIOS), name, model], capture_output=True, text=True,
-                          env={**os.environ, LAB_ENV: str(lab), **env}, timeout=120, check=True)
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+@pytest.fixture(scope="module")
+def scenario(tmp_path_factory):
+    """``scenario(name, model, lab, device, fail_extension=False)``: its result. The scenarios of one Isaac Lab
+    generation and extension rule run in one process (:data:`SCENARIOS`, each on a fresh stub stage), on
+    first use."""
+    models = tmp_path_factory.mktemp("models")
+    for name in ("a.v2.xml", "go2-v1.xml"):
+        shutil.copy(QUADRUPED, models / name)
+    dotted, dashed = str(models / "a.v2.xml"), str(models / "go2-v1.xml")
+    groups = {  # (lab, extension fails) -> [name, device, model]
+        (2, False): [["init_qpos0", "cuda:0", QUADRUPED], ["converter_name", "cuda:0", dotted],
+                     ["converter_name", "cuda:0", dashed], ["fixed_root", "cuda:0", ARM], ["refresh", "cuda:0", ARM],
+                     ["refresh", "cpu", ARM], ["contact_report", "cpu", QUADRUPED]],
+        (3, False): [["init_qpos0", "cuda:0", QUADRUPED], ["contact_report", "cpu", QUADRUPED]],
+        (2, True): [["extension_ignored", "cuda:0", QUADRUPED]],
+        (3, True): [["extension_ignored", "cuda:0", QUADRUPED]],
+    }
+    done: dict = {}
+
+    def get(name: str, model: str, lab: int, device: str = "cuda:0", fail_extension: bool = False) -> dict:
+        key = (lab, fail_extension)
+        if key not in done:
+            env = {**os.environ, LAB_ENV: str(lab)}
+            if fail_extension:
+                env[FAIL_EXT_ENV] = "isaacsim.asset.importer.mjcf"
+            proc = subprocess.run([sys.executable, str(SCENARIOS), json.dumps(groups[key])], capture_output=True,
+                                  text=True, env=env, timeout=300, check=True)
+            done[key] = json.loads(proc.stdout.strip().splitlines()[-1])
+        model = {"a.v2.xml": dotted, "go2-v1.xml": dashed}.get(model, model)
+        return done[key][f"{name} {device} {model}"]
+
+    return get
 
 
 # -- the stubs' rules against the pre-fix code paths -------------------------------------------------
 @pytest.mark.parametrize("lab", [2, 3])
-def test_pre_fix_default_joint_positions_from_qpos0_fail_reset_like_validate_cfg(lab):
-    out = _scenario("init_qpos0", QUADRUPED, lab)
+def test_pre_fix_default_joint_positions_from_qpos0_fail_reset_like_validate_cfg(scenario, lab):
+    out = scenario("init_qpos0", QUADRUPED, lab)
     assert out["error"].startswith("ValueError: The following joints have default positions out of the limits")
     assert "'FL_calf_joint': 0.000 not in [-2.700, -0.900]" in out["error"]
 
 
-def test_pre_fix_converter_input_with_dots_or_dashes_fails_in_isaac_lab_2(tmp_path):
+def test_pre_fix_converter_input_with_dots_or_dashes_fails_in_isaac_lab_2(scenario):
     for name, error in (("a.v2.xml", "ValueError: too many values to unpack (expected 2)"),
                         ("go2-v1.xml", "'/go2-v1' is not a valid prim path")):
-        shutil.copy(QUADRUPED, tmp_path / name)
-        assert error in _scenario("converter_name", str(tmp_path / name), 2)["error"]
+        assert error in scenario("converter_name", name, 2)["error"]
 
 
-def test_pre_fix_ignored_extension_result_surfaces_as_an_unrelated_error_later():
-    env = {FAIL_EXT_ENV: "isaacsim.asset.importer.mjcf"}
-    assert _scenario("extension_ignored", QUADRUPED, 2, **env)["error"].startswith(
+def test_pre_fix_ignored_extension_result_surfaces_as_an_unrelated_error_later(scenario):
+    assert scenario("extension_ignored", QUADRUPED, 2, fail_extension=True)["error"].startswith(
         "FileNotFoundError: USD file not found at path")
-    assert _scenario("extension_ignored", QUADRUPED, 3, **env)["error"] == (
+    assert scenario("extension_ignored", QUADRUPED, 3, fail_extension=True)["error"] == (
         "ModuleNotFoundError: No module named 'isaacsim.asset.importer.mjcf'")
 
 
-def test_pre_fix_welded_root_is_floating_and_the_moved_root_is_fixed_base():
-    out = _scenario("fixed_root", ARM, 2)
+def test_pre_fix_welded_root_is_floating_and_the_moved_root_is_fixed_base(scenario):
+    out = scenario("fixed_root", ARM, 2)
     joints = ["elbow", "shoulder_pitch", "shoulder_yaw", "wrist"]
     assert out == {"False": {"fixed_base": False, "joints": joints}, "True": {"fixed_base": True, "joints": joints}}
 
 
-def test_pre_fix_refresh_rereads_pre_write_joint_state_on_the_gpu_pipeline():
-    out = _scenario("refresh", ARM, 2, STUB_DEVICE="cuda:0")
+def test_pre_fix_refresh_rereads_pre_write_joint_state_on_the_gpu_pipeline(scenario):
+    out = scenario("refresh", ARM, 2, "cuda:0")
     assert out["prefix"] == pytest.approx(0.5)  # the write of 0.5 was lost: the pre-write state came back
     assert out["fixed"] < 1e-6
-    cpu = _scenario("refresh", ARM, 2, STUB_DEVICE="cpu")
+    cpu = scenario("refresh", ARM, 2, "cpu")
     assert cpu["prefix"] < 1e-6 and cpu["fixed"] < 1e-6  # on the CPU pipeline writes apply at once
 
 
@@ -128,3 +154,14 @@ def test_an_unactuated_joint_outside_its_range_at_qpos0_is_clipped_too(tmp_path)
     model = tmp_path / "arm_no_elbow_actuator.xml"
     model.write_text(text)  # no keyframe: qpos0, elbow 0 outside [0.2, 2.5], no actuator on the elbow
     _check(run(str(model), 2, num_envs=1), 2, fixed_base=True)
+
+
+@pytest.mark.parametrize("lab", [2, 3])
+def test_pre_fix_sensor_without_the_contact_report_api_fails_at_reset(scenario, lab):
+    """The stub's Isaac Lab rule: a ContactSensor finds no bodies without PhysxContactReportAPI
+    (RuntimeError naming activate_contact_sensors at sim.reset()); with apply_contact_report it
+    senses the quadruped's 13 bodies."""
+    out = scenario("contact_report", QUADRUPED, lab, "cpu")
+    assert "activate_contact_sensors" in out["False"]["error"], out
+    bodies = out["True"]["bodies"]
+    assert len(bodies) == 13 and "base" in bodies and "FL_calf" in bodies, out
