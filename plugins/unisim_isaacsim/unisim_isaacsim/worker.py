@@ -8,7 +8,8 @@ order). It has never run on a GPU in this project's CI; it runs there against th
 
 Started by :class:`~unisim_isaacsim._backend.IsaacSimBackend`; it serves the hosted op protocol of
 ``unisim_core.worker`` (``describe``, ``attach``, ``step``, ``set_state``, ``bodies``,
-``bind_contacts``, ``contacts``, ``init_renderer``, ``capture_frame``, ``close``). Module scope is
+``bind_contacts``, ``contacts``, ``bind_mocap``, ``mocap_get``, ``mocap_write``, ``init_renderer``,
+``capture_frame``, ``close``). Module scope is
 stdlib only; unisim_core, numpy and the SDK are imported inside functions (the SDK only after the
 app is launched).
 
@@ -23,7 +24,9 @@ the stem a prim path) through Isaac Lab's ``MjcfConverter``; spawn it as env 0
 coming with it into every environment; keep one articulation root (a welded root body: moved to
 the robot prim so PhysX makes the articulation fixed-base) and de-instance the colliders
 (:mod:`unisim_isaacsim._usd_scene`); author the collision offsets and max depenetration velocity
-on every collider / rigid body (:mod:`unisim_isaacsim._usd_helpers`) **before** cloning; clone
+on every collider / rigid body (:mod:`unisim_isaacsim._usd_helpers`), the mocap bodies as kinematic
+rigid bodies (:mod:`unisim_isaacsim._mocap`; the importer's copy goes without them) and the height
+fields as static meshes (:mod:`unisim_isaacsim._terrain`) **before** cloning; clone
 ``num_envs`` environments with ``GridCloner`` as Isaac Lab's ``InteractiveScene`` does
 (replicated physics; environment ids filter collisions on the GPU, collision groups on the CPU);
 build the ``Articulation`` with one implicit drive per hinge/slide joint equal to its MJCF
@@ -31,7 +34,9 @@ actuator (:mod:`unisim_isaacsim._drives`) and default joint positions from the s
 keyframe (or ``qpos0``) clipped into the joint limits; ``sim.reset()``; read the solver settings back (the
 PhysX view for the shape offsets, the only ones it has getters for; the authored USD value
 otherwise, labelled as such); take the environment row order from the articulation view's prim
-paths. MJCF names are matched as the importer writes them
+paths; open the worker's own PhysX simulation view (``omni.physics.tensors``) for the mocap bodies'
+rigid body view and, per contact binding that needs it, rigid contact views
+(:mod:`unisim_isaacsim._contacts`). MJCF names are matched as the importer writes them
 (:func:`~unisim_isaacsim._layout.mjcf_usd_name`).
 
 State crosses in the contract layout (see :mod:`unisim_isaacsim._layout`): positions relative to
