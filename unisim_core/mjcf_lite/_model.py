@@ -12,7 +12,7 @@ from ..model import ModelInfo
 __all__ = ["LiteModel", "collision_candidates", "SENSOR_DIMS"]
 
 SENSOR_DIMS = {"jointpos": 1, "jointvel": 1, "framepos": 3, "framequat": 4, "framelinvel": 3, "frameangvel": 3,
-               "gyro": 3, "velocimeter": 3, "accelerometer": 3}
+               "gyro": 3, "velocimeter": 3, "accelerometer": 3, "magnetometer": 3, "actuatorpos": 1}
 
 def collision_candidates(body_parent, body_has_joint, geom_body, geom_contype, geom_conaffinity,
                          body_mocap=None) -> list[tuple[int, int]]:
@@ -53,6 +53,8 @@ class LiteModel:
 
     gravity: np.ndarray  #: (3,) m/s², world frame (zero when ``<flag gravity="disable">``)
     timestep: float  #: ``<option timestep>``, s
+    #: ``<option magnetic>``, the global magnetic flux (world frame, MuJoCo's default ``0 -0.5 0``)
+    magnetic: np.ndarray = field(default_factory=lambda: np.array([0.0, -0.5, 0.0]))
     contact: bool = True  #: False when ``<flag contact="disable">``
     body_names: list = field(default_factory=lambda: ["world"])
     body_parent: list = field(default_factory=lambda: [0])
@@ -83,8 +85,11 @@ class LiteModel:
     #: (``±inf`` when unlimited); a position actuator's ``dampratio`` (0 for none, read only when accepted) gave
     #: its ``kv`` as MuJoCo's compiler does (``_dampratio``)
     actuators: list = field(default_factory=list)
-    #: dicts ``name type obj objtype``: ``obj`` a joint, site or body id as ``objtype`` says
-    #: (joint | site | body | xbody; ``body`` frame sensors read the inertial frame, as MuJoCo)
+    #: dicts ``name type obj objtype cutoff``: ``obj`` a joint, site, body or actuator id as ``objtype`` says
+    #: (joint | site | body | xbody | actuator; ``body`` frame sensors read the inertial frame, as MuJoCo);
+    #: ``cutoff`` MuJoCo's clamp of a real-valued sensor's output to [-cutoff, cutoff] (0: none; a quaternion
+    #: is never clamped). ``magnetometer`` (``magnetic`` in the site frame) and ``actuatorpos`` (the actuator's
+    #: length: gear * qpos of its joint, 0 for a site motor) only when accepted (``<type>_sensor``)
     sensors: list = field(default_factory=list)
     sites: list = field(default_factory=list)  #: dicts ``name body pos quat`` (in the body frame)
     #: dicts ``name type body size pos quat hfield friction solref solimp contype conaffinity``: ``size`` (3,)

@@ -31,7 +31,10 @@ __all__ = ["load_mjcf", "OPTIONAL_FEATURES"]
 OPTIONAL_FEATURES = frozenset({"frictionloss", "multi_joint_body", "joint_stiffness", "joint_equality",
                                "connect_equality", "weld_equality", "fixed_tendon", "body_gravcomp",
                                "joint_actuatorgravcomp", "hfield", "mocap", "dampratio", "site_transmission",
+                               "magnetometer_sensor", "actuatorpos_sensor",
                                "ball_joint"})
+#: Sensors read only when the caller evaluates them (``<tag>_sensor`` in ``accept``).
+_GATED_SENSORS = ("magnetometer", "actuatorpos")
 #: Sections whose elements a caller that accepts them all simulates itself; the reader only counts them
 #: (:attr:`LiteModel.constraints`): they change no layout (nq, nv, nu, sensors).
 _COUNTED_SECTIONS = ("equality", "tendon")
@@ -197,8 +200,10 @@ class _Parser:
                     feature = next(f for f in (feature_name(elem.tag, c.tag) for c in kids) if f not in self.accept)
                 raise self.fail(elem, f"is not supported (top-level elements: {', '.join(sorted(_TOP))})", feature)
         gravity, timestep, contact = np.array([0.0, 0.0, -9.81]), 0.002, True
+        magnetic = np.array([0.0, -0.5, 0.0])
         for o in root.findall("option"):
             gravity = _vec(o.get("gravity"), 3, gravity, "option.gravity")
+            magnetic = _vec(o.get("magnetic"), 3, magnetic, "option.magnetic")
             timestep = float(o.get("timestep", timestep))
             for flag in o:
                 if flag.tag != "flag" or set(flag.attrib) - {"gravity", "contact"}:
@@ -218,7 +223,8 @@ class _Parser:
                     self.meshes[name] = ma
                 elif a.tag == "hfield" and "hfield" in self.accept:
                     self._hfield(a)
-        m = LiteModel(gravity=gravity, timestep=timestep, contact=contact, constraints=counted, hfields=self.hfields)
+        m = LiteModel(gravity=gravity, timestep=timestep, contact=contact, constraints=counted, hfields=self.hfields,
+                      magnetic=magnetic)
         for wb in root.findall("worldbody"):
             self._body_children(m, wb, 0, "main")
         self._check_actuatorgravcomp(m)
@@ -628,10 +634,14 @@ class _Parser:
                         "general_actuator")
 
     def _sensor(self, m: LiteModel, elem: ET.Element) -> None:
-        if elem.tag not in SENSOR_DIMS:
-            raise self.fail(elem, f"is not supported; sensors: {', '.join(SENSOR_DIMS)}", f"{elem.tag}_sensor")
+        if elem.tag not in SENSOR_DIMS or (elem.tag in _GATED_SENSORS and f"{elem.tag}_sensor" not in self.accept):
+            raise self.fail(elem, f"is not supported; sensors: {', '.join(SENSOR_DIMS)} (magnetometer and actuatorpos "
+                                  "when the backend accepts them)", f"{elem.tag}_sensor")
         a = elem.attrib
-        if elem.tag in ("jointpos", "jointvel"):
+        if elem.tag == "actuatorpos":
+            objtype, names = "actuator", [x["name"] for x in m.actuators]
+            ids = [i for i, n in enumerate(names) if n == a.get("actuator")]
+        elif elem.tag in ("jointpos", "jointvel"):
             ids = [i for i, j in enumerate(m.joints) if j["name"] == a.get("joint") and j["type"] != "free"]
             objtype, names = "joint", []
         elif elem.tag.startswith("frame"):
@@ -645,7 +655,8 @@ class _Parser:
             ids = [i for i, n in enumerate(names) if n == a.get("site")]
         if not ids:
             raise self.fail(elem, "refers to an object that is not in the model (or is unsupported)", None)
-        m.sensors.append({"name": a.get("name", ""), "type": elem.tag, "obj": ids[0], "objtype": objtype})
+        m.sensors.append({"name": a.get("name", ""), "type": elem.tag, "obj": ids[0], "objtype": objtype,
+                          "cutoff": float(a.get("cutoff", "0"))})
 
 
 def _below(parent: list, b: int, top: int) -> bool:

@@ -113,7 +113,7 @@ class NewtonBackend(SimBackend):
             self._has_ref = bool(self._layout.q_ref.any())
             self._terms = NewtonModelTerms(self)
             self._qvel = QvelKernel(self._model, n, lay.qd_src, [(da, lay.body_src[body]) for _, da, body in lay.free],
-                                    self.options.graph_capture)
+                                    self.options.graph_capture, [(lay.q_src[qa + 1], da) for qa, da in lay.ball])
             self._time = np.zeros(n)
             self._fresh = np.ones(n, dtype=bool)  # envs whose last substep is unknown (accelerometer)
             self._wrench = np.zeros((n, len(lay.body_src), 6))  # staged [force, torque] at body origins
@@ -268,6 +268,8 @@ class NewtonBackend(SimBackend):
             w = Q.quat_apply(q, qvel[:, da + 3:da + 6])
             vel[:, da:da + 3] = qvel[:, da:da + 3] + np.cross(w, Q.quat_apply(q, self._com[env_ids, body - 1]))
             vel[:, da + 3:da + 6] = w
+        for qa, da in lay.ball:  # MuJoCo's body-frame angular velocity -> Newton's, in the parent's frame
+            vel[:, da:da + 3] = Q.quat_apply(Q.quat_normalize(qpos[:, qa:qa + 4]), qvel[:, da:da + 3])
         jqd[np.ix_(env_ids, lay.qd_src)] = vel
         st.joint_q.assign(jq.reshape(-1).astype(np.float32))
         st.joint_qd.assign(jqd.reshape(-1).astype(np.float32))
@@ -321,11 +323,22 @@ class NewtonBackend(SimBackend):
 
     def _read_sensor(self, index: int) -> np.ndarray:
         s = self._lite.sensors[index]
+        value = self._sensor_value(s)
+        if s["cutoff"] > 0 and s["type"] != "framequat":  # MuJoCo clamps a real-valued sensor to +-cutoff
+            value = np.clip(value, -s["cutoff"], s["cutoff"])
+        return np.ascontiguousarray(value, dtype=self.np_dtype)
+
+    def _sensor_value(self, s: dict) -> np.ndarray:
         kind, obj, info = s["type"], s["obj"], self.model_info
         if kind == "jointpos":
             return self.get_qpos()[:, info.joint_qposadr[obj], None]
         if kind == "jointvel":
             return self.get_qvel()[:, info.joint_dofadr[obj], None]
+        if kind == "actuatorpos":  # the actuator's length: gear * qpos of its joint (a site motor's is 0)
+            a = self._lite.actuators[obj]
+            if a["joint"] < 0:
+                return np.zeros((self._num_envs, 1))
+            return a["gear"] * self.get_qpos()[:, info.joint_qposadr[a["joint"]], None]
         pos, quat, vel, ang = self._frame(self._now(), s["objtype"], obj)
         if kind == "accelerometer":
             before = self._frame(self._kinematics(self._prev), s["objtype"], obj)[2]
@@ -338,6 +351,8 @@ class NewtonBackend(SimBackend):
             value = Q.quat_apply_inverse(quat, ang)
         elif kind == "velocimeter":
             value = Q.quat_apply_inverse(quat, vel)
+        elif kind == "magnetometer":
+            value = Q.quat_apply_inverse(quat, np.broadcast_to(self._lite.magnetic, vel.shape))
         else:
             value = {"framepos": pos, "framequat": quat, "framelinvel": vel, "frameangvel": ang}[kind]
         return np.ascontiguousarray(value, dtype=self.np_dtype)

@@ -33,12 +33,13 @@ __all__ = ["ACCEPTED", "ENGINE_LIMITS", "Layout", "NewtonModellingWarning", "bui
 #: (not ``fixed_tendon``: a tendon spring moves the joints otherwise than MuJoCo does, docs/newton.md);
 #: ``gravcomp``/``actuatorgravcomp`` reach MuJoCo Warp as its ``body_gravcomp``/``jnt_actgravcomp``
 ACCEPTED = frozenset({"frictionloss", "multi_joint_body", "joint_stiffness", "joint_equality", "connect_equality",
+                      "ball_joint", "magnetometer_sensor", "actuatorpos_sensor",
                       "weld_equality", "body_gravcomp", "joint_actuatorgravcomp", "hfield", "mocap", "dampratio",
                       "site_transmission"})
 
 
 _JOINT_TYPES = {"free": newton.JointType.FREE, "hinge": newton.JointType.REVOLUTE,
-                "slide": newton.JointType.PRISMATIC}
+                "slide": newton.JointType.PRISMATIC, "ball": newton.JointType.BALL}
 _RTOL = 1e-6  # float32 round trip of the importer
 _FRAME_TOL = 1e-5  # absolute, for poses composed in float32 (m, rotation-matrix entries, inertia / its largest moment)
 
@@ -51,7 +52,9 @@ class Layout:
     ``q_ref (nq,)``: each column's joint ``ref`` (MuJoCo's qpos is Newton's coordinate + ref);
     ``qd_src (nv,)``: Newton dof of each qvel column; ``body_src (nbody,)``: Newton body of each
     contract body (-1 for the world); ``free``: ``(qpos column, qvel column, contract body)`` of each free joint;
-    ``mocap``: the Newton joint (a fixed root, posed by its ``joint_X_p``) of each mocap body, in mocap id order;
+    ``ball``: ``(qpos column, qvel column)`` of each ball joint (Newton's angular velocity is in the parent's
+    frame, MuJoCo's in the body's: rotated by the joint's quaternion); ``mocap``: the Newton joint (a fixed
+    root, posed by its ``joint_X_p``) of each mocap body, in mocap id order;
     ``coords``, ``dofs``, ``joints``, ``bodies``, ``actuators``: per-world counts.
     """
 
@@ -60,6 +63,7 @@ class Layout:
     qd_src: np.ndarray
     body_src: np.ndarray
     free: tuple[tuple[int, int, int], ...]
+    ball: tuple[tuple[int, int], ...]
     mocap: tuple[int, ...]
     coords: int
     dofs: int
@@ -69,7 +73,9 @@ class Layout:
 
 
 def _named(label: str, name: str) -> bool:
-    """Whether the importer's path label (``model/.../name``) ends in ``name`` (which may hold ``/``)."""
+    """Whether the importer's path label (``model/.../name``) ends in ``name`` (which may hold ``/``; the
+    importer writes a ``-`` as ``_``: newton's ``sanitize_name``)."""
+    name = name.replace("-", "_")
     return label == name or label.endswith("/" + name)
 
 
@@ -129,6 +135,13 @@ def check_engine_limits(path: str) -> None:
                                          "SolverMuJoCo runs MuJoCo Warp, which has the CG and Newton solvers only")
 
 
+def _welded(lite: LiteModel, body: int) -> bool:
+    """Whether ``body`` is the world or fixed to it (no joint on the path up)."""
+    while body and lite.body_joint[body] < 0:
+        body = lite.body_parent[body]
+    return body == 0
+
+
 def _anchor_at_hinges(b: newton.ModelBuilder, nj: int, own: list[dict]) -> None:
     """Move the anchor of Newton's D6 joint ``nj`` (the first of the body's joints ``own``, as the importer
     places it) to the hinges' ``pos``: its rotation then turns about the point MuJoCo's hinges turn
@@ -164,8 +177,13 @@ def _template(path: str, lite: LiteModel) -> tuple[newton.ModelBuilder, Layout]:
         raise _refuse("body", path, f"gives bodies {labels}, the file has {names[1:]}")
     body_src = np.arange(-1, len(names) - 1, dtype=np.int64)
     _check_close("body_mass", path, "body masses", [b.body_mass[i] for i in body_src[1:]], lite.body_mass[1:])
-    joint_of = {int(c): i for i, c in enumerate(b.joint_child)}  # one importer joint per body (fixed or not)
-    q_src, qd_src, q_ref, free = np.zeros(lite.nq, np.int64), np.zeros(lite.nv, np.int64), np.zeros(lite.nq), []
+    # each body's tree joint (fixed or not): the first with it as child (the importer appends loop joints of
+    # <connect>/<weld> equalities, with the same child, after the tree)
+    joint_of = {}
+    for i, c in enumerate(b.joint_child):
+        joint_of.setdefault(int(c), i)
+    q_src, qd_src, q_ref = np.zeros(lite.nq, np.int64), np.zeros(lite.nv, np.int64), np.zeros(lite.nq)
+    free, ball = [], []
     for j in lite.joints:
         name, kind = j["name"], j["type"]
         nj = joint_of.get(int(body_src[j["body"]]))
@@ -185,6 +203,25 @@ def _template(path: str, lite: LiteModel) -> tuple[newton.ModelBuilder, Layout]:
             q_src[qa:qa + 7] = [qs, qs + 1, qs + 2, qs + 6, qs + 3, qs + 4, qs + 5]
             qd_src[da:da + 6] = np.arange(ds, ds + 6)
             free.append((qa, da, j["body"]))
+            continue
+        if kind == "ball":  # Newton: [x y z w], angular velocity in the parent's frame; MuJoCo: wxyz, body frame
+            if not np.allclose(np.asarray(b.joint_X_c[nj][3:], dtype=np.float64), [0, 0, 0, 1]):
+                raise _refuse("ball_joint", path, f"turns ball joint {name!r}'s frame in its body (SolverMuJoCo "
+                              "conjugates its quaternion; not converted here)")
+            if np.isfinite(j["range"]).all():
+                raise _refuse("ball_joint", path, f"does not limit ball joint {name!r} (range {j['range'].tolist()}) "
+                              "as MuJoCo's cone")
+            if _welded(lite, lite.body_parent[j["body"]]):  # measured: a ball root under a static body
+                raise UnsupportedCapabilityError("newton", "ball_joint", f"{path}: ball joint {name!r} turns a body "
+                                                 "fixed to the world: MuJoCo Warp moves such a ball root otherwise "
+                                                 "than MuJoCo (a pendulum: 0.015 rad/s apart after one 1 ms step, "
+                                                 "SolverMuJoCo 0.11; on a moving parent they agree to 1e-6)")
+            q_src[qa:qa + 4] = [qs + 3, qs, qs + 1, qs + 2]
+            qd_src[da:da + 3] = np.arange(ds, ds + 3)
+            ball.append((qa, da))
+            for key, table in (("damping", b.joint_damping), ("armature", b.joint_armature),
+                               ("frictionloss", b.joint_friction)):
+                _check_close(key, path, f"ball joint {name!r} {key}", table[ds:ds + 3], [j[key]] * 3)
             continue
         q_src[qa], qd_src[da] = qs, ds
         # the importer measures a joint from its ref (its zero is the file's pose; MuJoCo's qpos0 is ref):
@@ -211,7 +248,8 @@ def _template(path: str, lite: LiteModel) -> tuple[newton.ModelBuilder, Layout]:
                 or not np.allclose(np.asarray(b.joint_X_c[nj], dtype=np.float64), [0, 0, 0, 0, 0, 0, 1])):
             raise _refuse("mocap", path, f"does not fix mocap body {names[body]!r} to the world by a joint it can pose")
         mocap.append(nj)
-    layout = Layout(q_src=q_src, q_ref=q_ref, qd_src=qd_src, body_src=body_src, free=tuple(free), mocap=tuple(mocap),
+    layout = Layout(q_src=q_src, q_ref=q_ref, qd_src=qd_src, body_src=body_src, free=tuple(free), ball=tuple(ball),
+                    mocap=tuple(mocap),
                     coords=b.joint_coord_count, dofs=b.joint_dof_count, joints=b.joint_count, bodies=b.body_count,
                     actuators=len(lite.actuators))
     return b, layout
@@ -320,9 +358,11 @@ def _check_frames(model: newton.Model, lite: LiteModel, layout: Layout, path: st
     # off-diagonal 2e-5 off in inverted_pendulum, wonik_allegro's finger boxes 4e-4), not a frame or a factor
     _check_close("body_inertia", path, "body inertia tensors (relative to their largest moment)", got / scale,
                  iner / scale, 1e-3)
-    joint_of = {int(c): i for i, c in enumerate(model.joint_child.numpy())}
+    joint_of: dict[int, int] = {}
+    for i, c in enumerate(model.joint_child.numpy()):  # each body's tree joint (loop joints come after)
+        joint_of.setdefault(int(c), i)
     X_p, parents = model.joint_X_p.numpy().astype(np.float64), model.joint_parent.numpy()
-    for j in (j for j in lite.joints if j["type"] == "hinge"):
+    for j in (j for j in lite.joints if j["type"] in ("hinge", "ball")):
         nj = joint_of[int(layout.body_src[j["body"]])]
         parent = int(parents[nj])
         p_pos, p_rot = (np.zeros(3), np.eye(3)) if parent < 0 else (
@@ -544,7 +584,7 @@ def geom_maps(model: newton.Model, solver: SolverMuJoCo, lite: LiteModel, body_s
             local[mine] = theirs
             continue
         for g in (g for g in mine if lite.geoms[g]["name"]):
-            found = [i for i in theirs if model.shape_label[per_world[0][i]].endswith("/" + lite.geoms[g]["name"])]
+            found = [i for i in theirs if _named(model.shape_label[per_world[0][i]], lite.geoms[g]["name"])]
             local[g] = found[0] if len(found) == 1 else -1
     shapes = np.stack(per_world)  # (n, shapes per world)
     shape = np.full((n, len(local)), -1, dtype=np.int64)
