@@ -38,6 +38,7 @@ from ._features import ACCEPTED, check_model, contact_options
 from ._lazy import genesis as gs
 from ._lazy import torch
 from ._mjcf import flattened_mjcf
+from ._mocap import GenesisMocapPoseBinding, check_mocap_bodies
 from ._options import CONSTRAINT_SOLVERS, GenesisOptions
 from ._randomization import REFUSED_TERMS, GenesisModelFields
 from ._rk4 import STAGES, WEIGHTS, integrate_pos
@@ -147,6 +148,12 @@ class GenesisBackend(SimBackend):
 
         mj = mujoco.MjModel.from_xml_path(path)  # MuJoCo's compile: the reference the checks and the audit read
         check_model(mj, lite, path, self.name)
+        self._mocap = check_mocap_bodies(mj, lite, path, self.name)  # poses held here (``_mocap``)
+        pose0 = np.array([np.r_[lite.body_pos[b], lite.body_quat[b]] for b in self._mocap], np.float64).reshape(-1, 7)
+        self._mocap_pos = np.tile(pose0[:, :3], (num_envs, 1, 1))  # (num_envs, k, 3) m, world (world children)
+        self._mocap_quat = np.tile(pose0[:, 3:], (num_envs, 1, 1))  # (num_envs, k, 4) wxyz
+        self._mocap_col = np.full(len(lite.body_names), -1, dtype=np.int64)  # body -> column of the mocap tables
+        self._mocap_col[self._mocap] = np.arange(len(self._mocap))
         self._lite = lite
         self._device, precision = ensure_initialized(self.options)
         if precision == "32":
@@ -200,7 +207,7 @@ class GenesisBackend(SimBackend):
             raise EngineError(f"{path}: Genesis loaded {len(joints)} joints, the file has {len(lite.joints)}")
         q_cols, v_cols = np.zeros(lite.nq, dtype=np.int64), np.zeros(lite.nv, dtype=np.int64)
         for j, gj in zip(lite.joints, joints):
-            nq, nv = (7, 6) if j["type"] == "free" else (1, 1)
+            nq, nv = {"free": (7, 6), "ball": (4, 3)}.get(j["type"], (1, 1))
             if (j["name"] and gj.name != j["name"]) or gj.n_qs != nq or gj.n_dofs != nv:
                 raise EngineError(f"{path}: Genesis did not load joint {j['name']!r} as a {j['type']} joint")
             q_cols[j["qposadr"]:j["qposadr"] + nq] = gj.qs_idx_local
@@ -225,11 +232,12 @@ class GenesisBackend(SimBackend):
         checks = [("damping", info.dof_damping, read(ent.get_dofs_damping())[v]),
                   ("armature", info.dof_armature, read(ent.get_dofs_armature())[v]),
                   ("frictionloss", info.dof_frictionloss, read(ent.get_dofs_frictionloss())[v])]
-        hinge = np.array([j["dofadr"] for j in lite.joints if j["type"] != "free"], dtype=np.int64)
+        scalar = [i for i, j in enumerate(lite.joints) if j["type"] in ("hinge", "slide")]  # one dof, its range
+        hinge = np.array([lite.joints[i]["dofadr"] for i in scalar], dtype=np.int64)
         lower, upper = (read(x)[v] for x in ent.get_dofs_limit())
-        checks.append(("joint_range", info.joint_range[[i for i, j in enumerate(lite.joints) if j["type"] != "free"]],
+        checks.append(("joint_range", info.joint_range[scalar],
                        np.stack([lower[hinge], upper[hinge]], axis=1)))
-        stiffness = np.array([j["stiffness"] for j in lite.joints if j["type"] != "free"])
+        stiffness = np.array([lite.joints[i]["stiffness"] for i in scalar])
         checks.append(("joint_stiffness", stiffness, read(ent.get_dofs_stiffness())[v][hinge]))
         # masses against MuJoCo's compile: Genesis' importer reads it (mjcf_lite's mesh volumes differ from MuJoCo's
         # in the 4th digit on some meshes, google_robot's fingers)
@@ -406,6 +414,10 @@ class GenesisBackend(SimBackend):
         out = np.empty((self._num_envs, len(body_ids), vals.shape[-1]), dtype=np.float64)
         out[:] = world
         out[:, links >= 0] = vals[:, links[links >= 0]]
+        cols = self._mocap_col[body_ids]
+        if (cols >= 0).any():  # a mocap body: the pose the backend holds, still
+            held = {"pos": self._mocap_pos, "quat": self._mocap_quat}.get(field)
+            out[:, cols >= 0] = 0.0 if held is None else held[:, cols[cols >= 0]]
         return out
 
     def _body_pos_w(self, body_ids: np.ndarray) -> np.ndarray:
@@ -481,21 +493,30 @@ class GenesisBackend(SimBackend):
         """The core's sampler of MuJoCo's triangulated surface, the one Genesis collides with (``_terrain``)."""
         return HFieldSampler.from_lite(self._lite, geom_id)
 
+    def _bind_mocap_pose(self, body_id: int) -> GenesisMocapPoseBinding:
+        return GenesisMocapPoseBinding(self, self._lite.body_names[body_id], int(self._mocap_col[body_id]))
+
     # ------------------------------------------------------------------ snapshots
     def _get_physics_state(self) -> np.ndarray:
-        """Rows ``[time, qpos, qvel]`` (float64: Genesis' own precision on the CPU). Each row's link readings
-        are remembered: Genesis' kinematics after a state write differ from a step's in the last bit, and its
-        link accelerations are those of the last step, so a restore of a row taken here serves them."""
+        """Rows ``[time, qpos, qvel, mocap_pos, mocap_quat]`` (float64: Genesis' own precision on the CPU). Each
+        row's link readings are remembered: Genesis' kinematics after a state write differ from a step's in the
+        last bit, and its link accelerations are those of the last step, so a restore of a row taken here serves
+        them."""
+        n = self._num_envs
         rows = np.concatenate((self._time[:, None], self.get_qpos().astype(np.float64),
-                               self.get_qvel().astype(np.float64)), axis=1)
+                               self.get_qvel().astype(np.float64), self._mocap_pos.reshape(n, -1),
+                               self._mocap_quat.reshape(n, -1)), axis=1)
         tables = {f: self._link_table(f) for f in _LINK_FIELDS}
         self._snapshots.remember(rows, ({f: t[i].copy() for f, t in tables.items()} for i in range(len(rows))))
         return rows
 
     def _set_physics_state(self, state: np.ndarray) -> None:
-        nq = self.nq
-        self._set_state(np.arange(self._num_envs), state[:, 1:1 + nq].copy(), state[:, 1 + nq:].copy())
+        nq, nv, k = self.nq, self.nv, len(self._mocap)
+        self._set_state(np.arange(self._num_envs), state[:, 1:1 + nq].copy(), state[:, 1 + nq:1 + nq + nv].copy())
         self._time = state[:, 0].copy()
+        mocap = state[:, 1 + nq + nv:]
+        self._mocap_pos = mocap[:, :3 * k].reshape(len(state), k, 3).copy()
+        self._mocap_quat = mocap[:, 3 * k:].reshape(len(state), k, 4).copy()
         known = [self._snapshots.recall(row) for row in state]
         if any(k is not None for k in known):  # rows of unknown origin read Genesis' kinematics of the new state
             tables = {f: self._link_table(f).copy() for f in _LINK_FIELDS}

@@ -9,7 +9,8 @@ reference) and refuse, naming the feature and Genesis' limit:
   actuator, a sensor or an equality on it): Genesis has no tendons. A tendon that does none of these
   changes no motion in MuJoCo either (gymnasium's humanoid), so it is simulated as written;
 - ``<kind>_equality_inactive``: an equality with ``active="false"``: Genesis' importer makes every
-  equality active.
+  equality active;
+- ``ball_joint_limit``/``ball_joint_stiffness``: Genesis' importer drops both on a ball joint.
 
 :func:`contact_options` maps the file's contact model onto Genesis' ``RigidOptions``, which Genesis'
 importer leaves at Genesis' own defaults.
@@ -27,7 +28,8 @@ __all__ = ["ACCEPTED", "check_model", "contact_options"]
 
 #: ``mjcf_lite`` optional features Genesis honours (the reader refuses the others by name).
 ACCEPTED = frozenset({"frictionloss", "hfield", "multi_joint_body", "joint_stiffness", "joint_equality",
-                      "connect_equality", "weld_equality", "fixed_tendon", "body_gravcomp", "dampratio"})
+                      "connect_equality", "weld_equality", "fixed_tendon", "body_gravcomp", "dampratio", "mocap",
+                      "ball_joint"})
 
 
 def check_model(m, lite, path: str, name: str) -> None:
@@ -35,6 +37,11 @@ def check_model(m, lite, path: str, name: str) -> None:
     import mujoco
 
     for j in lite.joints:
+        if j["type"] == "ball" and (np.isfinite(j["range"]).all() or j["stiffness"]):
+            what = "a range (a cone limit)" if np.isfinite(j["range"]).all() else "stiffness"
+            raise UnsupportedCapabilityError(name, "ball_joint_limit" if "range" in what else "ball_joint_stiffness",
+                                             f"{path}: ball joint {j['name']!r} has {what}; Genesis' importer "
+                                             "drops the limit and the spring of a ball joint")
         if j["stiffness"] and j["springref"] != j["ref"]:
             raise UnsupportedCapabilityError(name, "joint_springref", f"{path}: joint {j['name']!r} has stiffness "
                                              f"{j['stiffness']:g} with springref {j['springref']:g} and ref "

@@ -16,6 +16,7 @@ CAPABILITIES = frozenset({
     Capability.PRE_STEP_CONTROL, Capability.CONTACT_FORCES, Capability.CONTACT_FILTERS, Capability.CONTACT_TORQUES,
     Capability.SITE_JACOBIAN, Capability.PHYSICS_SNAPSHOT, Capability.INIT_RANDOMIZATION,
     Capability.INTERVAL_RANDOMIZATION, Capability.RESET_RANDOMIZATION, Capability.HEIGHT_SCAN, Capability.TERRAIN,
+    Capability.MOCAP,
     Capability.VIDEO_CAPTURE, Capability.PLAYBACK,
 })
 #: Randomization terms per phase: the model terms Genesis holds per env (geom sizes and solver parameters are

@@ -41,7 +41,8 @@ def integrate_pos(qpos: np.ndarray, qvel: np.ndarray, h: float, joints: list[dic
 
 
 def _quat_integrate(quat: np.ndarray, omega: np.ndarray, h: float) -> np.ndarray:
-    """``mju_quatIntegrate``: ``quat (n, 4)`` rotated by the body-frame angular velocity ``omega (n, 3)`` over ``h``."""
+    """``mju_quatIntegrate``: ``quat (n, 4)``, normalised, then rotated by the body-frame angular velocity
+    ``omega (n, 3)`` over ``h``."""
     norm = np.linalg.norm(omega, axis=1)
     axis = np.where(norm[:, None] > 0, omega / np.where(norm > 0, norm, 1.0)[:, None], [1.0, 0.0, 0.0])
-    return Q.quat_normalize(Q.quat_mul(quat, Q.quat_from_axis_angle(axis, norm * h)))
+    return Q.quat_mul(Q.quat_normalize(quat), Q.quat_from_axis_angle(axis, norm * h))
