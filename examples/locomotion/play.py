@@ -114,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     which = p.add_mutually_exclusive_group()
     which.add_argument("--backend", default="mujoco", help="backend name, e.g. mujoco, motrix, ray")
     which.add_argument("--all", action="store_true", help="every installed engine (the sim2sim table)")
+    which.add_argument("--backends", nargs="+", help="these engines (a table, like --all)")
     p.add_argument("--task", choices=sorted(TASKS), default="quadruped")
     p.add_argument("--policy", type=Path, help="default: the task's shipped policy")
     p.add_argument("--baseline", action="store_true", help="add a standing-still row (zero action) per engine")
@@ -128,7 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     make_cfg, default_policy = TASKS[a.task]
     policy = load_policy(a.policy or default_policy)
-    names = installed_engines() if a.all else [a.backend]
+    names = installed_engines() if a.all else a.backends or [a.backend]
+    a.all = a.all or bool(a.backends)
     results, rows = [], []
     runs = [(name, policy, name) for name in names]
     if a.baseline:
