@@ -202,3 +202,50 @@ def test_opening_instances_fails_closed_inside_an_instance_or_against_a_stronger
     assert not any(stage.GetRootLayer().GetPrimAtPath(h).HasInfo("instanceable") for h in holders)
     with pytest.raises(ValueError, match="path: no prim at '/World/none'"):
         make_physics_prims_authorable(stage, "/World/none")
+
+
+MOCAP_MODEL = """<mujoco><worldbody>
+  <body name="target" mocap="true" pos="1 2 3" quat="0 0 0 1">
+    <geom name="ball" type="sphere" size="0.1"/>
+    <geom name="stick" type="capsule" size="0.02 0.3" pos="0 0 0.4"/>
+    <geom name="can" type="cylinder" size="0.05 0.1" pos="0.2 0 0"/>
+    <geom name="slab" type="box" size="0.3 0.2 0.1" pos="0 0 -0.2"/>
+    <geom name="ghost" type="ellipsoid" size="0.1 0.2 0.3" contype="0" conaffinity="0"/>
+  </body>
+  <body name="box"><freejoint name="root"/><geom type="box" size="0.1 0.1 0.1"/></body>
+</worldbody></mujoco>"""
+
+
+def test_mocap_bodies_are_authored_as_kinematic_bodies_with_primitive_colliders(tmp_path):
+    """Each mocap body: a kinematic rigid body at its pose, one USD primitive collider per colliding geom at
+    the geom's pose with MuJoCo's sizes (a capsule/cylinder along z, size [radius, half length]; a box a
+    cube of size 2 scaled by its half sizes), nothing for a non-colliding geom; the importer's copy goes
+    without the mocap body."""
+    from unisim_core.mjcf_lite import load_mjcf
+    from unisim_isaacsim._mocap import author_mocap_bodies, mocap_geom_refusal, without_mocap_bodies
+
+    model = tmp_path / "target.xml"
+    model.write_text(MOCAP_MODEL)
+    lite = load_mjcf(str(model), accept={"mocap"})
+    assert mocap_geom_refusal(lite) is None
+    stage = Usd.Stage.CreateInMemory()
+    paths = author_mocap_bodies(stage, "/World/envs/env_0", lite)
+    assert paths == {1: "/World/envs/env_0/UniSimMocap/target"}
+    body = stage.GetPrimAtPath(paths[1])
+    assert body.HasAPI(UsdPhysics.RigidBodyAPI) and body.GetAttribute("physics:kinematicEnabled").Get() is True
+    world = UsdGeom.Xformable(body).ComputeLocalToWorldTransform(Usd.TimeCode.Default())
+    np.testing.assert_allclose(world.ExtractTranslation(), [1, 2, 3])
+    assert sorted(c.GetName() for c in body.GetChildren()) == ["ball", "can", "slab", "stick"]
+    get = lambda geom, attr: stage.GetPrimAtPath(f"{paths[1]}/{geom}").GetAttribute(attr).Get()  # noqa: E731
+    assert stage.GetPrimAtPath(f"{paths[1]}/ball").IsA(UsdGeom.Sphere) and get("ball", "radius") == pytest.approx(0.1)
+    assert stage.GetPrimAtPath(f"{paths[1]}/stick").IsA(UsdGeom.Capsule)
+    assert (get("stick", "radius"), get("stick", "height"), get("stick", "axis")) == (pytest.approx(0.02),
+                                                                                       pytest.approx(0.6), "Z")
+    np.testing.assert_allclose(get("stick", "xformOp:translate"), [0, 0, 0.4])
+    assert stage.GetPrimAtPath(f"{paths[1]}/can").IsA(UsdGeom.Cylinder) and get("can", "height") == pytest.approx(0.2)
+    assert get("slab", "size") == 2.0
+    np.testing.assert_allclose(get("slab", "xformOp:scale"), [0.3, 0.2, 0.1], atol=1e-7)
+    assert all(stage.GetPrimAtPath(f"{paths[1]}/{g}").HasAPI(UsdPhysics.CollisionAPI)
+               for g in ("ball", "stick", "can", "slab"))
+    assert without_mocap_bodies(str(model)) and "target" not in model.read_text() and "box" in model.read_text()
+    assert not without_mocap_bodies(str(model))
