@@ -358,7 +358,7 @@ class SapienBackend(SimBackend):
             for system in systems:
                 system.step()
             self._cache = None  # the kinematics moved on (_apply_wrenches reads them before each substep)
-        self._mocap.pending.clear()
+        self._mocap.clear()
         self._time += nsteps * self.sim_dt
         self._fresh[:] = False
 
@@ -641,7 +641,7 @@ class SapienBackend(SimBackend):
         return rows
 
     def _set_physics_state(self, state: np.ndarray) -> None:
-        self._mocap.pending.clear()  # the engine's poses are the snapshot's
+        self._mocap.clear()  # the engine's poses are the snapshot's
         self._set_state(np.arange(self._num_envs), state[:, 1:1 + self.nq], state[:, 1 + self.nq:])
         self._time = state[:, 0].copy()
         if self._previous() is None:

@@ -3,7 +3,8 @@ its welded descendants'), posed per env through ``bind_mocap_pose``.
 
 A write is visible to the getters at once, as in MuJoCo. The actor itself is moved by kinematic
 targets over the next step's substeps, from its pose to the written one at constant velocity
-(rotations by slerp), so a dynamic body it meets is pushed by a body moving at that speed (PhysX's
+(rotations by slerp; :class:`unisim_core.physx.KinematicMoves`, shared with ``unisim-isaacsim``), so
+a dynamic body it meets is pushed by a body moving at that speed (PhysX's
 contact sees the kinematic velocity; a teleported actor would only push it out of the overlap).
 MuJoCo places the mocap body at the new pose for the whole next step and reports no velocity for it;
 PhysX reports the kinematic velocity of the last substep.
@@ -18,6 +19,7 @@ import sapien
 
 from unisim_core import quat as Q
 from unisim_core.bindings import BackendMocapPoseBinding
+from unisim_core.physx import KinematicMoves
 
 if TYPE_CHECKING:
     from ._backend import SapienBackend
@@ -26,45 +28,46 @@ __all__ = ["MocapBodies", "PosedLink", "SapienMocapPoseBinding"]
 
 
 class MocapBodies:
-    """The kinematic actors of the mocap bodies, per env, and the poses written since the last step."""
+    """The kinematic actors of the mocap bodies, per env, and their moves over the next step
+    (:class:`unisim_core.physx.KinematicMoves`, shared with ``unisim-isaacsim``)."""
 
     def __init__(self, kinematic: list[dict[int, object]]) -> None:
         self._comps = {m: [env[m] for env in kinematic] for m in (kinematic[0] if kinematic else {})}
-        #: per mocap body, per env written since the last step: (pose at the write, pose written)
-        self.pending: dict[int, dict[int, tuple[sapien.Pose, sapien.Pose]]] = {}
+        self._row = {m: r for r, m in enumerate(self._comps)}
+        self.moves = KinematicMoves(len(self._comps), len(kinematic))
+
+    @property
+    def pending(self) -> bool:
+        """Whether a pose was written since the last step."""
+        return bool(self.moves.pending.any())
+
+    def clear(self) -> None:
+        """After a step (or a snapshot restore): the engine's poses are the ones to read."""
+        self.moves.clear()
 
     def write(self, m: int, env_ids: np.ndarray, pos: np.ndarray, quat: np.ndarray) -> None:
-        rows = self.pending.setdefault(m, {})
-        for i, p, q in zip(env_ids.tolist(), pos.astype(np.float32), quat.astype(np.float32)):
-            start = rows[i][0] if i in rows else self._comps[m][i].entity_pose
-            rows[i] = (start, sapien.Pose(p, q))
+        now = [self._comps[m][i].entity_pose for i in env_ids.tolist()]
+        self.moves.write(self._row[m], env_ids, pos, quat, np.array([p.p for p in now], dtype=np.float64),
+                         np.array([p.q for p in now], dtype=np.float64))
 
     def pose(self, m: int, env: int) -> sapien.Pose:
         """The pose of mocap body ``m`` in env ``env``: the one written since the last step, or the engine's."""
-        row = self.pending.get(m, {}).get(env)
-        return self._comps[m][env].entity_pose if row is None else row[1]
+        r = self._row[m]
+        if not self.moves.pending[r, env]:
+            return self._comps[m][env].entity_pose
+        moves = self.moves
+        return sapien.Pose(moves.end_pos[r, env].astype(np.float32), moves.end_quat[r, env].astype(np.float32))
 
     def substep(self, k: int, nsteps: int) -> None:
         """Kinematic targets for substep ``k`` of ``nsteps``: ``(k + 1) / nsteps`` of the way to the written poses."""
-        t = (k + 1) / nsteps
-        for m, rows in self.pending.items():
-            for i, (start, end) in rows.items():
-                self._comps[m][i].set_kinematic_target(end if k == nsteps - 1 else _between(start, end, t))
+        ids = list(self._comps)
+        for r, env_ids, pos, quat in self.moves.targets(k, nsteps):
+            comps = self._comps[ids[r]]
+            for i, p, q in zip(env_ids.tolist(), pos.astype(np.float32), quat.astype(np.float32)):
+                comps[i].set_kinematic_target(sapien.Pose(p, q))
 
     def component(self, m: int, env: int):
         return self._comps[m][env]
-
-
-def _between(a: sapien.Pose, b: sapien.Pose, t: float) -> sapien.Pose:
-    """The pose ``t`` of the way from ``a`` to ``b``: position linearly, orientation by slerp."""
-    qa, qb = np.asarray(a.q, dtype=np.float64), np.asarray(b.q, dtype=np.float64)
-    rel = Q.quat_mul(Q.quat_conjugate(qa), qb)
-    if rel[0] < 0.0:
-        rel = -rel
-    s = float(np.linalg.norm(rel[1:]))
-    q = qa if s < 1e-12 else Q.quat_mul(qa, Q.quat_from_axis_angle(rel[1:] / s, t * 2.0 * np.arctan2(s, rel[0])))
-    p = np.asarray(a.p, dtype=np.float64) + t * (np.asarray(b.p, dtype=np.float64) - np.asarray(a.p, dtype=np.float64))
-    return sapien.Pose(p.astype(np.float32), np.asarray(q, dtype=np.float32))
 
 
 class PosedLink:
