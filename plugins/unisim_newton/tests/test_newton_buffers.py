@@ -25,13 +25,13 @@ def _box(tmp_path, z: float, margin: float = 0.0) -> str:
 
 
 def test_contact_overflow_names_the_buffer_and_the_option(make, tmp_path, capfd):
-    """A box dropped from 0.2 m lands on its 4 corners (4 contacts); with room for 1 contact per world the
+    """A box dropped from 2 cm lands on its 4 corners (4 contacts); with room for 1 contact per world the
     step that lands it raises naming NARROWPHASE, nconmax and the sizes in use, and MuJoCo Warp prints nothing."""
-    b = make(_box(tmp_path, 0.3), nconmax=1)
+    b = make(_box(tmp_path, 0.12), nconmax=1)
     assert b.buffers[0] == 1
     with pytest.raises(EngineError, match=r"\(NARROWPHASE: contacts dropped\) in env\(s\) \[0, 1\].*option\(s\) "
                                           r"nconmax \(now nconmax=1, njmax=\d+ per env; naconmax=2 "):
-        b.step(np.zeros((2, 0)), 150)  # 0.2 m of free fall takes 0.2 s
+        b.step(np.zeros((2, 0)), 50)  # 2 cm of free fall takes 0.064 s
     assert "overflow" not in capfd.readouterr().out
 
 
