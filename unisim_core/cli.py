@@ -250,15 +250,26 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 1 if res.verdict == "FAIL" else 0
 
 
+def _sim2sim_runner():
+    """The episode runner a task layer registers in the ``unisim.sim2sim`` entry-point group (unisim-gym's
+    ``evaluate_sim2sim``): the core imports no task layer."""
+    from importlib.metadata import entry_points
+
+    found = sorted(entry_points(group="unisim.sim2sim"), key=lambda ep: ep.name)
+    if not found:
+        raise OptionalDependencyError("unisim eval runs a task's episodes through a task layer, and none is installed: "
+                                      "pip install 'unisim-gym[rslrl]' (it registers the 'unisim.sim2sim' entry point)")
+    return found[0].load()
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     from .compare import split_backend_items
     from .policy_eval import format_report, installed_engines, plot_curves, side_by_side_video
 
-    _require("unisim_gym", "unisim eval (the task layer)", "unisim-gym[rslrl]")
+    evaluate_sim2sim = _sim2sim_runner()
     if args.plot:  # fail before the episodes run, not after them
         _require("matplotlib", "unisim eval --plot", "unisim-contract[plot]")
     _check_outputs(args, "plot", "json", "video")
-    from unisim_gym import evaluate_sim2sim
 
     backends = _csv(args.backends) if args.backends else installed_engines()
     reference = args.reference or ("mujoco" if "mujoco" in backends else (backends or [None])[0])

@@ -242,12 +242,16 @@ def test_core_imports_no_plugin_and_no_engine():
     banned = {"unisim_mujoco", "unisim_motrix", "unisim_isaacsim", "unisim_ray", "unisim_mjwarp", "unisim_newton",
               "unisim_genesis", "unisim_sapien", "unisim_conformance", "unisim_gym", "unisim_example_backend", "mujoco",
               "motrixsim", "warp", "mujoco_warp", "newton", "genesis", "sapien", "ray", "torch"}
+    # the contract's torch path imports torch on first use (torch is no engine; ``import unisim_core``
+    # never imports it: tests/registry/test_core_only_env.py)
+    allowed = {("torch_views.py", "torch")}
     found = []
     for path in Path(unisim_core.__file__).parent.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
                      [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
-            found += [f"{path.name}: {n}" for n in names if n.split(".")[0] in banned]
+            found += [f"{path.name}: {n}" for n in names if n.split(".")[0] in banned
+                      and (path.name, n.split(".")[0]) not in allowed]
     assert not found, f"unisim_core imports plugins or engines: {found}"
 
 
