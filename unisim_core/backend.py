@@ -218,9 +218,7 @@ class SimBackend(Lifecycle, ModelQueries, Stepping, Frames, StateSnapshots, Rand
             raise UnknownNameError(f"scene.default_keyframe: unknown keyframe {key!r}; "
                                    f"known keyframes: {sorted(info.keyframes)}")
         # every engine's envs start in the default state (the default keyframe, else qpos0, at rest)
-        default = np.asarray(self.get_default_qpos())
-        if not (np.array_equal(self.get_qpos(), np.broadcast_to(default, (self._num_envs, len(default))))
-                and not self.get_qvel().any()):
+        if not (np.all(self.get_qpos() == np.asarray(self.get_default_qpos())) and not self.get_qvel().any()):
             self._reset_to_default(np.arange(self._num_envs))
 
     # ------------------------------------------------------------------ primitives
