@@ -45,7 +45,7 @@ def test_the_whole_kit_passes_from_the_example_directory():
     # gravity compensation, which its reader (mjcf_lite) refuses (dynamics::mjcf_gravcomp)
     refusals = tuple(f"refused {kind}_sensor" for kind in ("touch", "force", "torque")) + ("refused body_gravcomp",)
     assert all("does not declare capability" in r or any(x in r for x in refusals) for r in skipped.values()), skipped
-    assert "scenes loaded 7 / 11" in run.out
+    assert "scenes loaded 7 / 12" in run.out
 
 
 @pytest.mark.parametrize(("scene", "feature"), sorted(REFUSED.items()))
