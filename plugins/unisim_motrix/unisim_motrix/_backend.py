@@ -346,11 +346,7 @@ class MotrixBackend(SimBackend):
             if self._forces:
                 # MotrixSim clears external forces after every step: re-apply before each substep.
                 for _ in range(nsteps):
-                    for b, (f, t) in self._forces.items():
-                        link = self._links[b - 1]
-                        link.add_external_force(D, f, point=self._origin, local=False)
-                        if t is not None:
-                            link.add_external_torque(D, t, local=False)
+                    self._apply_staged_forces(D)
                     M.step(D)
             elif nsteps == 1:
                 M.step(D)
@@ -368,6 +364,15 @@ class MotrixBackend(SimBackend):
         for _ in range(nsteps):  # per substep, as MuJoCo accumulates it: one step of n == n steps of 1
             self._time += self.sim_dt
 
+    def _apply_staged_forces(self, D) -> None:
+        """Stage the wrenches of ``apply_body_force`` for the next substep (MotrixSim clears external
+        forces after every step): forces at the body origins, torques, world frame."""
+        for b, (f, t) in self._forces.items():
+            link = self._links[b - 1]
+            link.add_external_force(D, f, point=self._origin, local=False)
+            if t is not None:
+                link.add_external_torque(D, t, local=False)
+
     def _step_site_actuators(self, ctrl: np.ndarray, nsteps: int) -> None:
         """``_step`` for a model with site-transmission actuators (:mod:`._site_actuators`): before every
         substep, their wrenches from the site poses of that substep, with the staged ones."""
@@ -383,11 +388,7 @@ class MotrixBackend(SimBackend):
                     link = self._links[b - 1]
                     link.add_external_force(D, force, point=point, local=False)
                     link.add_external_torque(D, torque, local=False)
-                for b, (f, t) in self._forces.items():
-                    link = self._links[b - 1]
-                    link.add_external_force(D, f, point=self._origin, local=False)
-                    if t is not None:
-                        link.add_external_torque(D, t, local=False)
+                self._apply_staged_forces(D)
                 M.step(D)
                 self._fk_fresh = False
                 self._mark_stale()
