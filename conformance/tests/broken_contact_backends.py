@@ -8,6 +8,7 @@ of ``EXPECTED_TORQUES``. MuJoCo is the base: the fake backend has no contacts.
 from __future__ import annotations
 
 import numpy as np
+from edited_scene import construct_edited
 
 from unisim_mujoco import MujocoBackend
 
@@ -169,22 +170,11 @@ class ContactsDropped(MujocoBackend):
     name = "broken_contacts_dropped"
 
     def __init__(self, scene, num_envs, sim_dt, **options) -> None:
-        import os
-        import tempfile
-        import xml.etree.ElementTree as ET
+        def drop(tree):
+            for geom in tree.iter("geom"):
+                name = geom.get("name", "")
+                if name.startswith("box") and name.endswith("_geom") and int(name[3:-5]) >= 18:
+                    geom.set("contype", "0")
+                    geom.set("conaffinity", "0")
 
-        import attrs
-
-        tree = ET.parse(scene.model_file)
-        for geom in tree.iter("geom"):
-            name = geom.get("name", "")
-            if name.startswith("box") and name.endswith("_geom") and int(name[3:-5]) >= 18:
-                geom.set("contype", "0")
-                geom.set("conaffinity", "0")
-        fd, path = tempfile.mkstemp(suffix=".xml")
-        os.close(fd)
-        try:
-            tree.write(path)
-            super().__init__(attrs.evolve(scene, model_file=path), num_envs, sim_dt, **options)
-        finally:
-            os.unlink(path)
+        construct_edited(super().__init__, scene, drop, num_envs, sim_dt, **options)

@@ -8,11 +8,7 @@ so every compensated body fell with full gravity.
 
 from __future__ import annotations
 
-import os
-import tempfile
-import xml.etree.ElementTree as ET
-
-import attrs
+from edited_scene import construct_edited
 
 from unisim_mujoco import MujocoBackend
 
@@ -23,16 +19,11 @@ class GravcompDropped(MujocoBackend):
     name = "broken_gravcomp_dropped"
 
     def __init__(self, scene, num_envs, sim_dt, **options) -> None:
-        tree = ET.parse(scene.model_file)
-        for body in tree.iter("body"):
-            body.attrib.pop("gravcomp", None)
-        fd, path = tempfile.mkstemp(suffix=".xml")
-        os.close(fd)
-        try:
-            tree.write(path)
-            super().__init__(attrs.evolve(scene, model_file=path), num_envs, sim_dt, **options)
-        finally:
-            os.unlink(path)
+        def drop(tree):
+            for body in tree.iter("body"):
+                body.attrib.pop("gravcomp", None)
+
+        construct_edited(super().__init__, scene, drop, num_envs, sim_dt, **options)
 
 
 #: The checks the broken backend must fail.
