@@ -37,7 +37,8 @@ BUMPS = """<mujoco model="bumps">
 #: What Genesis' importer needs help with, in one scene: several joints on one body, joints with ``ref`` (an
 #: actuator's law and a spring measured from 0 by MuJoCo, from qpos0 by Genesis), joint stiffness and limits,
 #: unnamed bodies, a ball joint, a joint equality (polycoef), an inert fixed tendon, bodies with gravcomp 1 and
-#: 0.5, motor, position and velocity actuators, MuJoCo's default solref (Genesis' importer would put its own).
+#: 0.5, motor, position and velocity actuators, a motor on a site (a wrench in the site frame, force-clamped),
+#: MuJoCo's default solref (Genesis' importer would put its own), actuatorpos/magnetometer/cutoff sensors.
 FEATURES = """<mujoco model="features">
   <compiler angle="radian"/>
   <option timestep="0.002" integrator="{integrator}"/>
@@ -68,6 +69,7 @@ FEATURES = """<mujoco model="features">
     <body name="swing" pos="-1 0 1">
       <joint name="ball" type="ball" damping="0.05"/>
       <inertial pos="0.1 0.05 -0.3" mass="1" diaginertia="0.03 0.02 0.01"/>
+      <site name="push" pos="0.1 0 -0.3" euler="0.3 0 0.5"/>
     </body>
   </worldbody>
   <equality><joint joint1="h2" joint2="c1" polycoef="0 0.5 0 0 0"/></equality>
@@ -78,30 +80,39 @@ FEATURES = """<mujoco model="features">
     <position name="pb1" joint="b1" kp="10" kv="0.5"/>
     <motor name="mc1" joint="c1"/>
     <velocity name="vh1" joint="h1" kv="0.5"/>
+    <motor name="thrust" site="push" gear="1 0 0.5 0 0.2 0" ctrlrange="-1 1" forcerange="-0.15 0.15"/>
   </actuator>
+  <sensor>
+    <actuatorpos name="b1_length" actuator="pb1"/>
+    <magnetometer name="compass" site="push"/>
+    <framepos name="clipped" objtype="site" objname="push" cutoff="0.5"/>
+    <jointvel name="c1_vel" joint="c1"/>
+  </sensor>
 </mujoco>
 """
 
 
 @pytest.mark.parametrize("integrator", ["implicitfast", "RK4"])
 def test_file_features_follow_mujoco(tmp_path, integrator):
-    """FEATURES held at fixed controls for 0.6 s: Genesis' qpos equals MuJoCo's to 1e-12 with implicitfast
-    (measured 9e-16). RK4, which the backend runs as MuJoCo's Runge-Kutta over Genesis' Euler forward
-    dynamics, equals it to 1e-16 on hinges and slides; on the ball joint's quaternion MuJoCo 4.0.1's
-    mj_RungeKutta differs from the same tableau built on mj_integratePos by ~3e-9 per step (a pure MuJoCo
-    re-implementation shows it too), 4.7e-8 after 300 steps here: tolerance 1e-6. Without the backend's
-    corrections the joint equality alone moved 1e-3 rad (Genesis' own solref) and every ref'd actuator pulled
-    to another target."""
+    """FEATURES held at fixed controls for 0.6 s: Genesis' qpos and sensors (the site's position clipped at
+    its cutoff) equal MuJoCo's to 1e-12 with implicitfast (measured 5.6e-16, 6.7e-16). RK4, which the backend
+    runs as MuJoCo's Runge-Kutta over Genesis' Euler forward dynamics, equals it to 1e-16 on hinges and
+    slides; on the ball joint's quaternion MuJoCo 4.0.1's mj_RungeKutta differs from the same tableau built on
+    mj_integratePos by ~3e-9 per step (a pure MuJoCo re-implementation shows it too), 7.4e-8 after 300 steps
+    here (sensors 7.9e-8): tolerance 1e-6. Without the backend's corrections the joint equality alone moved
+    1e-3 rad (Genesis' own solref) and every ref'd actuator pulled to another target."""
     path = tmp_path / "features.xml"
     path.write_text(FEATURES.format(integrator=integrator))
-    traces = {}
+    traces, sensors = {}, {}
     for name in ("mujoco", "genesis"):
         sim = create_backend(name, SceneCfg(str(path)), 2, 0.002, np_dtype=np.float64)
         ctrl = np.tile(np.linspace(0.3, -0.2, sim.num_actuators), (2, 1))
         traces[name] = np.array([(sim.step(ctrl, 1), sim.get_qpos())[1] for _ in range(300)])
+        sensors[name] = sim.get_sensor_data_batch(sim.model_info.sensor_names)
         sim.close()
-    np.testing.assert_allclose(traces["genesis"], traces["mujoco"], rtol=0,
-                               atol=1e-12 if integrator == "implicitfast" else 1e-6)
+    tol = 1e-12 if integrator == "implicitfast" else 1e-6
+    np.testing.assert_allclose(traces["genesis"], traces["mujoco"], rtol=0, atol=tol)
+    np.testing.assert_allclose(sensors["genesis"], sensors["mujoco"], rtol=0, atol=tol)
     assert np.ptp(traces["mujoco"][:, 0], axis=0).max() > 0.3  # it moves
 
 

@@ -32,7 +32,7 @@ def test_kit_passes_on_genesis_on_the_cpu(outcomes):
 
 def test_genesis_parity_against_mujoco(outcomes):
     """The parity layer with CPU MuJoCo as reference: three scenes within their tiers; the
-    quadruped's measured abduction-joint creep (0.0126 rad > 0.01) is a declared deviation."""
+    quadruped's measured abduction-joint creep (0.0143 rad > 0.01) is a declared deviation."""
     parity = {k: v for k, v in outcomes.items() if k.startswith("parity::")}
     assert sum(v == "passed" for v in parity.values()) == 3 and len(parity) == 4
     assert parity["parity::trajectory_parity[quadruped]"] == "xfailed"

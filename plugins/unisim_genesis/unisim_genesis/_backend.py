@@ -34,7 +34,7 @@ from unisim_core.plugin_support import SnapshotMemory, load_mjcf_or_refuse
 from . import _hooks
 from ._contacts import GenesisContactFill
 from ._engine import announce_build, ensure_initialized
-from ._features import ACCEPTED, check_model, contact_options
+from ._features import ACCEPTED, check_model, contact_options, with_engine_reason
 from ._lazy import genesis as gs
 from ._lazy import torch
 from ._mjcf import flattened_mjcf
@@ -71,6 +71,8 @@ def _check_actuators(lite: LiteModel, path: str, name: str) -> None:
     contact pairs."""
     seen: dict[int, str] = {}
     for a in lite.actuators:
+        if a["joint"] < 0:  # a motor on a site: a wrench the backend applies (``_site_wrenches``)
+            continue
         joint = lite.joints[a["joint"]]
         if joint["type"] == "free":
             raise UnsupportedCapabilityError(name, "free_joint_actuator", f"{path}: actuator {a['name']!r} drives "
@@ -87,14 +89,15 @@ def _check_actuators(lite: LiteModel, path: str, name: str) -> None:
                                          "Genesis' importer does not read explicit contact pairs")
 
 
-def _with_joint_force_limits(m, lite: LiteModel, force: np.ndarray) -> np.ndarray:
+def _with_joint_force_limits(m, lite: LiteModel, force: np.ndarray, acts: np.ndarray) -> np.ndarray:
     """Each actuator's ``(lo, hi)`` force bound intersected with its joint's ``actuatorfrcrange`` (MuJoCo's
     clamp on the joint's total actuator force; one actuator per dof here, so the two compose to the tighter),
-    read from MuJoCo's compilation ``m`` of the file, as Genesis' importer reads it (joints in the same order)."""
+    read from MuJoCo's compilation ``m`` of the file, as Genesis' importer reads it (joints in the same order);
+    ``force`` holds the rows of the actuators ``acts``."""
     out = force.copy()
-    for k, a in enumerate(lite.actuators):
+    for k, a in enumerate(lite.actuators[i] for i in acts):
         j = a["joint"]
-        if m.jnt_actfrclimited[j]:
+        if j >= 0 and m.jnt_actfrclimited[j]:
             out[k] = np.maximum(out[k, 0], m.jnt_actfrcrange[j, 0]), np.minimum(out[k, 1], m.jnt_actfrcrange[j, 1])
     return out
 
@@ -115,11 +118,11 @@ class GenesisBackend(SimBackend):
     #: Measured on Genesis 1.4.5, CPU, float64 (kit reference layer, 2 envs; one id per quantity).
     KNOWN_KIT_DEVIATIONS = {
         "reference::trajectory[quadruped-qpos]": (
-            "contact tier: one abduction joint (qpos[13]) ends 0.0137 rad from MuJoCo after 1 s, over the 0.01 "
+            "contact tier: one abduction joint (qpos[13]) ends 0.0155 rad from MuJoCo after 1 s, over the 0.01 "
             "tolerance; base pose, velocities and the other joints stay within the tier (Genesis' contact model)"),
         "parity::trajectory_parity[quadruped]": (
-            "the same abduction-joint creep against a live MuJoCo reference (--unisim-reference=mujoco): 0.0126 rad "
-            "after 1 s over the 0.01 tier; base position 1.09 mm (tier 5 mm)"),
+            "the same abduction-joint creep against a live MuJoCo reference (--unisim-reference=mujoco): 0.0143 rad "
+            "after 1 s over the 0.01 tier; base position 1.42 mm (tier 5 mm)"),
         "reference::trajectory[sensor_probe-qpos]": (
             "tight tier: the free-falling flyer's height qpos[2] ends 9.8e-3 m from MuJoCo after 1 s (tolerance 5e-3); "
             "velocities and orientations stay within the tier"),
@@ -139,7 +142,10 @@ class GenesisBackend(SimBackend):
     def __init__(self, scene: SceneCfg, num_envs: int, sim_dt: float, **options) -> None:
         super().__init__(scene, num_envs, sim_dt, **options)
         path = scene.model_file
-        lite = load_mjcf_or_refuse(path, self.name, accept=ACCEPTED)
+        try:
+            lite = load_mjcf_or_refuse(path, self.name, accept=ACCEPTED)
+        except UnsupportedCapabilityError as exc:
+            raise with_engine_reason(exc) from None
         root = read_tree(path)
         integrator = _integrator(root, path, self.name)
         self._rk4 = integrator == "rk4"
@@ -217,8 +223,11 @@ class GenesisBackend(SimBackend):
                               f"nv={lite.nv}")
         self._q_cols, self._v_cols = q_cols, v_cols  # MuJoCo column i = Genesis column cols[i]
         self._q_inv, self._v_inv = np.argsort(q_cols), np.argsort(v_cols)
-        act_dofs = [int(v_cols[lite.joints[a["joint"]]["dofadr"]]) for a in lite.actuators]
-        self._act_dofs = np.array(act_dofs, dtype=np.int64)
+        act_dofs = [int(v_cols[lite.joints[a["joint"]]["dofadr"]]) if a["joint"] >= 0 else -1 for a in lite.actuators]
+        self._act_dofs = np.array(act_dofs, dtype=np.int64)  # -1: a motor on a site
+        self._joint_acts = np.flatnonzero(self._act_dofs >= 0)
+        self._site_acts = np.flatnonzero(self._act_dofs < 0)
+        self._site_force: np.ndarray | None = None  # (num_envs, len(_site_acts)) N of the running step
         ranges = np.array([a["ctrlrange"] for a in lite.actuators], dtype=np.float64).reshape(-1, 2)
         self._ctrl_lo, self._ctrl_hi = ranges[:, 0], ranges[:, 1]
 
@@ -243,11 +252,12 @@ class GenesisBackend(SimBackend):
         # in the 4th digit on some meshes, google_robot's fingers)
         checks.append(("body_mass", mj.body_mass[1:], read(ent.get_links_mass())[self._link_of[1:]]))
         checks.append(("equality", [mj.neq], [ent.n_equalities]))
-        if len(lite.actuators):
-            gain = read(ent.get_dofs_act_gain())[self._act_dofs]
-            bias = np.stack([read(b)[self._act_dofs] for b in ent.get_dofs_act_bias()], axis=1)
+        if len(self._joint_acts):
+            acts, dofs = [lite.actuators[k] for k in self._joint_acts], self._act_dofs[self._joint_acts]
+            gain = read(ent.get_dofs_act_gain())[dofs]
+            bias = np.stack([read(b)[dofs] for b in ent.get_dofs_act_bias()], axis=1)
             want_gain, want_bias, want_force = [], [], []
-            for a in lite.actuators:
+            for a in acts:
                 kind, kp, kv, gear = a["kind"], a["kp"], a["kv"], a["gear"]
                 want_gain.append({"motor": gear, "position": kp, "velocity": kv}[kind])
                 want_bias.append({"motor": (0, 0, 0), "position": (0, -kp, -kv), "velocity": (0, 0, -kv)}[kind])
@@ -255,8 +265,8 @@ class GenesisBackend(SimBackend):
                 if kind == "motor" and np.isfinite(a["ctrlrange"]).all():
                     force = np.clip(force, *np.sort(gear * np.asarray(a["ctrlrange"])))
                 want_force.append(force)
-            lo, hi = (read(x)[self._act_dofs] for x in ent.get_dofs_force_range())
-            want_force = _with_joint_force_limits(mj, lite, np.array(want_force))
+            lo, hi = (read(x)[dofs] for x in ent.get_dofs_force_range())
+            want_force = _with_joint_force_limits(mj, lite, np.array(want_force), self._joint_acts)
             checks += [("actuator_gain", np.array(want_gain), gain), ("actuator_bias", np.array(want_bias), bias),
                        ("forcerange", want_force, np.stack([lo, hi], axis=1))]
         for feature, want, got in checks:
@@ -270,7 +280,8 @@ class GenesisBackend(SimBackend):
     def _apply_joint_refs(self) -> None:
         """Genesis measures a hinge or slide from ``qpos0`` (``ref``) in its actuator law, MuJoCo from 0: an actuated
         joint with ``ref`` gets the constant ``bias1 * ref`` in ``bias0``, which makes the two laws equal."""
-        self._act_ref = np.array([self._lite.joints[a["joint"]]["ref"] for a in self._lite.actuators], np.float64)
+        self._act_ref = np.array([self._lite.joints[a["joint"]]["ref"] if a["joint"] >= 0 else 0.0
+                                  for a in self._lite.actuators], np.float64)
         moved = np.flatnonzero(self._act_ref)
         if len(moved):
             dofs = self._act_dofs[moved]
@@ -316,7 +327,11 @@ class GenesisBackend(SimBackend):
             # Genesis' position mode applies MuJoCo's affine law gain * ctrl + bias0 + bias1 q + bias2 qdot to every
             # actuator (motor: gain = gear; velocity: gain = kv, bias2 = -kv), so randomized gains act as on MuJoCo
             c = np.clip(ctrl, self._ctrl_lo, self._ctrl_hi)  # MuJoCo clamps a limited ctrl
-            ent.control_dofs_position(c, self._act_dofs)
+            if len(self._joint_acts):
+                ent.control_dofs_position(c[:, self._joint_acts], self._act_dofs[self._joint_acts])
+            if len(self._site_acts):  # a site motor's force: gain 1, clamped to its forcerange
+                force = np.array([self._lite.actuators[k]["forcerange"] for k in self._site_acts]).reshape(-1, 2)
+                self._site_force = np.clip(c[:, self._site_acts], force[:, 0], force[:, 1])
         for _ in range(nsteps):
             if self._rk4:
                 self._rk4_step()
@@ -335,7 +350,29 @@ class GenesisBackend(SimBackend):
         if len(self._gravcomp):
             ent.apply_links_external_wrench(force=self._gravcomp_wrench(), links_idx_local=self._gravcomp,
                                             ref=gs.link_ref_frame.link_COM)
+        if self._site_force is not None:
+            self._site_wrenches()
         self._scene.step()
+
+    def _site_wrenches(self) -> None:
+        """MuJoCo's site transmission of the motors on sites: actuator force ``f`` times the ``gear`` 6-vector, a
+        force and a torque in the site's frame at the site, applied to its body's link at the current pose."""
+        ent, lite = self._ent, self._lite
+        for site in sorted({lite.actuators[k]["site"] for k in self._site_acts}):
+            s = lite.sites[site]
+            link = int(self._link_of[s["body"]])
+            if link < 0:
+                continue  # a site on the world moves nothing
+            cols = [i for i, k in enumerate(self._site_acts) if lite.actuators[k]["site"] == site]
+            gear = np.array([lite.actuators[self._site_acts[i]]["gear6"] for i in cols])  # (m, 6)
+            wrench = self._site_force[:, cols] @ gear  # (num_envs, 6) in the site frame
+            pos = self._np(ent.get_links_pos(links_idx_local=[link]))[:, 0]
+            quat = self._np(ent.get_links_quat(links_idx_local=[link]))[:, 0]
+            frame = Q.quat_mul(quat, np.broadcast_to(s["quat"], quat.shape))
+            at = pos + Q.quat_apply(quat, np.broadcast_to(s["pos"], pos.shape))
+            ent.apply_links_external_wrench(force=Q.quat_apply(frame, wrench[:, :3])[:, None],
+                                            torque=Q.quat_apply(frame, wrench[:, 3:])[:, None],
+                                            links_idx_local=[link], pos=at[:, None])
 
     def _rk4_step(self) -> None:
         """One substep of MuJoCo's RK4 (``_rk4``): an Euler step of Genesis from each stage's state gives that
@@ -445,16 +482,30 @@ class GenesisBackend(SimBackend):
 
     def _read_sensor(self, index: int) -> np.ndarray:
         s = self._lite.sensors[index]
+        value = self._sensor_value(s)
+        if s["cutoff"] > 0 and s["type"] != "framequat":  # MuJoCo clamps a real-valued sensor to +-cutoff
+            value = np.clip(value, -s["cutoff"], s["cutoff"])
+        return np.ascontiguousarray(value, dtype=self.np_dtype)
+
+    def _sensor_value(self, s: dict) -> np.ndarray:
+        """``(num_envs, dim)`` float64 value of sensor row ``s`` by MuJoCo's definition."""
         kind = s["type"]
         if kind in ("jointpos", "jointvel"):
             j = self._lite.joints[s["obj"]]
             src = self.get_qpos()[:, j["qposadr"]] if kind == "jointpos" else self.get_qvel()[:, j["dofadr"]]
-            return np.ascontiguousarray(src[:, None], dtype=self.np_dtype)
+            return src[:, None].astype(np.float64)
+        if kind == "actuatorpos":  # the actuator's length: gear * qpos of its joint (0 for a site motor)
+            a = self._lite.actuators[s["obj"]]
+            if a["joint"] < 0:
+                return np.zeros((self._num_envs, 1))
+            return a["gear"] * self.get_qpos()[:, self._lite.joints[a["joint"]]["qposadr"], None].astype(np.float64)
         body, off_pos, off_quat = self._sensor_frame(s)
         ids = np.array([body])
         quat_b = self._links("quat", ids, (1.0, 0.0, 0.0, 0.0))[:, 0]
         arm = Q.quat_apply(quat_b, np.broadcast_to(off_pos, quat_b.shape[:-1] + (3,)))
         quat = Q.quat_mul(quat_b, np.broadcast_to(off_quat, quat_b.shape))
+        if kind == "magnetometer":  # the global magnetic flux in the sensor frame
+            return Q.quat_apply_inverse(quat, np.broadcast_to(self._lite.magnetic, quat.shape[:-1] + (3,)))
         if kind == "framepos":
             out = self._links("pos", ids, (0.0, 0.0, 0.0))[:, 0] + arm
         elif kind == "framequat":
@@ -471,7 +522,7 @@ class GenesisBackend(SimBackend):
                 alpha = self._links("acc_ang", ids, (0.0, 0.0, 0.0))[:, 0]
                 a = acc + np.cross(alpha, arm) + np.cross(w, np.cross(w, arm)) - self._lite.gravity
                 out = Q.quat_apply_inverse(quat, a)
-        return np.ascontiguousarray(out, dtype=self.np_dtype)
+        return out
 
     # ------------------------------------------------------------------ forces
     def _bind_contact_forces(self, body_ids: np.ndarray, against_ids: np.ndarray | None) -> GenesisContactFill:

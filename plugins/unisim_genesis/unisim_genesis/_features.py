@@ -24,12 +24,31 @@ from unisim_core.errors import UnsupportedCapabilityError
 
 from ._lazy import genesis as gs
 
-__all__ = ["ACCEPTED", "check_model", "contact_options"]
+__all__ = ["ACCEPTED", "ENGINE_LIMITS", "check_model", "contact_options", "with_engine_reason"]
 
 #: ``mjcf_lite`` optional features Genesis honours (the reader refuses the others by name).
 ACCEPTED = frozenset({"frictionloss", "hfield", "multi_joint_body", "joint_stiffness", "joint_equality",
                       "connect_equality", "weld_equality", "fixed_tendon", "body_gravcomp", "dampratio", "mocap",
-                      "ball_joint"})
+                      "ball_joint", "site_transmission", "actuatorpos_sensor", "magnetometer_sensor"})
+
+
+#: Features ``mjcf_lite`` refuses because Genesis has no counterpart: the refusal carries Genesis' reason.
+ENGINE_LIMITS = {
+    "spatial_tendon": "Genesis has no tendons",
+    "fixed_tendon": "Genesis has no tendons",
+    "tendon_transmission": "Genesis has no tendons to drive",
+    "plugin": "Genesis runs no MuJoCo engine plugins",
+    "plugin_actuator": "Genesis runs no MuJoCo engine plugins",
+    "flex": "Genesis' rigid solver has no MuJoCo flex bodies",
+}
+
+
+def with_engine_reason(exc: UnsupportedCapabilityError) -> UnsupportedCapabilityError:
+    """``exc`` (a reader refusal) with Genesis' own reason appended where Genesis has no such feature."""
+    reason = ENGINE_LIMITS.get(str(getattr(exc.capability, "value", exc.capability)))
+    if reason is None:
+        return exc
+    return UnsupportedCapabilityError(exc.backend, exc.capability, f"{exc._detail}; {reason}")
 
 
 def check_model(m, lite, path: str, name: str) -> None:

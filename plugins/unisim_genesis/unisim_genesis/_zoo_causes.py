@@ -7,13 +7,13 @@ from __future__ import annotations
 
 __all__ = ["CAUSES"]
 
+_CONTACT = "contact: it settles from its start on Genesis' contact solver; with <flag contact=\"disable\"/>: "
+
 CAUSES: dict[str, str] = {
-    "unitree_a1": (
-        "contact: the quadruped settles from its keyframe on Genesis' contact model; contacts off: dof_pos "
-        '2.7e-10 (docs/genesis.md)'),
-    "unitree_go1": 'contact, as unitree_a1: contacts off: dof_pos 2.2e-10 (docs/genesis.md)',
-    "wonik_allegro": (
-        "joint limit: qpos0 (no keyframe) puts the thumb's thj0 0.263 rad below its range; Genesis' limit pulls "
-        "it in faster (0.008 vs MuJoCo's 0.002 rad after one step), both end at the limit (0.262 vs 0.261); "
-        'contacts off: the same 0.0999 on that joint alone (docs/genesis.md)'),
+    "unitree_a1": _CONTACT + "dof_pos 2.7e-10 (docs/genesis.md)",
+    "unitree_go1": _CONTACT + "dof_pos 2.2e-10 (docs/genesis.md)",
+    "google_barkour_vb": _CONTACT + "dof_pos 9.4e-17 (elliptic cone and impratio 10 honoured; docs/genesis.md)",
+    "gymnasium/ant": _CONTACT + "base_pos 3.8e-17 (RK4; every engine deviates here; docs/genesis.md)",
+    "gymnasium/humanoidstandup": _CONTACT + "base_pos 1.5e-08 (lying on the floor, RK4; docs/genesis.md)",
+    "gymnasium/walker2d_v5": _CONTACT + "dof_pos 2.9e-16 (RK4; docs/genesis.md)",
 }
