@@ -24,7 +24,7 @@ sensing) and ``kit_facts`` (what the conformance kit reads).
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import attrs
@@ -135,6 +135,9 @@ class SimBackend(Lifecycle, ModelQueries, Stepping, Frames, StateSnapshots, Rand
     INIT_TERMS: ClassVar[frozenset[str]] = frozenset()
     INTERVAL_TERMS: ClassVar[frozenset[str]] = frozenset()
     RESET_TERMS: ClassVar[frozenset[str]] = frozenset()
+    #: Model terms the engine cannot randomize per env, with the engine's reason: an op naming one is
+    #: refused by ``UnsupportedCapabilityError`` naming the term and the reason, nothing written.
+    REFUSED_TERMS: ClassVar[Mapping[str, str]] = {}
     #: Largest magnitude the engine integrates faithfully in a state or input value (reads back as
     #: written): larger inputs are rejected, a state beyond it counts as diverged (MuJoCo: its
     #: ``mjMAXVAL`` 1e10; PhysX: its 1e6 m/s link-speed clamp, not float32's range). Default:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .capabilities import Capability
-from .errors import InvalidInputError, InvalidTypeError, UnknownNameError
+from .errors import InvalidInputError, InvalidTypeError, UnknownNameError, UnsupportedCapabilityError
 from .randomization import (
     MODEL_TERMS,
     TERM_SPECS,
@@ -33,6 +33,10 @@ class Randomizing:
                 "actuator": len(info.actuator_names)}
 
     def _resolve_ops(self, plan, allowed, phase, subset: np.ndarray | None = None) -> list:
+        for op in plan.iter_ops():  # a term the engine cannot hold per env: refused by name, with the reason
+            if op.term in self.REFUSED_TERMS:
+                raise UnsupportedCapabilityError(self._label, op.term,
+                                                 f"{phase} randomization: {self.REFUSED_TERMS[op.term]}")
         resolved = []
         for op in plan.iter_ops():
             spec, ids, targets, values = resolve_op(op, num_envs=self._num_envs, counts=self._counts(),

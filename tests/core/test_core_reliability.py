@@ -319,3 +319,21 @@ def test_a_program_sigint_handler_is_held_too_and_called_at_the_end(quad):
     finally:
         signal.signal(signal.SIGINT, previous)
     assert len(got) == 1 and got[0] == pytest.approx(4 * quad.sim_dt), got
+
+
+def test_a_term_the_engine_cannot_randomize_is_refused_by_name_with_its_reason(quad):
+    """``REFUSED_TERMS`` (the engine's reason per term, one class attribute; SAPIEN, Genesis and the Isaac
+    Sim worker use it): an op naming one raises UnsupportedCapabilityError naming the term and the reason,
+    before any op of the plan is written."""
+    from unisim_core import UnsupportedCapabilityError
+
+    class NoMass(FakeBackend):
+        REFUSED_TERMS = {"body_mass": "this engine bakes masses into its solver at build time"}
+
+    b = NoMass(SceneCfg(SCENES["quadruped"]), 2, 0.01)
+    before = b.get_model_field("dof_damping")
+    plan = InitRandomizationPlan([RandomizationOp(term="dof_damping", target_ids=[6], values=[[1.0], [2.0]]),
+                                  RandomizationOp(term="body_mass", target_ids=[1], values=[[1.0], [2.0]])])
+    with pytest.raises(UnsupportedCapabilityError, match="'body_mass': init randomization: this engine bakes"):
+        b.apply_init_randomization(plan)
+    np.testing.assert_array_equal(b.get_model_field("dof_damping"), before)

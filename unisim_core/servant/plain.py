@@ -78,6 +78,7 @@ def adopt_description(host: Any, desc: dict[str, Any]) -> tuple[ModelInfo, froze
     host.INIT_TERMS = frozenset(desc.get("init_terms", ()))
     host.INTERVAL_TERMS = frozenset(desc.get("interval_terms", ()))
     host.RESET_TERMS = frozenset(desc.get("reset_terms", ()))
+    host.REFUSED_TERMS = dict(desc.get("refused_terms", type(host).REFUSED_TERMS))
     if "max_abs_value" in desc:
         host.MAX_ABS_VALUE = float(desc["max_abs_value"])
     host.UNSUPPORTED_SCENE_FEATURES = dict(desc.get("unsupported_scene_features", {}))

@@ -113,6 +113,7 @@ class GenesisBackend(SimBackend):
     INIT_TERMS = _hooks.INIT_TERMS
     INTERVAL_TERMS = _hooks.INTERVAL_TERMS
     RESET_TERMS = _hooks.RESET_TERMS
+    REFUSED_TERMS = REFUSED_TERMS
     SNAPSHOT_TIER = "state"  # Genesis' constraint-solver warm start is not part of a snapshot
     KIT_RULES = 3
     #: Measured on Genesis 1.4.5, CPU, float64 (kit reference layer, 2 envs; one id per quantity).
@@ -577,13 +578,6 @@ class GenesisBackend(SimBackend):
             self._restored = tables
 
     # ------------------------------------------------------------------ randomization
-    def _resolve_ops(self, plan, allowed, phase, subset=None):
-        for op in plan.iter_ops():  # a term Genesis cannot hold per env: refused by name, with the reason
-            if op.term in REFUSED_TERMS:
-                raise UnsupportedCapabilityError(self._label, op.term, f"{phase} randomization: "
-                                                 f"{REFUSED_TERMS[op.term]}")
-        return super()._resolve_ops(plan, allowed, phase, subset)
-
     def _check_model_values(self, term: str, env_ids: np.ndarray, target_ids: np.ndarray | None,
                             values: np.ndarray) -> None:
         self._fields.check(term, target_ids, values)

@@ -636,7 +636,7 @@ class _IsaacSession:
         from unisim_core.worker.hosted import info_to_plain, pack_array, unpack_array
         from unisim_core.worker.shm import SlotSet
 
-        from ._model_fields import MODEL_TERMS
+        from ._model_fields import MODEL_TERMS, REFUSED_TERMS
 
         np, torch = self.np, self.torch
         caps = ["contacts", "pre_step_control", "sensors", "body_force", "body_torque", "push", "physics_snapshot",
@@ -648,6 +648,7 @@ class _IsaacSession:
         def describe() -> dict[str, Any]:
             return {"info": info_to_plain(self.info), "capabilities": caps, "init_terms": list(MODEL_TERMS),
                     "interval_terms": list(MODEL_TERMS) + forces, "reset_terms": list(MODEL_TERMS) + forces,
+                    "refused_terms": dict(REFUSED_TERMS),
                     "snapshot_tier": "state", "np_dtype": self.np_dtype.str, "env_rows": self.env_rows,
                     "quat_order": "wxyz", "solver_readback": self.readback,
                     "engine": {"name": "isaacsim", "isaaclab_extension": self.isaaclab_version, "device": self.device,

@@ -109,6 +109,7 @@ class SapienBackend(SimBackend):
     INIT_TERMS = _hooks.INIT_TERMS
     INTERVAL_TERMS = _hooks.INTERVAL_TERMS
     RESET_TERMS = _hooks.RESET_TERMS
+    REFUSED_TERMS = REFUSED_TERMS
     SNAPSHOT_TIER = "state"  # PhysX's contact cache is not part of a snapshot
     MAX_ABS_VALUE = float(np.finfo(np.float32).max)  # PhysX state and inputs are float32
     KIT_RULES = 4  # kit rules 4 (dynamics::many_contacts_hold) passes
@@ -608,13 +609,6 @@ class SapienBackend(SimBackend):
                                   [env[a] for env in self._arts], *buffers)
 
     # ------------------------------------------------------------------ randomization
-    def _resolve_ops(self, plan, allowed, phase, subset=None):
-        for op in plan.iter_ops():  # a term PhysX cannot hold per env: refused by name, with the reason
-            if op.term in REFUSED_TERMS:
-                raise UnsupportedCapabilityError(self._label, op.term,
-                                                 f"{phase} randomization: {REFUSED_TERMS[op.term]}")
-        return super()._resolve_ops(plan, allowed, phase, subset)
-
     def _check_model_values(self, term: str, env_ids: np.ndarray, target_ids: np.ndarray | None,
                             values: np.ndarray) -> None:
         self._fields.check(term, env_ids, target_ids, values)
