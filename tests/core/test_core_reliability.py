@@ -17,6 +17,7 @@ from unisim_core import quat as Q
 from unisim_core.backend import READABLE_AFTER_CLOSE
 from unisim_core.errors import (
     BackendClosedError,
+    ConcurrentUseError,
     DivergenceError,
     EngineError,
     InvalidInputError,
@@ -292,7 +293,7 @@ def test_a_public_method_defined_as_a_lambda_is_guarded_like_a_def():
     got = []
     b._slot.pop()  # as if another thread's call were in flight
     b._owner = -1
-    t = threading.Thread(target=lambda: got.append(pytest.raises(Exception, b.get_gravity).value))
+    t = threading.Thread(target=lambda: got.append(pytest.raises(ConcurrentUseError, b.get_gravity).value))
     t.start()
     t.join()
     b._owner = None
