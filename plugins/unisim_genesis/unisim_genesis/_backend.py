@@ -136,8 +136,8 @@ class GenesisBackend(SimBackend):
 
     options: GenesisOptions
     #: MuJoCo's mj_jacSite from the model tables and the contract's body poses (core). Genesis' own get_jacobian
-    #: is not used: on a free root its angular columns disagree with the site's velocity (kit check
-    #: capabilities::declared_works[site_jacobian-velocity_fd], measured on the quadruped's foot)
+    #: is not used: on the quadruped's free root it failed the kit's checks that the Jacobian times qvel is the
+    #: site's velocity (capabilities::declared_works[site_jacobian-velocity_fd] and [-angular_velocity])
     _site_jacobian = site_jacobian
 
     def __init__(self, scene: SceneCfg, num_envs: int, sim_dt: float, **options) -> None:
