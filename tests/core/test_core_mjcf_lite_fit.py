@@ -22,7 +22,8 @@ def _l_prism_obj(path: Path) -> None:
     verts = np.vstack([np.c_[ring, np.zeros(6)], np.c_[ring, np.full(6, 0.12)]]) + [0.3, -0.1, 0.05]
     polys = [[0, 5, 4, 3, 2, 1], [6, 7, 8, 9, 10, 11]] + [[i, (i + 1) % 6, (i + 1) % 6 + 6, i + 6] for i in range(6)]
     tris = [(f[0], f[k], f[k + 1]) for f in polys for k in range(1, len(f) - 1)]
-    path.write_text("\n".join([f"v {x} {y} {z}" for x, y, z in verts] + [f"f {a + 1} {b + 1} {c + 1}" for a, b, c in tris]))
+    lines = [f"v {x} {y} {z}" for x, y, z in verts] + [f"f {a + 1} {b + 1} {c + 1}" for a, b, c in tris]
+    path.write_text("\n".join(lines))
 
 
 def _scene(aabb: str) -> str:
