@@ -38,15 +38,21 @@ TASKS = {"quadruped": VelocityTrackingCfg, "go1": go1_rough_cfg}
 
 
 class EpisodeReturns(RslRlVecEnv):
-    """``RslRlVecEnv`` that also records the return of every finished episode and whether it timed out."""
+    """``RslRlVecEnv`` that also records the return of every finished episode and whether it timed
+    out, and sums each weighted reward term over the steps (``terms``, ``steps``)."""
 
     def __init__(self, env: UniSimVectorEnv, seed: int) -> None:
         super().__init__(env, seed=seed)
         self._ret = np.zeros(self.num_envs)
         self.finished: list[tuple[float, bool]] = []
+        self.terms: dict[str, float] = {}
+        self.steps = 0
 
     def step(self, actions):
         obs, reward, dones, extras = super().step(actions)
+        for k, v in extras["log"].items():
+            self.terms[k] = self.terms.get(k, 0.0) + v
+        self.steps += 1
         self._ret += reward.numpy()
         done, timeouts = dones.numpy(), extras["time_outs"].numpy()
         self.finished += [(float(self._ret[i]), bool(timeouts[i])) for i in np.flatnonzero(done)]
@@ -85,13 +91,18 @@ def train(*, task: str = "quadruped", backend: str = "mujoco", num_envs: int = 2
             runner.learn(1, init_at_random_ep_len=(it == first))
             done, env.finished = env.finished, []
             rets = [r for r, _ in done]
+            terms, n_steps, env.terms, env.steps = env.terms, env.steps, {}, 0
             task_ = env.env.task
             steps = (log[-1]["env_steps"] if log else 0) + num_envs * runner.cfg["num_steps_per_env"]
             log.append({"iteration": it, "wall_s": round(time.perf_counter() - start, 2), "env_steps": steps,
                         "episodes": len(done), "mean_return": float(np.mean(rets)) if rets else None,
                         "timeouts": sum(t for _, t in done),
                         "v_xy_error": float(task_.lin_vel_error.mean()),
-                        "terrain_level": task_.curriculum.mean_level if task_.curriculum is not None else None})
+                        "terrain_level": task_.curriculum.mean_level if task_.curriculum is not None else None,
+                        "action_std": round(float(runner.alg.get_policy().output_std.mean()), 4),
+                        # per second of control, each weighted term's mean over the iteration's steps
+                        "terms": {k.removeprefix("/reward/"): round(v / max(n_steps, 1) / task_.dt, 4)
+                                  for k, v in terms.items()}})
             if not progress:
                 print(json.dumps(log[-1]), flush=True)
             bar.update(log[-1]["wall_s"] - bar.n if by_time else 1)
@@ -114,9 +125,10 @@ def save(runner: OnPolicyRunner, log: list[dict], out: Path) -> None:
     runner.export_policy_to_jit(str(out), "policy.pt")
     runner.save(str(out / "checkpoint.pt"))  # the full runner state, to resume (not shipped)
     (out / "training_log.json").write_text(json.dumps(log, indent=0))
-    keys = list(log[0])
+    rows = [{**{k: v for k, v in e.items() if k != "terms"}, **e.get("terms", {})} for e in log]  # terms flat
+    keys = list(dict.fromkeys(k for r in rows for k in r))
     (out / "training_log.csv").write_text("\n".join([",".join(keys)] + [",".join(
-        "" if e.get(k) is None else str(e[k]) for k in keys) for e in log]) + "\n")
+        "" if r.get(k) is None else str(r[k]) for k in keys) for r in rows]) + "\n")
     plot_curve(log, out / "learning_curve.png")
 
 

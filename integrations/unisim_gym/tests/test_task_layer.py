@@ -161,6 +161,29 @@ def test_go1_runs_with_its_actuator_model_on_the_terrain(go1_env):
     assert np.abs(task.actuators.applied_torque).max() > 1.0  # holding the pose takes torque
 
 
+def test_go1_feet_and_base_collisions_compile_in_mujoco():
+    """``collisions="feet_and_base"``: MuJoCo's compiled model has the four feet and the trunk's
+    eight collision geoms colliding and no other robot geom; ``foot_condim=3`` is the feet's condim."""
+    m = mujoco.MjModel.from_xml_path(build_scene(attrs.evolve(GO1, name="go1_fb_test", collisions="feet_and_base",
+                                                              foot_condim=3)))
+    trunk = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, "trunk")
+    colliding = {mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_GEOM, g) or f"{m.geom_bodyid[g]}:{g}"
+                 for g in range(m.ngeom) if m.geom_contype[g] or m.geom_conaffinity[g]}
+    trunk_geoms = {f"{trunk}:{g}" for g in range(m.ngeom) if m.geom_bodyid[g] == trunk and m.geom_contype[g]}
+    assert len(trunk_geoms) == 8 and colliding == {"FR", "FL", "RR", "RL", "floor"} | trunk_geoms
+    feet = [mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, f) for f in ("FR", "FL", "RR", "RL")]
+    assert m.geom_condim[feet].tolist() == [3] * 4
+    full = mujoco.MjModel.from_xml_path(build_scene(attrs.evolve(GO1, name="go1_all_test", collisions="all",
+                                                                 foot_condim=None)))
+    assert full.geom_condim[feet].tolist() == [6] * 4 and (full.geom_contype > 0).sum() > 30
+    with pytest.raises(InvalidInputError, match="collisions"):
+        attrs.evolve(GO1, collisions="feet")
+    with pytest.raises(InvalidInputError, match="foot_geoms"):
+        attrs.evolve(GO1, foot_geoms=(), foot_condim=3)
+    with pytest.raises(InvalidInputError, match="no geoms named"):
+        build_scene(attrs.evolve(GO1, name="go1_bad_feet", foot_geoms=("FR", "hand"), collisions="feet_and_base"))
+
+
 def test_same_seed_same_noisy_episode(go1_env):
     """Noise, delays, commands and spawns all draw from the env's seeded generator."""
     a = [go1_env.reset(seed=5)[0]] + [go1_env.step(np.full((4, 12), 0.1, np.float32))[0] for _ in range(3)]

@@ -37,7 +37,7 @@ DEFAULT_REWARD_WEIGHTS: dict[str, float] = {
     "torques": -1e-4,  # |tau|^2 of the joint torques (the actuator model's, else the PD servos'), (N m)^2
     "dof_acc": -2.5e-7,  # |dqd/dt|^2, (rad/s^2)^2
     "action_rate": -0.01,  # |a_t - a_{t-1}|^2
-    "feet_air_time": 0.5,  # sum over feet touching down of (air time - 0.5 s), when commanded to move
+    "feet_air_time": 0.5,  # sum over feet touching down of (air time - threshold s), when commanded to move
     "termination": -2.0,  # per terminated episode (base contact, tilt, off the terrain), not a rate
 }
 
@@ -110,6 +110,9 @@ class VelocityTrackingCfg:
       (:class:`ObsTermCfg`; names in ``OBSERVATION_TERMS``); ``height_scan_size``/``_resolution``:
       the scan grid (m) around the base, yaw-aligned.
     - Commands ``(vx, vy, wz)`` in the base frame, drawn uniformly at reset and every ``command_resample_s``.
+    - Rewards: ``reward_weights`` over ``DEFAULT_REWARD_WEIGHTS``' terms; the tracking terms are
+      ``exp(-error^2 / tracking_sigma^2)``; ``feet_air_time`` pays ``air time - feet_air_time_threshold``
+      (s) per foot touching down.
     - Reset: the default pose (on the terrain: at the centre of the env's sub-terrain), a uniform
       yaw, joint offsets within ``joint_pos_noise``, root velocities within ``root_vel_noise``.
     - ``terrain``: a generated height-field terrain (:class:`TerrainGeneratorCfg`) with its curriculum
@@ -142,6 +145,7 @@ class VelocityTrackingCfg:
     ang_vel_z: tuple[float, float] = attrs.field(default=(-1.0, 1.0), converter=_pair, validator=_range)
     command_resample_s: float = attrs.field(default=5.0, validator=_positive)
     tracking_sigma: float = attrs.field(default=0.5, validator=_positive)
+    feet_air_time_threshold: float = attrs.field(default=0.5, validator=_non_negative)
     joint_pos_noise: float = attrs.field(default=0.1, validator=_non_negative)
     root_vel_noise: float = attrs.field(default=0.2, validator=_non_negative)
     base_contact_margin: float = attrs.field(default=0.01, validator=_non_negative)
@@ -390,12 +394,12 @@ class VelocityTrackingTask(Task):
         moving = np.linalg.norm(cmd[:, :2], axis=1) > 0.1
         if self.feet_sensor is not None:  # the backend's timers: touch-downs and the air phase they end
             first, last_air = self.feet_sensor.first_contact(), self.feet_sensor.last_air_time
-            air = np.sum((last_air - 0.5) * (first & (last_air > 0)), axis=1) * moving
+            air = np.sum((last_air - cfg.feet_air_time_threshold) * (first & (last_air > 0)), axis=1) * moving
         else:
             contact = self._foot_contact()
             first_contact = contact & ~self.last_contact & (self.air_time > 0)
             self.air_time += dt
-            air = np.sum((self.air_time - 0.5) * first_contact, axis=1) * moving
+            air = np.sum((self.air_time - cfg.feet_air_time_threshold) * first_contact, axis=1) * moving
             self.air_time[contact] = 0.0
             self.last_contact = contact
         tilt = self.gravity_b[:, 2] > -np.cos(cfg.max_tilt)

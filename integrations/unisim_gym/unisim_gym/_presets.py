@@ -44,6 +44,7 @@ def go1_rough_cfg(**overrides: Any) -> VelocityTrackingCfg:
     cfg = VelocityTrackingCfg(
         robot=GO1, observations=GO1_OBSERVATIONS, terrain=GO1_TERRAIN, sim_dt=0.005, decimation=4,
         episode_length_s=20.0, lin_vel_x=(-1.0, 1.0), lin_vel_y=(-0.5, 0.5), ang_vel_z=(-1.0, 1.0),
-        base_mass_add=(-1.0, 2.0), contact_sensing=False,
-        reward_weights={"torques": -2e-4, "feet_air_time": 1.0, "orientation": -0.5})
+        base_mass_add=(-1.0, 2.0), contact_sensing=False, feet_air_time_threshold=0.2,
+        reward_weights={"track_lin_vel_xy": 1.5, "track_ang_vel_z": 0.75, "lin_vel_z": -1.0, "orientation": -0.5,
+                        "torques": -2e-5, "feet_air_time": 0.25, "termination": -1.0})
     return attrs.evolve(cfg, **overrides)

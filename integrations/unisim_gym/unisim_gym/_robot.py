@@ -43,6 +43,17 @@ def _positive(inst, attribute, value) -> None:
         raise InvalidInputError(f"RobotCfg.{attribute.name}: expected a positive number, got {value!r}")
 
 
+def _collisions(inst, attribute, value) -> None:
+    if value not in ("all", "feet_and_base"):
+        raise InvalidInputError(f"RobotCfg.{attribute.name}: expected 'all' or 'feet_and_base', got {value!r}")
+
+
+def _condim(inst, attribute, value) -> None:
+    if value is not None and (isinstance(value, bool) or value not in (1, 3, 4, 6)):
+        raise InvalidInputError(f"RobotCfg.{attribute.name}: expected None or a MuJoCo condim (1, 3, 4, 6), "
+                                f"got {value!r}")
+
+
 @attrs.frozen(kw_only=True)
 class RobotCfg:
     """A legged robot for :class:`~unisim_gym.VelocityTrackingTask` (SI units).
@@ -59,6 +70,11 @@ class RobotCfg:
       ``foot_geoms``: the feet's collision geoms (friction randomization); ``base_geom``: a box
       whose lowest corner touching the ground terminates an episode where contact sensing is off
       or missing; without one, the base origin below ``min_base_height`` m over the ground does.
+    - ``collisions``: ``"all"`` (the file's collision geoms) or ``"feet_and_base"``: only the
+      ``foot_geoms`` and the geoms of the floating base collide (every other robot geom gets
+      ``contype = conaffinity = 0``), as MuJoCo Playground's Go1 ``feetonly`` models; a fall still
+      ends the episode through the base. ``foot_condim``: the feet's contact dimension (``None``:
+      the file's; 3 = sliding friction only, cheaper than the rolling friction of 6).
     """
 
     name: str
@@ -76,11 +92,16 @@ class RobotCfg:
     base_geom: str | None = None
     mjcf_option: dict[str, str] = attrs.field(factory=dict, converter=dict)
     min_base_height: float = attrs.field(default=0.1, validator=_positive)
+    collisions: str = attrs.field(default="all", validator=_collisions)
+    foot_condim: int | None = attrs.field(default=None, validator=_condim)
 
     def __attrs_post_init__(self) -> None:
         if self.motors and not (self.joint_names and self.actuators):
             raise InvalidInputError("RobotCfg.motors: torque motors need joint_names and an actuator model "
                                     "(actuators=...)")
+        if (self.collisions != "all" or self.foot_condim is not None) and not self.foot_geoms:
+            raise InvalidInputError(f"RobotCfg.foot_geoms: collisions={self.collisions!r} and foot_condim="
+                                    f"{self.foot_condim!r} name the feet by their geoms; got none")
 
 
 #: The shipped 12-DoF quadruped: position servos (kp 60, kv 2) on a plane floor.
@@ -91,10 +112,12 @@ QUADRUPED = RobotCfg(name="quadruped", model_file=str(scene_path("quadruped")),
 
 _GO1_LEGS = ("FR", "FL", "RR", "RL")
 #: MuJoCo Menagerie's Unitree Go1 driven by torque: its position servos replaced by gear-1 motors
-#: under a DC motor model (kp 35, kd 0.5 as MuJoCo Playground's Go1; saturation 23.7 N m hip and
-#: thigh, 35.55 N m knee as the MJCF's forcerange, 30 rad/s no-load speed), 2 substeps of
-#: target delay at most; pyramidal friction cones with impratio 1 instead of the file's elliptic
-#: cones with impratio 100 (MuJoCo steps 256 envs on rough terrain 2.6x faster, measured).
+#: under a DC motor model (kp 35, kd 0.5 and action scale 0.5 as MuJoCo Playground's Go1;
+#: saturation 23.7 N m hip and thigh, 35.55 N m knee as the MJCF's forcerange, 30 rad/s no-load
+#: speed), 2 substeps of target delay at most; pyramidal friction cones with impratio 1 instead of
+#: the file's elliptic cones with impratio 100 (MuJoCo steps 256 envs on rough terrain 2.6x
+#: faster, measured); only the feet and the trunk collide, the feet with condim 3 (as Playground's
+#: ``feetonly`` Go1; a MuJoCo step on the terrain 1.7x cheaper than all geoms with condim 6 feet).
 GO1 = RobotCfg(
     name="go1", model_file=GO1_XML, floor=None,
     joint_names=tuple(f"{leg}_{j}_joint" for leg in _GO1_LEGS for j in ("hip", "thigh", "calf")), motors=True,
@@ -102,8 +125,9 @@ GO1 = RobotCfg(
                           effort_limit={".*_(hip|thigh)_joint": 23.7, ".*_calf_joint": 35.55},
                           saturation_effort={".*_(hip|thigh)_joint": 23.7, ".*_calf_joint": 35.55},
                           velocity_limit=30.0, delay=(0, 2)),),
-    foot_bodies=tuple(f"{leg}_calf" for leg in _GO1_LEGS), foot_offset=(0.0, 0.0, -0.213), foot_radius=0.023,
-    foot_geoms=_GO1_LEGS, min_base_height=0.12, mjcf_option={"cone": "pyramidal", "impratio": "1"})
+    action_scale=0.5, foot_bodies=tuple(f"{leg}_calf" for leg in _GO1_LEGS), foot_offset=(0.0, 0.0, -0.213),
+    foot_radius=0.023, foot_geoms=_GO1_LEGS, min_base_height=0.12, mjcf_option={"cone": "pyramidal", "impratio": "1"},
+    collisions="feet_and_base", foot_condim=3)
 
 
 def effort_limits(robot: RobotCfg) -> dict[str, float]:
@@ -155,6 +179,30 @@ def _replace_actuators(root: ET.Element, robot: RobotCfg) -> None:
         key.attrib.pop("ctrl", None)
 
 
+def _contacts(root: ET.Element, robot: RobotCfg) -> None:
+    """``robot.collisions`` and ``robot.foot_condim`` written onto the robot's geoms."""
+    feet = set(robot.foot_geoms)
+    found = {g.get("name") for g in root.iter("geom")} & feet
+    if found != feet:
+        raise InvalidInputError(f"RobotCfg.foot_geoms: no geoms named {sorted(feet - found)} in {robot.model_file}")
+    base = next((b for b in root.find("worldbody").iter("body") if b.find("freejoint") is not None
+                 or any(j.get("type") == "free" for j in b.findall("joint"))), None)
+    if robot.collisions == "feet_and_base":
+        if base is None:
+            raise InvalidInputError(f"RobotCfg.collisions: 'feet_and_base' needs a floating base; "
+                                    f"{robot.model_file} has no body with a free joint")
+        keep = set(map(id, base.findall("geom")))
+        for body in base.findall("body"):
+            for g in body.iter("geom"):
+                if g.get("name") not in feet and id(g) not in keep:
+                    g.set("contype", "0")
+                    g.set("conaffinity", "0")
+    if robot.foot_condim is not None:
+        for g in root.iter("geom"):
+            if g.get("name") in feet:
+                g.set("condim", str(robot.foot_condim))
+
+
 def _ground(root: ET.Element, robot: RobotCfg, terrain: GeneratedTerrain | None) -> None:
     world = root.find("worldbody")
     if robot.floor is not None and terrain is not None:
@@ -181,19 +229,23 @@ def scene_cache_dir() -> Path:
 def build_scene(robot: RobotCfg, terrain: GeneratedTerrain | None = None) -> str:
     """The model file the backends load for ``robot`` on ``terrain`` (``None``: flat ground).
 
-    Without motors or terrain it is ``robot.model_file`` itself (and a robot without a floor gets
-    a plane named ``floor``). Otherwise one MJCF file is written (asset paths absolute, the
-    robot's floor replaced by the height field named ``terrain``) into :func:`scene_cache_dir`.
+    Without motors, terrain, ``mjcf_option`` or contact changes it is ``robot.model_file`` itself
+    (and a robot without a floor gets a plane named ``floor``). Otherwise one MJCF file is written
+    (asset paths absolute, the robot's floor replaced by the height field named ``terrain``) into
+    :func:`scene_cache_dir`.
     """
     if not Path(robot.model_file).is_file():
         raise InvalidInputError(f"RobotCfg.model_file: no such file {robot.model_file!r} (robot {robot.name!r})")
-    if not robot.motors and terrain is None and robot.floor is not None and not robot.mjcf_option:
+    if (not robot.motors and terrain is None and robot.floor is not None and not robot.mjcf_option
+            and robot.collisions == "all" and robot.foot_condim is None):
         return robot.model_file
     src = Path(robot.model_file).resolve()
     root = ET.parse(src).getroot()
     _absolute_assets(root, src.parent)
     if robot.motors:
         _replace_actuators(root, robot)
+    if robot.collisions != "all" or robot.foot_condim is not None:
+        _contacts(root, robot)
     if robot.mjcf_option:
         option = root.find("option")
         if option is None:
