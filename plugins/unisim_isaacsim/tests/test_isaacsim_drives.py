@@ -1,4 +1,4 @@
-"""MJCF actuators as PhysX drives (``unisim_core.physx``) in Isaac Lab's configs, checked against the
+"""MJCF actuators as PhysX drives (``unisim_physx``) in Isaac Lab's configs, checked against the
 forces real MuJoCo computes."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import pytest
 from isaacsim_testing import import_or_skip_outside_ci
 
 from unisim_core.mjcf_lite import load_mjcf
-from unisim_core.physx import FRICTION_DAMPING, physx_drives
 from unisim_isaacsim._drives import joint_actuator_cfgs
+from unisim_physx import FRICTION_DAMPING, physx_drives
 
 mujoco = import_or_skip_outside_ci("mujoco", "the reference forces come from MuJoCo (pip install mujoco)")
 

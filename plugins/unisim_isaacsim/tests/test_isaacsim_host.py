@@ -253,7 +253,7 @@ def test_options_validate_physx_naming_field_and_bound(runtime):
 def test_worker_path_exposes_only_the_unisim_packages(tmp_path):
     path = WorkerPath()
     try:
-        assert sorted(p.name for p in path.path.iterdir()) == ["unisim_core", "unisim_isaacsim"]
+        assert sorted(p.name for p in path.path.iterdir()) == ["unisim_core", "unisim_isaacsim", "unisim_physx"]
         assert {"attrs", "pluggy"} <= {p.name for p in path.fallback.iterdir()}
         env = path.env({"PYTHONPATH": "/elsewhere"})
         assert env["PYTHONPATH"] == f"{path.path}{os.pathsep}/elsewhere"

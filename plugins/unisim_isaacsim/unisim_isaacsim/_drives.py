@@ -1,7 +1,7 @@
-"""Isaac Lab configs carrying ``unisim_core.physx``'s MJCF-to-PhysX mapping (used by the worker).
+"""Isaac Lab configs carrying ``unisim_physx``'s MJCF-to-PhysX mapping (used by the worker).
 
 The mapping itself (decided once, tested on a real PhysX through unisim-sapien) is
-:func:`unisim_core.physx.physx_drives` and :data:`unisim_core.physx.MUJOCO_BODY_PROPERTIES`:
+:func:`unisim_physx.physx_drives` and :data:`unisim_physx.MUJOCO_BODY_PROPERTIES`:
 
 - one implicit actuator per MJCF hinge/slide joint with **stiffness 0** and damping ``joint
   damping + Σ gear² kv`` (implicit, as MuJoCo's ``implicitfast``), no effort limit, no joint
@@ -9,7 +9,7 @@ The mapping itself (decided once, tested on a real PhysX through unisim-sapien) 
   ``FRICTION_DAMPING`` limited to f, MuJoCo's dry friction; the host still refuses frictionloss
   scenes, the worker's reader does not accept them yet); the actuators' remaining force (a servo's ``kp`` term, motors,
   saturation) is an explicit effort the worker recomputes before every substep
-  (:meth:`~unisim_core.physx.PhysxDrives.efforts`). An implicit drive stiffness would integrate
+  (:meth:`~unisim_physx.PhysxDrives.efforts`). An implicit drive stiffness would integrate
   ``kp`` implicitly: an undamped servo then loses energy that MuJoCo's keeps (measured on PhysX:
   0.027 rad off MuJoCo after 0.29 s, docs/sapien.md);
 - every rigid body without PhysX's default link damping (0.05) and velocity caps, and never
@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from unisim_core.physx import MUJOCO_BODY_PROPERTIES, PhysxDrives, PhysxSolverConfig
+from unisim_physx import MUJOCO_BODY_PROPERTIES, PhysxDrives, PhysxSolverConfig
 
 __all__ = ["BODY_ATTRIBUTES", "articulation_props", "joint_actuator_cfgs", "read_body_properties",
            "rigid_body_props"]

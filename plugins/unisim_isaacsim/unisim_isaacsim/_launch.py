@@ -3,7 +3,7 @@
 Nothing needs installing into Isaac Sim's python. The host builds a private directory of symlinks
 to exactly the packages the worker needs and passes it to the worker:
 
-- ``PYTHONPATH`` gets a directory with ``unisim_core`` and ``unisim_isaacsim`` only, so no other
+- ``PYTHONPATH`` gets a directory with ``unisim_core``, ``unisim_physx`` and ``unisim_isaacsim`` only, so no other
   package of the host environment (numpy, torch, ...) can shadow Isaac Sim's own.
 - ``UNISIM_ISAACSIM_FALLBACK_PATH`` names a directory with the pure-Python dependencies of
   ``unisim_core`` (``attrs``, ``attr``, ``pluggy``); the worker appends it to the *end* of
@@ -24,7 +24,7 @@ from pathlib import Path
 __all__ = ["FALLBACK_ENV", "WORKER_PACKAGES", "FALLBACK_PACKAGES", "WorkerPath"]
 
 FALLBACK_ENV = "UNISIM_ISAACSIM_FALLBACK_PATH"
-WORKER_PACKAGES = ("unisim_core", "unisim_isaacsim")
+WORKER_PACKAGES = ("unisim_core", "unisim_physx", "unisim_isaacsim")
 FALLBACK_PACKAGES = ("attrs", "attr", "pluggy")
 
 

@@ -12,7 +12,7 @@ At run time (:class:`MocapBodies`) a PhysX rigid body view (``omni.physics.tenso
 torch simulation view) reads the bodies' poses (``get_transforms``: world, xyzw) and moves them:
 a write is what the getters read at once, and the body is moved over the next step by
 ``set_kinematic_targets`` before every substep, at constant velocity, reaching the written pose at
-the last substep (:class:`unisim_core.physx.KinematicMoves`, shared with ``unisim-sapien``), so a
+the last substep (:class:`unisim_physx.KinematicMoves`, shared with ``unisim-sapien``), so a
 body it meets is pushed at that speed. Reads report a mocap body at rest (zero velocity and
 acceleration), as MuJoCo does; wrenches on it do nothing (MuJoCo's ``xfrc_applied`` moves no mocap
 body) and its mass properties are not randomized (it is not simulated).
@@ -113,7 +113,7 @@ class MocapBodies:
 
     def __init__(self, session: Any, paths: dict[int, str]) -> None:
         """``paths``: ``{MuJoCo body id: prim path in env 0}`` (:func:`author_mocap_bodies`)."""
-        from unisim_core.physx import KinematicMoves
+        from unisim_physx import KinematicMoves
 
         s = self._s = session
         self.body_ids = sorted(paths)

@@ -12,10 +12,10 @@ row order, in MuJoCo's ids (bodies, dofs, actuators):
   the inertia in it, so a MuJoCo principal moment is the diagonal there. The world body and bodies
   that are not links of the articulation (none in the models the backend accepts) are refused.
 - ``dof_damping``, ``dof_armature``, ``actuator_kp``, ``actuator_kd``: each env's
-  :func:`unisim_core.physx.physx_drives` rebuilt from its values; the implicit drive damping
+  :func:`unisim_physx.physx_drives` rebuilt from its values; the implicit drive damping
   (joint damping + gear² kv) and the armature go to the env's joints
   (``write_joint_damping_to_sim`` / ``write_joint_armature_to_sim``, ``*_index`` in 3.0), the
-  explicit servo law per env (:func:`unisim_core.physx.stack_drives`). ``actuator_kp`` of a
+  explicit servo law per env (:func:`unisim_physx.stack_drives`). ``actuator_kp`` of a
   position servo writes MuJoCo's ``gainprm[0]`` and ``-biasprm[1]`` together (the servo's kp),
   ``actuator_kd`` its ``-biasprm[2]`` (kv); a motor has neither, a velocity servo no kp: refused.
 - ``gravity``: PhysX's gravity is one per scene, so each env's difference ``m (g_env - g)`` acts at
@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from unisim_core.errors import InvalidInputError
-from unisim_core.physx import physx_drives, stack_drives
+from unisim_physx import physx_drives, stack_drives
 
 __all__ = ["MODEL_TERMS", "REFUSED_TERMS", "ModelFields"]
 

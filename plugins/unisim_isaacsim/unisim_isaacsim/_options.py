@@ -10,7 +10,7 @@ import attrs
 
 from unisim_core.errors import InvalidInputError
 from unisim_core.options import BackendOptions, boolean
-from unisim_core.physx import physx_config_option
+from unisim_physx import physx_config_option
 
 from ._physx_solver import PhysxSolverConfig
 

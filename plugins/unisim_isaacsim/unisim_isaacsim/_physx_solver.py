@@ -1,7 +1,7 @@
 """Bounded PhysX solver configuration shared by the Isaac Sim host and worker.
 
 The set itself (:class:`PhysxSolverConfig`, :func:`solver_value_matches`) lives in
-``unisim_core.physx``, shared with ``unisim-sapien``, which tests it on a real PhysX; the stage
+``unisim_physx``, shared with ``unisim-sapien``, which tests it on a real PhysX; the stage
 helpers are :mod:`unisim_isaacsim._usd_helpers`'s. Their names are importable from here and from
 ``unisim_isaacsim``, as the seed's ``physx_solver`` module offered them.
 
@@ -18,14 +18,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from unisim_core.physx import PhysxSolverConfig, solver_value_matches
+from unisim_physx import PhysxSolverConfig, solver_value_matches
 
 from ._usd_helpers import apply_collision_offsets, apply_max_depenetration_velocity, read_engine_solver_values
 
 __all__ = ["PhysxSolverConfig", "apply_collision_offsets", "apply_max_depenetration_velocity",
            "build_isaaclab_physx_cfg", "read_engine_solver_values", "solver_value_matches"]
 
-#: ``PhysxCfg.solver_type`` of each :data:`unisim_core.physx.SOLVER_TYPES` name.
+#: ``PhysxCfg.solver_type`` of each :data:`unisim_physx.SOLVER_TYPES` name.
 _SOLVER_TYPE = {"PGS": 0, "TGS": 1}
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from unisim_core.errors import OptionalDependencyError
-from unisim_core.physx import PhysxSolverConfig
+from unisim_physx import PhysxSolverConfig
 
 SOURCE = "usd_stage"
 _CONTACT_OFFSET = "physxCollision:contactOffset"

@@ -284,8 +284,8 @@ class _IsaacSession:
         import numpy as np
 
         from unisim_core.mjcf_lite import load_mjcf
-        from unisim_core.physx import IMPLICIT_KV, mujoco_integrator, physx_drives
         from unisim_core.worker.hosted import scene_from_plain
+        from unisim_physx import IMPLICIT_KV, mujoco_integrator, physx_drives
 
         from ._layout import ACCEPTED_FEATURES, root_mount
         from ._physx_solver import PhysxSolverConfig
@@ -474,7 +474,7 @@ class _IsaacSession:
 
     def _actuator_maps(self) -> None:
         """Isaac joint index of each MJCF hinge/slide joint (the drives' joint order): every
-        actuator reaches its joint as an explicit effort (:mod:`unisim_core.physx`)."""
+        actuator reaches its joint as an explicit effort (:mod:`unisim_physx`)."""
         from ._layout import mjcf_usd_name
 
         index = {n: i for i, n in enumerate(self.robot.joint_names)}

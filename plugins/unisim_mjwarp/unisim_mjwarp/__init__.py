@@ -2,8 +2,9 @@
 
 ``import unisim_mjwarp`` imports neither warp nor MuJoCo; ``MjwarpBackend`` (loaded on first
 access) and constructing a backend do. The buffer sizing and overflow reporting (``buffer_sizes``,
-``overflow_error``, ``FATAL_OVERFLOWS``, also loaded on first access) serve ``unisim-newton`` too,
-whose ``SolverMuJoCo`` is MuJoCo Warp.
+``overflow_error``, ``FATAL_OVERFLOWS``) and the contact list read on the host
+(``mjwarp_contact_list``), also loaded on first access, serve ``unisim-newton`` too, whose
+``SolverMuJoCo`` is MuJoCo Warp.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from ._hooks import (
 from ._options import MjwarpOptions
 
 _LAZY = {"MjwarpBackend": "_backend", "buffer_sizes": "_buffers", "overflow_error": "_buffers",
-         "FATAL_OVERFLOWS": "_buffers"}
+         "FATAL_OVERFLOWS": "_buffers", "mjwarp_contact_list": "_contact_list"}
 
-__all__ = ["MjwarpBackend", "MjwarpOptions", "FATAL_OVERFLOWS", "buffer_sizes", "overflow_error", "__version__",
+__all__ = ["MjwarpBackend", "MjwarpOptions", "FATAL_OVERFLOWS", "buffer_sizes", "mjwarp_contact_list", "overflow_error",
+           "__version__",
            "unisim_backend_spec", "unisim_diagnostics", "unisim_raw_stepper", "unisim_step_cost_probe",
            "unisim_zoo_causes"]
 

@@ -4,7 +4,7 @@ After a step the worlds hold ``step1`` at the new state: contacts and constraint
 of the new state while ``efc.force`` is still the previous solve's. A read therefore runs
 ``mjw.forward`` (the solve at the state the step reached, with the wrench that acted during the
 step re-staged and cleared again), then decodes each contact with MuJoCo's definitions
-(``unisim_core.contacts.mjwarp_contact_list``) and sums them per body on the host.
+(``unisim_mjwarp.mjwarp_contact_list``) and sums them per body on the host.
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ import mujoco_warp as mjw
 import numpy as np
 import warp as wp
 
-from unisim_core.contacts import ContactSums, mjwarp_contact_list
+from unisim_core.contacts import ContactSums
 
+from ._contact_list import mjwarp_contact_list
 from ._kernels import stage_wrench
 
 __all__ = ["MjwarpContactFill"]

@@ -3,7 +3,7 @@
 Newton's MuJoCo solver runs MuJoCo Warp's own collision and solve in every substep
 (``mj_step``: forward at the substep's start state, then integration), so after a step its
 ``mjw_data`` holds the contacts and the constraint forces of the last substep, consistent with
-each other. They are decoded with MuJoCo's definitions (``unisim_core.contacts.mjwarp_contact_list``)
+each other. They are decoded with MuJoCo's definitions (``unisim_mjwarp.mjwarp_contact_list``)
 and mapped from the solver's MuJoCo geoms to the contract's bodies once, at bind time
 (``mjc_body_to_newton`` and the backend's body layout; static geoms belong to the world, 0).
 """
@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from unisim_core.contacts import ContactSums, mjwarp_contact_list
+from unisim_core.contacts import ContactSums
+from unisim_mjwarp import mjwarp_contact_list
 
 __all__ = ["NewtonContactFill"]
 

@@ -1,4 +1,4 @@
-"""The PhysX mapping of ``unisim_core.physx`` on a real PhysX (SAPIEN 3, CPU), against MuJoCo.
+"""The PhysX mapping of ``unisim_physx`` on a real PhysX (SAPIEN 3, CPU), against MuJoCo.
 
 Each test has a known answer: MuJoCo's trajectory, a closed-form spin, or the solver values asked for.
 """

@@ -161,12 +161,12 @@ def test_materials_give_mujocos_pair_friction_ground_pairs_first():
 
 
 def test_stacked_drives_give_each_envs_own_efforts():
-    """``unisim_core.physx.stack_drives``: the servo law on per-env gains, damping and gain overrides equals
+    """``unisim_physx.stack_drives``: the servo law on per-env gains, damping and gain overrides equals
     each env's own drives on its row, bit for bit (the randomized batch runs one vectorized law)."""
     import dataclasses
 
     from unisim_core.mjcf_lite import load_mjcf
-    from unisim_core.physx import physx_drives, stack_drives
+    from unisim_physx import physx_drives, stack_drives
 
     lite = load_mjcf(str(scene_path("actuated_hinges")))
     base = physx_drives(lite.joints, lite.actuators)

@@ -1,7 +1,7 @@
 """UniSim backend for SAPIEN 3 (``sapien`` 3.0.3): PhysX 5 on the CPU, one scene per env.
 
 ``import unisim_sapien`` never imports sapien; ``SapienBackend`` (loaded on first access) and
-constructing a backend do. The PhysX mapping it applies lives in ``unisim_core.physx``, shared
+constructing a backend do. The PhysX mapping it applies lives in ``unisim_physx``, shared
 with ``unisim-isaacsim``.
 """
 

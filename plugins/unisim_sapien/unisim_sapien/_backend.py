@@ -2,7 +2,7 @@
 
 The MJCF file is read by ``unisim_core.mjcf_lite`` (tables, names, sensors, keyframes, height fields;
 features outside its subset refused by name) and :mod:`._mjcf_extra` (mesh files), and
-built as PhysX articulations by :mod:`._build` with the PhysX mapping of ``unisim_core.physx``:
+built as PhysX articulations by :mod:`._build` with the PhysX mapping of ``unisim_physx``:
 MuJoCo's body/joint semantics set explicitly, joint damping and servo ``kv`` on an implicit drive,
 the rest of every actuator as a joint effort recomputed before each substep.
 
@@ -29,8 +29,8 @@ from unisim_core.contacts import ContactSums
 from unisim_core.heightfield import HFieldSampler
 from unisim_core.kinematics import site_jacobian
 from unisim_core.model import ModelInfo
-from unisim_core.physx import IMPLICIT_KV, mujoco_integrator, physx_drives
 from unisim_core.plugin_support import SnapshotMemory, load_mjcf_or_refuse
+from unisim_physx import IMPLICIT_KV, mujoco_integrator, physx_drives
 
 from . import _hooks
 from ._build import (

@@ -3,8 +3,8 @@
 One ``sapien.Scene`` on its own ``PhysxCpuSystem`` per env. Each world child body is one
 articulation: a free joint makes a floating root, no joint a fixed root at the body's pose, a
 hinge/slide joint a fixed massless-in-effect anchor link at the world frame with the body as its
-child. Every link, joint and articulation gets :data:`unisim_core.physx.MUJOCO_BODY_PROPERTIES`
-and the drives of :func:`unisim_core.physx.physx_drives`; joints are ``revolute_unwrapped`` (an
+child. Every link, joint and articulation gets :data:`unisim_physx.MUJOCO_BODY_PROPERTIES`
+and the drives of :func:`unisim_physx.physx_drives`; joints are ``revolute_unwrapped`` (an
 unlimited PhysX ``revolute`` joint wraps at ±2π) or ``prismatic``, PhysX's joint axis (x) rotated
 onto the MJCF axis.
 
@@ -30,7 +30,7 @@ from sapien import physx
 
 from unisim_core import LiteModel, UnsupportedCapabilityError
 from unisim_core import quat as Q
-from unisim_core.physx import MUJOCO_BODY_PROPERTIES, PhysxDrives, PhysxSolverConfig
+from unisim_physx import MUJOCO_BODY_PROPERTIES, PhysxDrives, PhysxSolverConfig
 
 from ._equality import JointTendon
 from ._mjcf_extra import MeshFile
@@ -567,7 +567,7 @@ def _under(lite: LiteModel, b: int, top: int) -> bool:
 
 def _mujoco_properties(art, joint_drive: dict[str, tuple[float, float, float]], config: PhysxSolverConfig) -> None:
     """MuJoCo's semantics on every link and joint (no damping, caps, sleep, friction coefficient),
-    each joint's drive (``unisim_core.physx.physx_drives``: damping, force limit = frictionloss) and
+    each joint's drive (``unisim_physx.physx_drives``: damping, force limit = frictionloss) and
     the per-body / per-shape solver values of ``config``."""
     P = MUJOCO_BODY_PROPERTIES
     art.set_sleep_threshold(P["sleep_threshold"])

@@ -3,7 +3,7 @@ its welded descendants'), posed per env through ``bind_mocap_pose``.
 
 A write is visible to the getters at once, as in MuJoCo. The actor itself is moved by kinematic
 targets over the next step's substeps, from its pose to the written one at constant velocity
-(rotations by slerp; :class:`unisim_core.physx.KinematicMoves`, shared with ``unisim-isaacsim``), so
+(rotations by slerp; :class:`unisim_physx.KinematicMoves`, shared with ``unisim-isaacsim``), so
 a dynamic body it meets is pushed by a body moving at that speed (PhysX's
 contact sees the kinematic velocity; a teleported actor would only push it out of the overlap).
 MuJoCo places the mocap body at the new pose for the whole next step and reports no velocity for it;
@@ -19,7 +19,7 @@ import sapien
 
 from unisim_core import quat as Q
 from unisim_core.bindings import BackendMocapPoseBinding
-from unisim_core.physx import KinematicMoves
+from unisim_physx import KinematicMoves
 
 if TYPE_CHECKING:
     from ._backend import SapienBackend
@@ -29,7 +29,7 @@ __all__ = ["MocapBodies", "PosedLink", "SapienMocapPoseBinding"]
 
 class MocapBodies:
     """The kinematic actors of the mocap bodies, per env, and their moves over the next step
-    (:class:`unisim_core.physx.KinematicMoves`, shared with ``unisim-isaacsim``)."""
+    (:class:`unisim_physx.KinematicMoves`, shared with ``unisim-isaacsim``)."""
 
     def __init__(self, kinematic: list[dict[int, object]]) -> None:
         self._comps = {m: [env[m] for env in kinematic] for m in (kinematic[0] if kinematic else {})}

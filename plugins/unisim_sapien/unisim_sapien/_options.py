@@ -6,7 +6,7 @@ import attrs
 
 from unisim_core.errors import InvalidInputError
 from unisim_core.options import BackendOptions
-from unisim_core.physx import PhysxSolverConfig, physx_config_option
+from unisim_physx import PhysxSolverConfig, physx_config_option
 
 __all__ = ["SapienOptions"]
 
@@ -25,7 +25,7 @@ def _cpu_config(inst, attribute, value: PhysxSolverConfig) -> None:
 class SapienOptions(BackendOptions):
     """Options of the ``sapien`` backend (on top of :class:`BackendOptions`).
 
-    - ``physx``: PhysX solver overrides (:class:`unisim_core.physx.PhysxSolverConfig` or a dict of
+    - ``physx``: PhysX solver overrides (:class:`unisim_physx.PhysxSolverConfig` or a dict of
       its fields), applied to every env and read back from the engine (``solver_readback``).
       ``solver_type`` defaults to ``"PGS"`` here (SAPIEN's own default TGS drifts on articulated
       chains, docs/sapien.md); the GPU buffer capacities are refused (CPU PhysX).

@@ -11,8 +11,8 @@ Every env is its own PhysX scene, so every value below is per env, with MuJoCo's
   (torsional, rolling) are kept in the table: MuJoCo reads them only for ``condim`` 4/6 contacts, which
   PhysX has none of.
 - ``dof_damping``, ``dof_armature``, ``dof_frictionloss``, ``actuator_kp``, ``actuator_kd``: each env's
-  :func:`unisim_core.physx.physx_drives` rebuilt from its values (the drive damping and force limit,
-  armature, on the env's joints; the explicit servo law per env, :func:`unisim_core.physx.stack_drives`).
+  :func:`unisim_physx.physx_drives` rebuilt from its values (the drive damping and force limit,
+  armature, on the env's joints; the explicit servo law per env, :func:`unisim_physx.stack_drives`).
   ``actuator_kp`` writes MuJoCo's ``gainprm[0]`` and ``-biasprm[1]`` together, ``actuator_kd``
   ``-biasprm[2]`` only, as the MuJoCo backend does.
 - ``gravity``: a PhysX scene's gravity is fixed when it is made, so the difference to the model's is a
@@ -32,7 +32,7 @@ import sapien
 from sapien import physx
 
 from unisim_core.errors import InvalidInputError
-from unisim_core.physx import physx_drives, stack_drives
+from unisim_physx import physx_drives, stack_drives
 
 from ._build import friction_ranks
 from ._friction import physx_frictions, physx_materials

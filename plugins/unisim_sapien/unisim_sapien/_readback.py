@@ -1,9 +1,9 @@
 """Reading the applied PhysX solver settings back from SAPIEN's engine objects.
 
-Every configured field of :class:`unisim_core.physx.PhysxSolverConfig` is read from the engine
+Every configured field of :class:`unisim_physx.PhysxSolverConfig` is read from the engine
 (the system's scene config, every articulation, every link, every collision shape of every env)
 and must be one value across all of them; :func:`read_solver_values` then compares each with the
-request by :func:`unisim_core.physx.solver_value_matches` and fails closed.
+request by :func:`unisim_physx.solver_value_matches` and fails closed.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from unisim_core.errors import EngineError
-from unisim_core.physx import PhysxSolverConfig, solver_value_matches
+from unisim_physx import PhysxSolverConfig, solver_value_matches
 
 __all__ = ["SolverReadbackError", "engine_values", "read_solver_values"]
 

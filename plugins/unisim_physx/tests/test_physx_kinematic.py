@@ -1,4 +1,4 @@
-"""``unisim_core.physx.KinematicMoves`` / ``pose_between``: how the PhysX backends move a mocap body's
+"""``unisim_physx.KinematicMoves`` / ``pose_between``: how the PhysX backends move a mocap body's
 kinematic actor over a step (known answers: a linear path, a rotation about a fixed axis at constant
 rate, MuJoCo's semantics for reads)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from unisim_core import quat as Q
-from unisim_core.physx import KinematicMoves, pose_between
+from unisim_physx import KinematicMoves, pose_between
 
 Z = np.array([0.0, 0.0, 1.0])
 
