@@ -18,8 +18,8 @@ import time
 
 import numpy as np
 
-from unisim_core.bench import contract_stepper, raw_stepper
 from unisim_core.scenes import scene_path
+from unisim_core.tools.bench import contract_stepper, raw_stepper
 
 
 def block_cpu_us(fn, calls: int) -> float:

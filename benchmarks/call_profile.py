@@ -16,8 +16,8 @@ import argparse
 import cProfile
 import pstats
 
-from unisim_core.bench import contract_stepper, raw_stepper
 from unisim_core.scenes import scene_path
+from unisim_core.tools.bench import contract_stepper, raw_stepper
 
 #: Engine modules by backend: their compiled calls and Python count as the engine's.
 ENGINE_MODULES = {

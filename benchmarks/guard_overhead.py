@@ -3,7 +3,7 @@
 For each backend, one env (N=1, where a fixed per-call cost weighs most), the quadruped, the same
 backend object is called through its guarded public method (``sim.step``) and through the
 unguarded function the guard wraps (``type(sim).step.__wrapped__``), in alternating rounds
-(``unisim_core.bench.measure``); the table is the median per call and the ratio. The
+(``unisim_core.tools.bench.measure``); the table is the median per call and the ratio. The
 in-process call guard also covers ``get_qpos`` (and every public getter); a worker-hosted
 backend adds its client's one-call-at-a-time lock and SIGINT deferral to every round trip,
 measured on ``get_body_pos_w`` (one round trip) against the client's unguarded exchange.
@@ -16,8 +16,8 @@ import sys
 import numpy as np
 
 from unisim_core import SceneCfg, create_backend
-from unisim_core.bench import measure
 from unisim_core.scenes import scene_path
+from unisim_core.tools.bench import measure
 
 
 def _unguarded(sim, name: str):

@@ -30,7 +30,7 @@ import time
 import gymnasium
 import numpy as np
 
-from unisim_core.tables import table
+from unisim_core.tools.tables import table
 from unisim_gym import AntTask, UniSimVectorEnv
 
 ANT_V5 = {"include_cfrc_ext_in_observation": False, "contact_cost_weight": 0.0}

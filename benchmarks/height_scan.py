@@ -1,4 +1,4 @@
-"""CPU per ``scan()`` of the core's height scanner (``unisim_core.heightfield``) beside the engines'
+"""CPU per ``scan()`` of the core's height scanner (``unisim_core.contract.heightfield``) beside the engines'
 own ways to the same heights, in paired blocks (the order flipped every block, the median block and
 the median per-pair ratio, as ``call_cost.py``).
 
@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 from unisim_core import SceneCfg, create_backend
-from unisim_core.heightfield import HeightScanner, HFieldSampler
+from unisim_core.contract.heightfield import HeightScanner, HFieldSampler
 from unisim_core.scenes import scene_path
 
 

@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from unisim_core.bench import median_call_s
+from unisim_core.tools.bench import median_call_s
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_SCENE = os.path.join(HERE, "..", "unisim_core", "scenes", "quadruped.xml")

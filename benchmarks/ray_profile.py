@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     import ray
 
     from unisim_core import SceneCfg, create_backend
-    from unisim_core.cli import hold_position_ctrl
+    from unisim_core.tools.cli import hold_position_ctrl
     from unisim_ray import LOCAL_RAY_SYSTEM_CONFIG
 
     ray.init(address="local", num_cpus=max(os.cpu_count() or 1, args.shards), include_dashboard=False,

@@ -69,7 +69,7 @@ def _time(fn, seconds: float) -> float:
 
 
 def _loop(backend, nsteps: int):
-    from unisim_core.cli import hold_position_ctrl
+    from unisim_core.tools.cli import hold_position_ctrl
 
     ids = np.arange(backend.num_envs)
     q0 = np.tile(backend.get_default_qpos().astype(np.float64), (backend.num_envs, 1))

@@ -1,7 +1,7 @@
 """The task layer's cost per env-step against the bare contract, as a ratio (alternating rounds).
 
 Per task and N (``--envs``, default 1 64 1024) two loops run in one process on MuJoCo (one
-thread), alternating in blocks within each of ``--rounds`` rounds (``unisim_core.bench.measure``:
+thread), alternating in blocks within each of ``--rounds`` rounds (``unisim_core.tools.bench.measure``:
 same number of calls each, each call timed alone, the median per round):
 
 - ``task``: ``UniSimVectorEnv(VelocityTrackingTask(cfg), "mujoco", N).step(actions)``: actions to
@@ -29,8 +29,8 @@ import json
 
 import numpy as np
 
-from unisim_core.bench import measure
-from unisim_core.tables import table
+from unisim_core.tools.bench import measure
+from unisim_core.tools.tables import table
 from unisim_gym import UniSimVectorEnv, VelocityTrackingCfg, VelocityTrackingTask, go1_rough_cfg
 
 TASKS = {"quadruped": lambda: VelocityTrackingCfg(), "go1": go1_rough_cfg}

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from unisim_core.worker import WorkerClient
+from unisim_core.plugin.worker import WorkerClient
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests" / "worker")])}
@@ -30,7 +30,7 @@ def _batches(fn, n: int, repeats: int = 5) -> list[float]:
 
 
 def main(n: int) -> None:
-    argv = [sys.executable, "-m", "unisim_core.worker", "sample_workers:basic"]
+    argv = [sys.executable, "-m", "unisim_core.plugin.worker", "sample_workers:basic"]
     with WorkerClient(argv, env=ENV) as c:
         act = c.slots.add("act", (512, 19), np.float32)
         obs = c.slots.add("obs", (512, 19), np.float32)

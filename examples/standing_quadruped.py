@@ -26,8 +26,8 @@ import warnings
 import numpy as np
 
 from unisim_core import Capability, SceneCfg, create_backend, list_backends
-from unisim_core.quat import quat_apply_inverse, quat_from_yaw, quat_mul
-from unisim_core.registry import get_backend_spec
+from unisim_core.contract.quat import quat_apply_inverse, quat_from_yaw, quat_mul
+from unisim_core.contract.registry import get_backend_spec
 from unisim_core.scenes import scene_path
 
 CANDIDATES = ("mujoco", "motrix", "fake")

@@ -1,15 +1,20 @@
 """UniSim core: one vectorized contract for robot physics engines.
 
-Importing this package never imports an engine.
+Three wings (docs/architecture.md): ``contract`` (the backend contract, configs, capabilities,
+errors, registry), ``plugin`` (what plugin authors build on: the MJCF reader, the worker layer,
+the fake backend) and ``tools`` (the CLI and what it runs). The names below are the public API;
+the 0.1 flat module paths (``unisim_core.backend``, ...) still import, with a DeprecationWarning
+(``_compat``). Importing this package never imports an engine.
 """
 
 from __future__ import annotations
 
-from ._version import __version__ as __version__
-from .backend import SimBackend
-from .bindings import BackendHeightScanner, BackendMocapPoseBinding, SensorDataView
-from .capabilities import CONTRACT_VERSION, Capability
-from .config import (
+from unisim_core import _compat
+from unisim_core._version import __version__ as __version__
+from unisim_core.contract.backend import SimBackend
+from unisim_core.contract.bindings import BackendHeightScanner, BackendMocapPoseBinding, SensorDataView
+from unisim_core.contract.capabilities import CONTRACT_VERSION, Capability
+from unisim_core.contract.config import (
     BackendPlayCapabilities,
     BackendPlayRenderPlan,
     BackendRootStateLayout,
@@ -19,8 +24,8 @@ from .config import (
     SceneCfg,
     TerrainCfg,
 )
-from .contacts import ContactForceBinding
-from .errors import (
+from unisim_core.contract.contacts import ContactForceBinding
+from unisim_core.contract.errors import (
     BackendClosedError,
     BackendLoadError,
     BackendNotFoundError,
@@ -36,18 +41,20 @@ from .errors import (
     UnknownNameError,
     UnsupportedCapabilityError,
 )
-from .fake import FakeBackend
-from .mjcf_lite import LiteModel, MjcfLiteError, load_mjcf
-from .model import ModelInfo
-from .options import BackendOptions
-from .randomization import (
+from unisim_core.contract.model import ModelInfo
+from unisim_core.contract.options import BackendOptions
+from unisim_core.contract.randomization import (
     TERM_SPECS,
     InitRandomizationPlan,
     IntervalRandomizationPlan,
     RandomizationOp,
     ResetRandomizationPayload,
 )
-from .registry import BackendRecord, BackendSpec, create_backend, get_backend_class, list_backends
+from unisim_core.contract.registry import BackendRecord, BackendSpec, create_backend, get_backend_class, list_backends
+from unisim_core.plugin.fake import FakeBackend
+from unisim_core.plugin.mjcf_lite import LiteModel, MjcfLiteError, load_mjcf
+
+_compat.install()
 
 __all__ = [
     "BackendRecord",

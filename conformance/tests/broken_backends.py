@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from unisim_core import UnsupportedCapabilityError
-from unisim_core import quat as Q
-from unisim_core.fake import FakeBackend
+from unisim_core.contract import quat as Q
+from unisim_core.plugin.fake import FakeBackend
 
 
 class QuatXyzw(FakeBackend):

@@ -1,7 +1,7 @@
 """A deliberately broken MJCF reader (a subclass of the MuJoCo backend): ``<body gravcomp>`` dropped.
 
 Referenced by ``test_kit_gravcomp.py`` as ``broken_gravcomp_backends:GravcompDropped``; it must fail
-each ``dynamics::mjcf_gravcomp`` check. It is the defect found in ``unisim_core.mjcf_lite`` (SAPIEN,
+each ``dynamics::mjcf_gravcomp`` check. It is the defect found in ``unisim_core.plugin.mjcf_lite`` (SAPIEN,
 Genesis, the fake backend and the Isaac Sim worker read MJCF through it): the attribute was ignored,
 so every compensated body fell with full gravity.
 """

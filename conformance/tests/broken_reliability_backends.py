@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from unisim_core.errors import InvalidInputError
-from unisim_core.fake import FakeBackend
+from unisim_core.contract.errors import InvalidInputError
+from unisim_core.plugin.fake import FakeBackend
 
 
 class UnguardedGetters(FakeBackend):

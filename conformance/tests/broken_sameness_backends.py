@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from unisim_conformance._props import EFFECT_TERMS_4
-from unisim_core.fake import FakeBackend
-from unisim_core.heightfield import HeightScanner
+from unisim_core.contract.heightfield import HeightScanner
+from unisim_core.plugin.fake import FakeBackend
 
 
 class _MisalignedScanner(HeightScanner):

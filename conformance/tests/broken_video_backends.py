@@ -1,14 +1,14 @@
 """A deliberately broken video path (a subclass of the fake): the state drawn is not the state.
 
 Referenced by ``test_kit_video.py`` as ``broken_video_backends:VideoQuatXyzw``; it must fail each
-check of ``EXPECTED``. Frames come from the core's default renderer (``unisim_core.playback``, MuJoCo's
+check of ``EXPECTED``. Frames come from the core's default renderer (``unisim_core.contract._playback``, MuJoCo's
 renderer through the ``unisim_renderer`` hook), which draws what ``get_qpos`` reports.
 """
 
 from __future__ import annotations
 
 from unisim_core import Capability
-from unisim_core.fake import FakeBackend
+from unisim_core.plugin.fake import FakeBackend
 
 
 class VideoQuatXyzw(FakeBackend):

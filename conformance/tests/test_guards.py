@@ -39,8 +39,8 @@ def test_starts_a_process_of_another_session():
         import sys
 
         env = {k: v for k, v in os.environ.items() if k != "UNISIM_GUARD_SESSION"}
-        proc = subprocess.Popen([sys.executable, "-c", FOREIGN, os.environ["FOREIGN_SEGMENT"], "unisim_core.worker"],
-                                env=env, stdout=subprocess.PIPE, text=True, start_new_session=True)
+        argv = [sys.executable, "-c", FOREIGN, os.environ["FOREIGN_SEGMENT"], "unisim_core.plugin.worker"]
+        proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True, start_new_session=True)
         assert proc.stdout.readline().strip() == "up"
         Path(os.environ["FOREIGN_PID_FILE"]).write_text(str(proc.pid))
 

@@ -54,7 +54,7 @@ def test_markers_registered_only_when_active(run_kit):
 
 DECLARED = """\
 from broken_backends import ForceWrongSign
-from unisim_core.fake import FakeBackend
+from unisim_core.plugin.fake import FakeBackend
 
 
 class DeclaredForceWrongSign(ForceWrongSign):
@@ -114,7 +114,7 @@ def test_option_passthrough(run_kit):
 def test_factory_fixture_mode(tmp_path, run_kit):
     (tmp_path / "conftest.py").write_text(textwrap.dedent("""\
         import pytest
-        from unisim_core.fake import FakeBackend
+        from unisim_core.plugin.fake import FakeBackend
 
         @pytest.fixture
         def unisim_backend_factory():

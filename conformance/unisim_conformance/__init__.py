@@ -5,7 +5,7 @@ Run it with ``pytest --pyargs unisim_conformance --unisim-backend=NAME``. The ch
 
 This module is the scene registry: the kit's own scenes (``scenes/*.xml``), the quadruped
 shipped with ``unisim_core``, scenes registered with :func:`register_scene`, and scenes
-contributed by plugins through the ``unisim_conformance_scenes()`` hook of ``unisim_core.hooks``.
+contributed by plugins through the ``unisim_conformance_scenes()`` hook of ``unisim_core.contract.hooks``.
 """
 
 from __future__ import annotations
@@ -63,12 +63,12 @@ def register_scene(name: str, path: str | os.PathLike, sim_dt: float = 0.002) ->
 
 def contributed_scenes() -> dict[str, str]:
     """``{name: path}`` from every loaded backend plugin implementing the
-    ``unisim_conformance_scenes()`` hook (``unisim_core.hooks``), via
-    ``unisim_core.registry.conformance_scenes``. ``{}`` when the core has no registry;
+    ``unisim_conformance_scenes()`` hook (``unisim_core.contract.hooks``), via
+    ``unisim_core.contract.registry.conformance_scenes``. ``{}`` when the core has no registry;
     a plugin whose hook fails is left out (never breaks the kit).
     """
     try:
-        from unisim_core.registry import conformance_scenes
+        from unisim_core.contract.registry import conformance_scenes
     except ImportError:
         return {}
     try:

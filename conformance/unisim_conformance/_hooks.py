@@ -1,10 +1,10 @@
 """The kit as a scene source (entry point group ``unisim.scenes``): its built-in scenes reach
-``unisim_core.registry.conformance_scenes`` (``unisim compare --scene pendulum``) without the core
+``unisim_core.contract.registry.conformance_scenes`` (``unisim compare --scene pendulum``) without the core
 importing the kit."""
 
 from __future__ import annotations
 
-from unisim_core.hooks import hookimpl
+from unisim_core.contract.hooks import hookimpl
 
 __all__ = ["unisim_conformance_scenes"]
 

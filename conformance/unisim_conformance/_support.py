@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from unisim_core import CONTRACT_VERSION, Capability, UnsupportedCapabilityError
-from unisim_core.capabilities import parse_version, version_in_range
+from unisim_core.contract.capabilities import parse_version, version_in_range
 
 from . import _xfail, scene_cfg, scene_dt
 from ._props import READS
@@ -164,7 +164,7 @@ class Kit:
         if options:
             if self._state.factory is None:
                 pytest.skip("backend provided by a fixture factory: options are the factory's business")
-            from unisim_core.registry import create_backend
+            from unisim_core.contract.registry import create_backend
 
             merged = {**self._state.options, **options}
             factory = lambda c, n, d: create_backend(self._state.spec, c, n, d, **merged)  # noqa: E731

@@ -2,9 +2,9 @@
 starts (a repository root, ``pytest plugins/unisim_X`` with that distribution's own config, a
 third-party backend's tests). ``-p no:unisim_guards`` switches them off.
 
-- No UniSim worker process (``unisim_core.worker``, ``unisim_isaacsim.worker``) and no UniSim
+- No UniSim worker process (``unisim_core.plugin.worker``, ``unisim_isaacsim.worker``) and no UniSim
   shared-memory segment (``/dev/shm/unisim-*``) may outlive the session: one that does fails it
-  (idle workers kept for reuse, ``unisim_core.worker.pool``, are stopped first).
+  (idle workers kept for reuse, ``unisim_core.plugin.worker.pool``, are stopped first).
   The session marks its children (``UNISIM_GUARD_SESSION`` in their environment), so the workers
   and the still-mapped segments of another session running beside it on the machine are not its.
 - In CI (``CI`` set) nothing may skip but the GPU-only checks (``@pytest.mark.gpu``) and the kit's
@@ -35,14 +35,14 @@ def _segments() -> set[str]:
 
 
 def _worker_pids() -> set[int]:
-    """Processes running a UniSim worker (``python -m unisim_core.worker`` or an Isaac Sim worker)."""
+    """Processes running a UniSim worker (``python -m unisim_core.plugin.worker`` or an Isaac Sim worker)."""
     pids = set()
     for proc in Path("/proc").glob("[0-9]*"):
         try:
             cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ")
         except OSError:
             continue
-        if b"unisim_core.worker" in cmd or b"unisim_isaacsim.worker" in cmd:
+        if b"unisim_core.plugin.worker" in cmd or b"unisim_isaacsim.worker" in cmd:
             pids.add(int(proc.name))
     return pids
 
@@ -137,7 +137,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    from unisim_core.worker import pool
+    from unisim_core.plugin.worker import pool
 
     pool.drain()  # idle workers kept for reuse are this process's until it exits: stop them first
     stashed = session.config.stash.get(_LEAKS, None)

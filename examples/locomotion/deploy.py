@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from unisim_core import SceneCfg, create_backend
-from unisim_core.deploy import PolicyController
-from unisim_core.policy_manifest import PolicyManifest
+from unisim_core.tools.deploy import PolicyController
+from unisim_core.tools.policy_manifest import PolicyManifest
 
 HERE = Path(__file__).resolve().parent
 

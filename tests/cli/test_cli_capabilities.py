@@ -7,9 +7,9 @@ import subprocess
 import sys
 
 from unisim_core import Capability
-from unisim_core.cli import capability_matrix, main
-from unisim_core.fake import FakeBackend
-from unisim_core.registry import BackendRecord, BackendSpec
+from unisim_core.contract.registry import BackendRecord, BackendSpec
+from unisim_core.plugin.fake import FakeBackend
+from unisim_core.tools.cli import capability_matrix, main
 
 
 def test_matrix_rows_follow_the_specs():
@@ -40,7 +40,7 @@ def test_command_prints_the_fakes_column_and_refuses_unknown_names(capsys):
 
 
 def test_no_engine_is_imported():
-    code = ("import sys; from unisim_core.cli import main; main(['capabilities']); "
+    code = ("import sys; from unisim_core.tools.cli import main; main(['capabilities']); "
             "print(sorted(m for m in ('mujoco', 'motrixsim', 'warp', 'newton', 'genesis', 'sapien', 'torch') "
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

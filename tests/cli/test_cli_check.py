@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from unisim_core import cli
-from unisim_core.cli import build_parser
 from unisim_core.scenes import scene_path
+from unisim_core.tools import cli
+from unisim_core.tools.cli import build_parser
 
 
 @pytest.mark.parametrize("argv", [

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from unisim_core import cli
+from unisim_core.tools import cli
 
 pytest.importorskip("unisim_conformance", reason="the kit is an optional distribution")
 BROKEN = Path(__file__).resolve().parents[2] / "conformance" / "tests"

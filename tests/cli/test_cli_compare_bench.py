@@ -1,7 +1,7 @@
 """``unisim compare``, ``unisim bench``, ``unisim run`` and the standing-quadruped example, on the
 real engines (MuJoCo, MotrixSim). Durations are kept short: the whole folder runs in well under 60 s.
 
-Tolerances here are those of ``unisim_core.compare.TIERS``, which mirror the MotrixSim plugin's
+Tolerances here are those of ``unisim_core.tools.compare.TIERS``, which mirror the MotrixSim plugin's
 parity figures (pendulum 3.6e-7 in qpos over 1 s, far inside the 1e-4 "tight" tier).
 """
 
@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from unisim_core import cli
-from unisim_core import compare as C
-from unisim_core.compare_report import plot_trajectories
 from unisim_core.scenes import resolve_scene
+from unisim_core.tools import cli
+from unisim_core.tools import compare as C
+from unisim_core.tools.compare_report import plot_trajectories
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -166,7 +166,7 @@ def test_bench_json_has_ratios(tmp_path, capsys):
 def test_bench_measure_runs_every_loop_alike():
     """Each loop runs once to warm up, once to size the rounds, then ``steps`` calls per round; the
     first call of each round is dropped from the medians."""
-    from unisim_core import bench as B
+    from unisim_core.tools import bench as B
 
     counts = {"a": 0, "b": 0}
 
@@ -184,7 +184,7 @@ def test_bench_measure_runs_every_loop_alike():
 def test_bench_measure_alternates_short_blocks(monkeypatch):
     """Within a round the loops alternate in blocks (at least 3 calls, the order reversed every block),
     so that a drift in the machine's speed hits them alike; the first call of each block is dropped."""
-    from unisim_core import bench as B
+    from unisim_core.tools import bench as B
 
     monkeypatch.setattr(B, "BLOCK_S", 0.0)  # the smallest blocks: 3 calls
     order, clock = [], [0.0]
@@ -205,7 +205,7 @@ def test_bench_measure_alternates_short_blocks(monkeypatch):
 def test_bench_without_raw_loop_and_with_a_broken_backend(capsys):
     """The fake backend has no raw-engine loop: its row says so and has no ratio; a backend that
     cannot be built gives error rows and the others still run."""
-    from unisim_core import bench as B
+    from unisim_core.tools import bench as B
 
     scene, _ = resolve_scene("quadruped")
     rows = B.run_bench(["no_such_backend", "fake"], [2], scene, nsteps=1, steps=3, rounds=1)
@@ -222,7 +222,7 @@ def test_bench_row_of_a_backend_refusing_the_scene_names_the_feature():
     """The example backend (fixed base only) refuses the quadruped by its MJCF feature: one
     ``refused`` row naming it, not an error, and the exit status stays 0."""
     pytest.importorskip("unisim_example_backend", reason="pip install ./examples/third_party_backend")
-    from unisim_core import bench as B
+    from unisim_core.tools import bench as B
 
     scene, _ = resolve_scene("quadruped")
     rows = B.run_bench(["example"], [1, 4], scene, nsteps=1, steps=3, rounds=1)
@@ -281,7 +281,7 @@ def test_compare_finds_the_keyframe_through_include_and_refuses_an_unknown_one(c
 def test_a_torque_driven_model_is_held_by_pd_or_gets_no_verdict(tmp_path):
     """The shipped quadruped with its 12 position servos turned into torque motors (ctrlrange the
     servos' +-33.5 N m force range). Zero torque lets it fall (no verdict, saying why); with
-    --hold-gains 60,2 the same PD law (unisim_core.actuators) holds it on both engines: the base
+    --hold-gains 60,2 the same PD law (unisim_core.tools.actuators) holds it on both engines: the base
     stays above 0.2 m and the engines agree within the contact tier."""
     _needs_motrix()
     import re

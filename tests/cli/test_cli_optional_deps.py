@@ -8,8 +8,8 @@ import sys
 import pytest
 
 from unisim_core import OptionalDependencyError, cli
-from unisim_core import compare as C
-from unisim_core.compare_report import plot_trajectories
+from unisim_core.tools import compare as C
+from unisim_core.tools.compare_report import plot_trajectories
 
 
 @pytest.fixture

@@ -13,10 +13,10 @@ import sys
 
 import pytest
 
-from unisim_core.output_file import OutputFileError, check_output_file, write_output_file
+from unisim_core.tools.output_file import OutputFileError, check_output_file, write_output_file
 
 GOOD = '{"old": "result"}\n'
-COMPARE = [sys.executable, "-m", "unisim_core.cli", "compare", "--backends", "fake,mujoco", "--scene", "pendulum",
+COMPARE = [sys.executable, "-m", "unisim_core.tools.cli", "compare", "--backends", "fake,mujoco", "--scene", "pendulum",
            "--steps", "20"]
 
 

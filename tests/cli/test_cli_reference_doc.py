@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from unisim_core.cli import build_parser
+from unisim_core.tools.cli import build_parser
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 

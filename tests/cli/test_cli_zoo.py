@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from unisim_core import registry
-from unisim_core import zoo as Z
-from unisim_core.cli import main
+from unisim_core.contract import registry
+from unisim_core.tools import zoo as Z
+from unisim_core.tools.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT.parent / "shared" / "corpus" / "menagerie"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from core_helpers import make
 
-from unisim_core.fake import FakeBackend
+from unisim_core.plugin.fake import FakeBackend
 
 
 @pytest.fixture

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from unisim_core.config import SceneCfg
-from unisim_core.fake import FakeBackend
+from unisim_core.contract.config import SceneCfg
+from unisim_core.plugin.fake import FakeBackend
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFORMANCE = ROOT / "conformance" / "unisim_conformance" / "scenes"

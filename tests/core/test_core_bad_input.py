@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from core_helpers import make
 
-from unisim_core.errors import BackendClosedError, InvalidInputError, InvalidTypeError, UnknownNameError
-from unisim_core.randomization import (
+from unisim_core.contract.errors import BackendClosedError, InvalidInputError, InvalidTypeError, UnknownNameError
+from unisim_core.contract.randomization import (
     InitRandomizationPlan,
     IntervalRandomizationPlan,
     RandomizationOp,

@@ -1,4 +1,4 @@
-"""unisim_core.contacts: the binding's bookkeeping (zero after resets, threshold, timers) and
+"""unisim_core.contract.contacts: the binding's bookkeeping (zero after resets, threshold, timers) and
 ContactSums, on the fake backend with a scripted contact source (a test double for an engine's
 contact list: every answer below follows from the script)."""
 
@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from unisim_core import Capability, InvalidInputError, InvalidTypeError, SceneCfg, UnsupportedCapabilityError
-from unisim_core.contacts import ContactSums, mujoco_contact_forces
-from unisim_core.fake import FakeBackend
-from unisim_core.quat import quat_apply
+from unisim_core.contract.contacts import ContactSums, mujoco_contact_forces
+from unisim_core.contract.quat import quat_apply
+from unisim_core.plugin.fake import FakeBackend
 from unisim_core.scenes import scene_path
 
 

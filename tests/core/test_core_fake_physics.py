@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from core_helpers import G, make, write_scene, yaw90
 
-from unisim_core.errors import InvalidInputError
-from unisim_core.randomization import (
+from unisim_core.contract.errors import InvalidInputError
+from unisim_core.contract.randomization import (
     InitRandomizationPlan,
     IntervalRandomizationPlan,
     RandomizationOp,

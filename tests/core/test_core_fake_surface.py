@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from core_helpers import SCENES, G, make, write_scene, yaw90
 
-from unisim_core.config import SceneCfg
-from unisim_core.errors import InvalidInputError, UnknownNameError
-from unisim_core.fake import FakeBackend
-from unisim_core.quat import quat_apply
+from unisim_core.contract.config import SceneCfg
+from unisim_core.contract.errors import InvalidInputError, UnknownNameError
+from unisim_core.contract.quat import quat_apply
+from unisim_core.plugin.fake import FakeBackend
 
 C45 = np.cos(np.pi / 4)
 HOME_LEG = [0.0, 0.9, -1.8]

@@ -1,5 +1,5 @@
 """Height fields in the core: ``mjcf_lite`` reads ``<hfield>`` exactly as MuJoCo compiles it (inline,
-zeros, PNG, binary; checked against ``mujoco.MjModel.hfield_data``), and ``unisim_core.heightfield``'s
+zeros, PNG, binary; checked against ``mujoco.MjModel.hfield_data``), and ``unisim_core.contract.heightfield``'s
 sampler, scanner and terrain spawn data give MuJoCo's surface (``mj_ray``) and known answers."""
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ import pytest
 from core_helpers import make, write_scene
 
 from unisim_core import SceneCfg, TerrainCfg
-from unisim_core import quat as Q
-from unisim_core.errors import InvalidInputError
-from unisim_core.fake import FakeBackend
-from unisim_core.heightfield import HFieldSampler
-from unisim_core.mjcf_lite import MjcfLiteError, load_mjcf
+from unisim_core.contract import quat as Q
+from unisim_core.contract.errors import InvalidInputError
+from unisim_core.contract.heightfield import HFieldSampler
+from unisim_core.plugin.fake import FakeBackend
+from unisim_core.plugin.mjcf_lite import MjcfLiteError, load_mjcf
 
 
 def _png(arr: np.ndarray, depth: int, ctype: int) -> bytes:
@@ -177,7 +177,7 @@ def test_bad_hfield_sources_raise_naming_the_file(tmp_path, monkeypatch, case):
     path = write_scene(tmp_path, f'<asset><hfield name="h" {attrs}/></asset>'
                                  f'<worldbody><geom type="hfield" {geom}/></worldbody>')
     if case == "bomb":
-        import unisim_core.construction as construction
+        import unisim_core.contract.construction as construction
 
         monkeypatch.setattr(construction, "available_memory", lambda: (2**30, "test"))
     with pytest.raises(MjcfLiteError, match=match) as err:

@@ -1,4 +1,4 @@
-"""The shared site Jacobian (``unisim_core.kinematics``) equals MuJoCo's ``mj_jacSite`` to 1e-10 in
+"""The shared site Jacobian (``unisim_core.contract.kinematics``) equals MuJoCo's ``mj_jacSite`` to 1e-10 in
 float64 on real chains: a fixed arm (hinges), the quadruped's foot (free root + hinges), ball joints,
 slides, a body with three joints and welded bodies; and it needs the model tables it reads."""
 
@@ -9,8 +9,8 @@ import pytest
 from core_helpers import SCENES, make, write_scene
 
 from unisim_core import SceneCfg
-from unisim_core.errors import UnsupportedCapabilityError
-from unisim_core.kinematics import site_jacobian
+from unisim_core.contract.errors import UnsupportedCapabilityError
+from unisim_core.contract.kinematics import site_jacobian
 
 mujoco = pytest.importorskip("mujoco", reason="the reference is MuJoCo's mj_jacSite")
 unisim_mujoco = pytest.importorskip("unisim_mujoco", reason="the shared Jacobian is run over MuJoCo's body poses")

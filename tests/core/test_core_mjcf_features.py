@@ -1,4 +1,4 @@
-"""``unisim_core.mjcf_features``: the MJCF feature vocabulary, the scanner and the refusal."""
+"""``unisim_core.plugin.mjcf_features``: the MJCF feature vocabulary, the scanner and the refusal."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from unisim_core.errors import EngineError, InvalidInputError, UnsupportedCapabilityError
-from unisim_core.mjcf_features import (
+from unisim_core.contract.errors import EngineError, InvalidInputError, UnsupportedCapabilityError
+from unisim_core.plugin.mjcf_features import (
     check_features,
     check_layout,
     feature_name,

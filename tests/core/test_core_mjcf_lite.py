@@ -1,4 +1,4 @@
-"""``unisim_core.mjcf_lite``, the public MJCF reader: what it reads (checked against MuJoCo's own
+"""``unisim_core.plugin.mjcf_lite``, the public MJCF reader: what it reads (checked against MuJoCo's own
 compiler where MuJoCo is installed), and the errors outside its subset, each naming the file, the
 element and the scene feature a backend refuses."""
 
@@ -12,8 +12,8 @@ import pytest
 from core_helpers import SCENES, write_scene
 
 import unisim_core
-from unisim_core.errors import InvalidInputError
-from unisim_core.mjcf_lite import OPTIONAL_FEATURES, MjcfLiteError, load_mjcf
+from unisim_core.contract.errors import InvalidInputError
+from unisim_core.plugin.mjcf_lite import OPTIONAL_FEATURES, MjcfLiteError, load_mjcf
 
 BODY = '<body name="b" pos="0 0 1"><freejoint/><inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/>{}</body>'
 INERTIAL = '<inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/>'
@@ -39,7 +39,7 @@ def assert_like_mujoco(path, bodies_only: bool = False, rtol: float = 1e-9) -> N
         if rtol <= 1e-9:  # else the principal axes of nearly equal moments are ill-conditioned: the tensor below
             frames.append((lite.body_iquat[b], mj.body_iquat[b], 1e-6))
         else:  # the inertia tensor in the body frame, to 1e-3 of its largest moment (MuJoCo's float32 mesh frames)
-            R, Rm = (unisim_core.quat.matrix_from_quat(q) for q in (lite.body_iquat[b], mj.body_iquat[b]))
+            R, Rm = (unisim_core.contract.quat.matrix_from_quat(q) for q in (lite.body_iquat[b], mj.body_iquat[b]))
             np.testing.assert_allclose(R @ np.diag(lite.body_inertia[b]) @ R.T, Rm @ np.diag(mj.body_inertia[b]) @ Rm.T,
                                        atol=1e-12 + 1e-3 * np.max(mj.body_inertia[b]), err_msg=mj.body(b).name)
         for ours, ref, tol in frames:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from test_core_mjcf_lite import assert_like_mujoco
 
-from unisim_core.mjcf_lite import MjcfLiteError, load_mjcf
+from unisim_core.plugin.mjcf_lite import MjcfLiteError, load_mjcf
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "menagerie"
 

@@ -9,7 +9,7 @@ import pytest
 from core_helpers import write_scene
 from test_core_mjcf_lite import assert_like_mujoco
 
-from unisim_core.mjcf_lite import MjcfLiteError, load_mjcf
+from unisim_core.plugin.mjcf_lite import MjcfLiteError, load_mjcf
 
 BALLS = """
 <worldbody><body name="torso" pos="0 0 1"><freejoint/><geom size="0.2" mass="5"/>

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from core_helpers import write_scene
 
-from unisim_core.mjcf_lite import MjcfLiteError, load_mjcf
-from unisim_core.mjcf_lite._dampratio import mass_matrix0
+from unisim_core.plugin.mjcf_lite import MjcfLiteError, load_mjcf
+from unisim_core.plugin.mjcf_lite._dampratio import mass_matrix0
 
 #: a free base with a tilted inertial frame, a hinge + slide body (armature, a ref, a tilted axis) and a
 #: hinge on a turned body: every dof couples with the others

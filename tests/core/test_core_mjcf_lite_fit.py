@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from core_helpers import write_scene
 
-from unisim_core.mjcf_lite import OPTIONAL_FEATURES, MjcfLiteError, load_mjcf
+from unisim_core.plugin.mjcf_lite import OPTIONAL_FEATURES, MjcfLiteError, load_mjcf
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "menagerie"
 

@@ -8,7 +8,7 @@ import pytest
 from core_helpers import write_scene
 from test_core_mjcf_lite import assert_like_mujoco
 
-from unisim_core.mjcf_lite import load_mjcf
+from unisim_core.plugin.mjcf_lite import load_mjcf
 
 FRAMES = """
 <default><default class="fc"><geom size="0.03" density="700"/><site size="0.01" pos="0 0.02 0"/>

@@ -12,7 +12,7 @@ import pytest
 from core_helpers import write_scene
 from test_core_mjcf_lite import assert_like_mujoco
 
-from unisim_core.mjcf_lite._mesh import read_mesh
+from unisim_core.plugin.mjcf_lite._mesh import read_mesh
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "menagerie"
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from core_helpers import write_scene
 
-from unisim_core.mjcf_lite import MjcfLiteError, load_mjcf
+from unisim_core.plugin.mjcf_lite import MjcfLiteError, load_mjcf
 
 SCENE = """<option magnetic="0.1 -0.4 0.2"/><worldbody><body name="a" pos="0 0 1"><joint name="j" axis="0 1 0"/>
   <geom size="0.1" mass="1"/><site name="s"/></body></worldbody>

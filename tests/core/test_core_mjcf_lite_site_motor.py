@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from core_helpers import write_scene
 
-from unisim_core.mjcf_lite import MjcfLiteError, load_mjcf
+from unisim_core.plugin.mjcf_lite import MjcfLiteError, load_mjcf
 
 DRONE = """<worldbody><body name="drone" pos="0 0 1"><freejoint/><geom type="box" size="0.1 0.1 0.02" mass="0.5"/>
   <site name="imu"/><site name="rotor" pos="0.05 0 0.02"/></body></worldbody>

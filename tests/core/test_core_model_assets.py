@@ -17,8 +17,8 @@ import textwrap
 
 import pytest
 
-from unisim_core.mjcf_lite import MjcfLiteError
-from unisim_core.mjcf_lite._mesh import read_mesh
+from unisim_core.plugin.mjcf_lite import MjcfLiteError
+from unisim_core.plugin.mjcf_lite._mesh import read_mesh
 
 SCENE = """<mujoco model="mesh_probe">
   <compiler meshdir="assets"/>

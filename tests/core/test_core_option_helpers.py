@@ -1,4 +1,4 @@
-"""The option helpers of unisim_core.options: which are validators, which converters, and that
+"""The option helpers of unisim_core.contract.options: which are validators, which converters, and that
 ``boolean`` works as either (used as a converter it crashed every construction with a TypeError)."""
 
 from __future__ import annotations
@@ -7,8 +7,15 @@ import attrs
 import numpy as np
 import pytest
 
-from unisim_core.errors import InvalidInputError
-from unisim_core.options import BackendOptions, boolean, build_options, float_dtype, optional_positive_int, positive_int
+from unisim_core.contract.errors import InvalidInputError
+from unisim_core.contract.options import (
+    BackendOptions,
+    boolean,
+    build_options,
+    float_dtype,
+    optional_positive_int,
+    positive_int,
+)
 
 
 @attrs.frozen(kw_only=True)

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 from core_helpers import SCENES, make
 
-from unisim_core.backend import SimBackend
-from unisim_core.capabilities import Capability
-from unisim_core.config import SceneCfg
-from unisim_core.errors import InvalidInputError, UnsupportedCapabilityError
-from unisim_core.fake import FakeBackend
+from unisim_core.contract.backend import SimBackend
+from unisim_core.contract.capabilities import Capability
+from unisim_core.contract.config import SceneCfg
+from unisim_core.contract.errors import InvalidInputError, UnsupportedCapabilityError
+from unisim_core.plugin.fake import FakeBackend
 
 VALID = ("np_dtype", "base_name", "push_body_name", "seed", "divergence")
 
@@ -29,7 +29,7 @@ def test_unknown_option_is_a_type_error_listing_valid_ones():
 
 
 def test_create_backend_path_rejects_unknown_options():
-    from unisim_core import registry
+    from unisim_core.contract import registry
 
     with pytest.raises(TypeError, match="bogus_option") as info:
         registry.create_backend("fake", scene(), 4, 0.01, bogus_option=1)

@@ -1,4 +1,4 @@
-"""unisim_core.plugin_support: the helpers backend plugins share (scene refusal, snapshot memory,
+"""unisim_core.plugin.plugin_support: the helpers backend plugins share (scene refusal, snapshot memory,
 installed versions). The warp helpers run in the mjwarp and newton tests, on real warp."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from unisim_core import __version__ as core_version
-from unisim_core.errors import UnsupportedCapabilityError
-from unisim_core.mjcf_lite import MjcfLiteError
-from unisim_core.plugin_support import SnapshotMemory, installed_versions, load_mjcf_or_refuse
+from unisim_core.contract.errors import UnsupportedCapabilityError
+from unisim_core.plugin.mjcf_lite import MjcfLiteError
+from unisim_core.plugin.plugin_support import SnapshotMemory, installed_versions, load_mjcf_or_refuse
 
 _HINGE = """<mujoco><worldbody><body name="arm"><joint name="j" type="hinge" frictionloss="{f}"/>
 <geom type="sphere" size="0.1" mass="1"/></body></worldbody></mujoco>"""
@@ -24,7 +24,7 @@ def test_a_feature_outside_the_subset_is_refused_by_name(tmp_path):
     assert (info.value.backend, info.value.capability) == ("mine", "frictionloss")
     with pytest.raises(UnsupportedCapabilityError) as info:  # the engine's own reason closes the message
         load_mjcf_or_refuse(str(path), "mine", reasons={"frictionloss": "its joints have no dry friction"})
-    assert str(info.value).endswith("is read only when the backend accepts it (unisim_core.mjcf_lite."
+    assert str(info.value).endswith("is read only when the backend accepts it (unisim_core.plugin.mjcf_lite."
                                     "OPTIONAL_FEATURES); mine: its joints have no dry friction"), str(info.value)
     lite = load_mjcf_or_refuse(str(path), "mine", accept={"frictionloss"})
     assert lite.body_names == ["world", "arm"]

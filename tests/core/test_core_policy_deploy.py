@@ -1,4 +1,4 @@
-"""The policy manifest (unisim_core.policy_manifest) and the deploy loop (unisim_core.deploy), on
+"""The policy manifest (unisim_core.tools.policy_manifest) and the deploy loop (unisim_core.tools.deploy), on
 MuJoCo's quadruped with a linear ONNX policy built without torch: joint geometry equals MuJoCo's
 compiled anchors and axes, refusals name what differs (two joints swapped among them), the
 observation terms of a known state, the actions and targets of a known linear map, the history,
@@ -16,8 +16,10 @@ import numpy as np
 import pytest
 
 from unisim_core import InvalidInputError, SceneCfg, create_backend
-from unisim_core.deploy import PolicyController
-from unisim_core.policy_manifest import (
+from unisim_core.contract.quat import quat_apply_inverse, quat_from_yaw
+from unisim_core.scenes import scene_path
+from unisim_core.tools.deploy import PolicyController
+from unisim_core.tools.policy_manifest import (
     ManifestMismatchError,
     ObsTerm,
     PolicyManifest,
@@ -25,8 +27,6 @@ from unisim_core.policy_manifest import (
     file_sha256,
     joint_geometry,
 )
-from unisim_core.quat import quat_apply_inverse, quat_from_yaw
-from unisim_core.scenes import scene_path
 
 mujoco = pytest.importorskip("mujoco", reason="the reference is MuJoCo's compiled model")
 onnx = pytest.importorskip("onnx", reason="the test policy is an ONNX graph")
@@ -203,8 +203,8 @@ def test_deploy_loop_imports_neither_torch_nor_gymnasium(tmp_path, backend):
         import sys
         import numpy as np
         from unisim_core import SceneCfg, create_backend
-        from unisim_core.deploy import PolicyController
-        from unisim_core.policy_manifest import PolicyManifest
+        from unisim_core.tools.deploy import PolicyController
+        from unisim_core.tools.policy_manifest import PolicyManifest
 
         manifest = PolicyManifest.load({str(tmp_path / 'policy.json')!r})
         backend = create_backend("mujoco", SceneCfg(manifest.model_file, default_keyframe="home"), 2, manifest.sim_dt)

@@ -1,4 +1,4 @@
-"""unisim_core.policy_eval: Student-t intervals and the paired verdicts of ``unisim eval`` (no engine)."""
+"""unisim_core.tools.policy_eval: Student-t intervals and the paired verdicts of ``unisim eval`` (no engine)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from unisim_core import InvalidInputError
-from unisim_core.policy_eval import (
+from unisim_core.tools.policy_eval import (
     EngineEpisodes,
     format_report,
     installed_engines,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from unisim_core import quat as Q
+from unisim_core.contract import quat as Q
 
 S = np.sqrt(0.5)
 QZ90 = np.array([S, 0.0, 0.0, S])  # 90 deg about +z

@@ -13,9 +13,9 @@ import pytest
 from core_helpers import SCENES, make
 
 from unisim_core import SceneCfg
-from unisim_core import quat as Q
-from unisim_core.backend import READABLE_AFTER_CLOSE
-from unisim_core.errors import (
+from unisim_core.contract import quat as Q
+from unisim_core.contract.backend import READABLE_AFTER_CLOSE
+from unisim_core.contract.errors import (
     BackendClosedError,
     ConcurrentUseError,
     DivergenceError,
@@ -24,8 +24,8 @@ from unisim_core.errors import (
     UnknownNameError,
     with_context,
 )
-from unisim_core.fake import FakeBackend
-from unisim_core.randomization import InitRandomizationPlan, RandomizationOp
+from unisim_core.contract.randomization import InitRandomizationPlan, RandomizationOp
+from unisim_core.plugin.fake import FakeBackend
 
 
 # ----------------------------------------------------------------------------- lifecycle
@@ -206,7 +206,7 @@ def test_numpy_scalar_time_step_and_config_numbers_are_accepted():
     """Before #28 sim_dt=np.float32(0.005) was "not a positive finite time step"."""
     b = make("free_body", 1, sim_dt=np.float32(0.005))
     assert b.sim_dt == pytest.approx(0.005)
-    from unisim_core.config import CameraCfg, TerrainCfg
+    from unisim_core.contract.config import CameraCfg, TerrainCfg
 
     assert TerrainCfg(hfield_geom="h", spacing=np.float32(2.0)).spacing == 2.0
     assert CameraCfg(distance=np.float64(4.0), azimuth=np.int64(90)).azimuth == 90
@@ -258,7 +258,7 @@ def test_engine_errors_while_loading_name_the_file_or_num_envs(monkeypatch, exc,
 def test_num_envs_beyond_memory_names_the_estimate_and_what_is_available(monkeypatch):
     """Before #28 numpy's MemoryError / "Maximum allowed dimension exceeded". 10^9 quadruped envs
     on a machine with 10 GiB left: the fake's estimate (about 5.7 KiB per env) is refused."""
-    from unisim_core import construction
+    from unisim_core.contract import construction
 
     monkeypatch.setattr(construction, "available_memory", lambda: (10 * 2**30, "a test's figure"))
     with pytest.raises(InvalidInputError, match=r"num_envs: 1000000000 envs of backend 'fake' need about 5\.\d+ TiB "
@@ -302,7 +302,7 @@ def test_a_public_method_defined_as_a_lambda_is_guarded_like_a_def():
 
 
 def test_fake_backend_is_public_at_the_top_level():
-    """DESIGN names ``unisim_core.FakeBackend`` public; before #39 only ``unisim_core.fake`` had it."""
+    """DESIGN names ``unisim_core.FakeBackend`` public; before #39 only ``unisim_core.plugin.fake`` had it."""
     import unisim_core
 
     assert unisim_core.FakeBackend is FakeBackend and "FakeBackend" in unisim_core.__all__

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 from core_helpers import make
 
-from unisim_core.capabilities import Capability
-from unisim_core.fake import FakeBackend
+from unisim_core.contract.capabilities import Capability
+from unisim_core.plugin.fake import FakeBackend
 
 
 class NoSnapshotFake(FakeBackend):

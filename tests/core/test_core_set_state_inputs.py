@@ -6,7 +6,7 @@ import numpy as np
 from core_helpers import make
 
 from unisim_core import ResetRandomizationPayload
-from unisim_core.randomization import RandomizationOp
+from unisim_core.contract.randomization import RandomizationOp
 
 
 def test_set_state_never_writes_into_caller_arrays():
@@ -48,9 +48,9 @@ def test_unsupported_capability_error_survives_pickling():
 
 
 def test_rebuild_error_restores_type_message_and_attributes():
-    from unisim_core.errors import InvalidInputError, rebuild_error
+    from unisim_core.contract.errors import InvalidInputError, rebuild_error
 
-    err = rebuild_error("unisim_core.errors.InvalidInputError", "qpos: expected shape (2, 7)", {"hint": 1})
+    err = rebuild_error("unisim_core.contract.errors.InvalidInputError", "qpos: expected shape (2, 7)", {"hint": 1})
     assert type(err) is InvalidInputError and str(err) == "qpos: expected shape (2, 7)" and err.hint == 1
     assert isinstance(rebuild_error("ValueError", "x"), ValueError)
     assert rebuild_error("no_such_module.Error", "x") is None

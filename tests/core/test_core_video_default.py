@@ -1,4 +1,4 @@
-"""The core's default frame capture (``unisim_core.playback``): any backend declaring VIDEO_CAPTURE
+"""The core's default frame capture (``unisim_core.contract._playback``): any backend declaring VIDEO_CAPTURE
 gets frames from the renderer plugin of the ``unisim_renderer`` hook, fed with the contract's state;
 without such a plugin it fails closed naming what to install; ``close()`` frees the renderer."""
 
@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 from core_helpers import SCENES
 
-from unisim_core import registry
-from unisim_core.capabilities import Capability
-from unisim_core.config import CameraCfg, SceneCfg
-from unisim_core.errors import OptionalDependencyError
-from unisim_core.fake import FakeBackend
-from unisim_core.playback import video_renderer
+from unisim_core.contract import registry
+from unisim_core.contract._playback import video_renderer
+from unisim_core.contract.capabilities import Capability
+from unisim_core.contract.config import CameraCfg, SceneCfg
+from unisim_core.contract.errors import OptionalDependencyError
+from unisim_core.plugin.fake import FakeBackend
 
 
 class VideoFake(FakeBackend):

@@ -10,9 +10,9 @@ import pytest
 from core_helpers import write_scene
 from test_core_mjcf_lite import assert_like_mujoco
 
-from unisim_core.errors import UnsupportedCapabilityError
-from unisim_core.mjcf_features import check_features, drop_visual, features, scan_mjcf, visual_only
-from unisim_core.mjcf_lite import read_tree
+from unisim_core.contract.errors import UnsupportedCapabilityError
+from unisim_core.plugin.mjcf_features import check_features, drop_visual, features, scan_mjcf, visual_only
+from unisim_core.plugin.mjcf_lite import read_tree
 
 LOOKS = """
 <visual><quality shadowsize="0"/><global azimuth="10"/></visual>

@@ -1,4 +1,4 @@
-"""Cross-backend options (``unisim_core.portable_options``): a knob another engine needs is a declared
+"""Cross-backend options (``unisim_core.contract.portable_options``): a knob another engine needs is a declared
 no-op where the options class lacks it; a value no no-op can honour and every other unknown option
 are refused before anything is built."""
 

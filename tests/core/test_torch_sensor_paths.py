@@ -16,12 +16,12 @@ import numpy as np
 import pytest
 
 from unisim_core import InvalidInputError, SceneCfg, create_backend
-from unisim_core.derived_sensors import DerivedSensors, derive_scene
+from unisim_core.contract.sensor_timing import SensorClock
+from unisim_core.plugin.derived_sensors import DerivedSensors, derive_scene
 from unisim_core.scenes import scene_path
-from unisim_core.sensor_timing import SensorClock
 
 torch = pytest.importorskip("torch")
-from unisim_core.torch_views import set_state_masked, state_tensors, step_tensor  # noqa: E402
+from unisim_core.contract.torch_views import set_state_masked, state_tensors, step_tensor  # noqa: E402
 
 SCENE = """<mujoco>
   <option timestep="0.002"/>

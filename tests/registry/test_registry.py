@@ -12,8 +12,8 @@ import attrs
 import numpy as np
 import pytest
 
-from unisim_core import registry
-from unisim_core.errors import (
+from unisim_core.contract import registry
+from unisim_core.contract.errors import (
     BackendLoadError,
     BackendNotFoundError,
     DuplicateBackendError,
@@ -21,7 +21,7 @@ from unisim_core.errors import (
 )
 
 GOOD = """
-from unisim_core.fake import FakeBackend
+from unisim_core.plugin.fake import FakeBackend
 
 class GoodBackend(FakeBackend):
     name = "good"
@@ -29,15 +29,15 @@ class GoodBackend(FakeBackend):
 """
 BROKEN = "raise RuntimeError('plugin exploded at import')\n"
 INCOMPATIBLE = """
-from unisim_core.fake import FakeBackend
+from unisim_core.plugin.fake import FakeBackend
 
 class FutureBackend(FakeBackend):
     name = "future"
     contract_range = ">=2.0,<3"
 """
 HOOKED = """
-from unisim_core.hooks import hookimpl
-from unisim_core.registry import BackendSpec
+from unisim_core.contract.hooks import hookimpl
+from unisim_core.contract.registry import BackendSpec
 
 @hookimpl
 def unisim_backend_spec():
@@ -49,7 +49,7 @@ def unisim_backend_spec():
 def unisim_diagnostics():
     return {"engine": "not found"}
 """
-DUP_A = "from unisim_core.fake import FakeBackend as Backend\n"
+DUP_A = "from unisim_core.plugin.fake import FakeBackend as Backend\n"
 
 
 def _dist(root: Path, dist: str, module: str, source: str, entry_points: dict[str, str]) -> None:
@@ -132,10 +132,10 @@ def test_hook_plugin_spec_and_diagnostics_without_importing_engine(plugins):
 
 
 DRIFTED = """
-from unisim_core.capabilities import Capability
-from unisim_core.fake import FakeBackend
-from unisim_core.hooks import hookimpl
-from unisim_core.registry import BackendSpec
+from unisim_core.contract.capabilities import Capability
+from unisim_core.plugin.fake import FakeBackend
+from unisim_core.contract.hooks import hookimpl
+from unisim_core.contract.registry import BackendSpec
 
 class DriftedBackend(FakeBackend):
     name = "drifted"
@@ -164,21 +164,21 @@ def test_a_spec_that_disagrees_with_its_class_is_refused_at_load(tmp_path, monke
         assert "'contacts'" not in msg.split("class CAPABILITIES")[1]
     finally:
         registry.reset_registry()
-    from unisim_core.fake import FakeBackend
+    from unisim_core.plugin.fake import FakeBackend
 
     spec = registry.BackendSpec.from_class("fake", FakeBackend)
     assert registry.spec_class_mismatch(spec, FakeBackend) is None
     assert registry.spec_class_mismatch(attrs.evolve(spec, version="9.9"), FakeBackend) == (
-        f"backend 'fake': its BackendSpec and its class unisim_core.fake.FakeBackend disagree on version: spec "
+        f"backend 'fake': its BackendSpec and its class unisim_core.plugin.fake.FakeBackend disagree on version: spec "
         f"'9.9', class version {FakeBackend.version!r}; state the fact once (the class reading it from the "
         f"plugin's hook module) so they cannot drift")
 
 
 def test_three_forms_of_backend(plugins, scene):
-    from unisim_core.fake import FakeBackend
+    from unisim_core.plugin.fake import FakeBackend
 
     assert registry.get_backend_class("fake") is FakeBackend
-    assert registry.get_backend_class("unisim_core.fake:FakeBackend") is FakeBackend
+    assert registry.get_backend_class("unisim_core.plugin.fake:FakeBackend") is FakeBackend
     assert registry.get_backend_class(FakeBackend) is FakeBackend
     with pytest.raises(BackendLoadError, match="could not be imported"):
         registry.get_backend_class("no_such_module:Thing")
@@ -207,7 +207,7 @@ def test_autoload_switch_and_fatal_errors(plugins, monkeypatch):
 
 
 def test_version_ranges():
-    from unisim_core.capabilities import version_in_range
+    from unisim_core.contract.capabilities import version_in_range
 
     assert version_in_range("1.0", ">=1.0,<2")
     assert not version_in_range("1.0", ">=1.1")
@@ -225,7 +225,7 @@ def test_import_loads_no_engine_and_cli_lists_fake():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
-    cli = subprocess.run([sys.executable, "-m", "unisim_core.cli", "backends"], capture_output=True, text=True)
+    cli = subprocess.run([sys.executable, "-m", "unisim_core.tools.cli", "backends"], capture_output=True, text=True)
     assert cli.returncode == 0, cli.stderr
     fake_row = next(line for line in cli.stdout.splitlines() if line.startswith("fake "))
     assert " ok" in fake_row
@@ -257,7 +257,7 @@ def test_core_imports_no_plugin_and_no_engine():
 
 def test_engine_baselines_come_from_plugin_hooks():
     """unisim bench's raw loop and step-cost probe are the plugins' hooks; the fake offers none."""
-    from unisim_core.registry import plugin_hook
+    from unisim_core.contract.registry import plugin_hook
 
     assert callable(plugin_hook("mujoco", "unisim_raw_stepper"))
     assert callable(plugin_hook("mujoco", "unisim_step_cost_probe"))

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections import Counter
 
-from unisim_core.errors import EngineError, InvalidInputError
-from unisim_core.fake import FakeBackend
-from unisim_core.heightfield import HeightScanner, terrain_spawn_data
-from unisim_core.kinematics import site_jacobian
-from unisim_core.worker import hosted
+from unisim_core.contract.errors import EngineError, InvalidInputError
+from unisim_core.contract.heightfield import HeightScanner, terrain_spawn_data
+from unisim_core.contract.kinematics import site_jacobian
+from unisim_core.plugin.fake import FakeBackend
+from unisim_core.plugin.worker import hosted
 
 
 class PickyFake(FakeBackend):

@@ -1,6 +1,6 @@
 """Worker programs for the transport tests.
 
-Run as `python -m unisim_core.worker sample_workers:<factory>`, or as a script
+Run as `python -m unisim_core.plugin.worker sample_workers:<factory>`, or as a script
 `python sample_workers.py <factory> [protocol version]`, which serves with
 safe_errors=(ValueError,) and can pretend to speak another protocol version.
 """
@@ -15,8 +15,8 @@ import time
 
 import numpy as np
 
-from unisim_core.worker import SlotSet, protocol, serve
-from unisim_core.worker.server import FDS_ENV, connect
+from unisim_core.plugin.worker import SlotSet, protocol, serve
+from unisim_core.plugin.worker.server import FDS_ENV, connect
 
 
 def _channel_wfd() -> int:

@@ -7,9 +7,9 @@ import pickle
 
 import pytest
 
-from unisim_core.capabilities import Capability
-from unisim_core.errors import DivergenceError, InvalidInputError, UnsupportedCapabilityError
-from unisim_core.servant import ErrorRecord, RemoteError, Servant
+from unisim_core.contract.capabilities import Capability
+from unisim_core.contract.errors import DivergenceError, InvalidInputError, UnsupportedCapabilityError
+from unisim_core.plugin.servant import ErrorRecord, RemoteError, Servant
 
 
 def test_a_plain_record_rebuilds_the_class_args_and_attributes():
@@ -26,7 +26,7 @@ def test_a_plain_record_rebuilds_the_class_args_and_attributes():
 def test_a_pickled_record_keeps_attributes_that_are_not_plain():
     err = UnsupportedCapabilityError("fake", Capability.CONTACTS, "no contact model")
     carried = pickle.loads(pickle.dumps(RemoteError(ErrorRecord.capture(err))))
-    assert str(carried) == f"unisim_core.errors.UnsupportedCapabilityError: {err}"
+    assert str(carried) == f"unisim_core.contract.errors.UnsupportedCapabilityError: {err}"
     rebuilt = carried.record.rebuild()
     assert type(rebuilt) is UnsupportedCapabilityError and rebuilt.capability is Capability.CONTACTS
     assert str(rebuilt) == str(err) and carried.record.safe  # a UniSim error: the backend stays usable
@@ -49,14 +49,14 @@ def test_a_record_rebuilds_only_unisim_and_standard_library_classes_without_impo
     import subprocess
     import sys
 
-    code = ("import sys; from unisim_core.servant import ErrorRecord\n"
+    code = ("import sys; from unisim_core.plugin.servant import ErrorRecord\n"
             "assert ErrorRecord('this.Zen', 'x').rebuild() is None\n"
             "assert ErrorRecord('antigravity.Error', 'x').rebuild() is None\n"
             "assert ErrorRecord('numpy.linalg.LinAlgError', 'x').rebuild() is None  # third party, imported\n"
             "assert type(ErrorRecord('tomllib.TOMLDecodeError', 'x').rebuild()) is None.__class__\n"
             "import tomllib\n"
             "assert type(ErrorRecord('tomllib.TOMLDecodeError', 'x').rebuild()).__name__ == 'TOMLDecodeError'\n"
-            "assert type(ErrorRecord('unisim_core.worker.errors.WorkerTimeoutError', 'x').rebuild()).__name__ "
+            "assert type(ErrorRecord('unisim_core.plugin.worker.errors.WorkerTimeoutError', 'x').rebuild()).__name__ "
             "== 'WorkerTimeoutError'\n"
             "assert 'this' not in sys.modules and 'antigravity' not in sys.modules\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

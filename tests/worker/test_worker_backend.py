@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 from unisim_core import SceneCfg, create_backend
-from unisim_core.errors import EngineError, InvalidInputError, UnsupportedCapabilityError
-from unisim_core.fake import FakeBackend
+from unisim_core.contract.errors import EngineError, InvalidInputError, UnsupportedCapabilityError
+from unisim_core.plugin.fake import FakeBackend
+from unisim_core.plugin.worker import WorkerFaultedError
+from unisim_core.plugin.worker.backend import WorkerBackend, hosted_launch
 from unisim_core.scenes import scene_path
-from unisim_core.worker import WorkerFaultedError
-from unisim_core.worker.backend import WorkerBackend, hosted_launch
 
 HERE = Path(__file__).resolve().parent
 SCENE = SceneCfg(scene_path("quadruped"), default_keyframe="home")
@@ -37,7 +37,7 @@ class Hosted(WorkerBackend):
 
     def _worker_launch(self, options):
         launch = hosted_launch("fake", self.scene, self._num_envs, self.sim_dt, options)
-        return attrs.evolve(launch, argv=(sys.executable, "-m", "unisim_core.worker", self.factory),
+        return attrs.evolve(launch, argv=(sys.executable, "-m", "unisim_core.plugin.worker", self.factory),
                             init_timeout=30.0, call_timeout=15.0)
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from unisim_core.worker import (
+from unisim_core.plugin.worker import (
     ShmSlot,
     WorkerCallError,
     WorkerClient,
@@ -22,7 +22,7 @@ from unisim_core.worker import (
     WorkerTimeoutError,
     WorkerVersionError,
 )
-from unisim_core.worker import protocol as protocol_module
+from unisim_core.plugin.worker import protocol as protocol_module
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -30,8 +30,8 @@ ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(HERE)])}
 
 
 def module_argv(factory: str) -> list[str]:
-    """Launch through `python -m unisim_core.worker sample_workers:<factory>`."""
-    return [sys.executable, "-m", "unisim_core.worker", f"sample_workers:{factory}"]
+    """Launch through `python -m unisim_core.plugin.worker sample_workers:<factory>`."""
+    return [sys.executable, "-m", "unisim_core.plugin.worker", f"sample_workers:{factory}"]
 
 
 def script_argv(factory: str, *extra: str) -> list[str]:
@@ -178,7 +178,7 @@ def test_exception_during_init(start):
 
 def test_unimportable_target(start):
     with pytest.raises(WorkerStartupError, match="ModuleNotFoundError"):
-        start([sys.executable, "-m", "unisim_core.worker", "no_such_module:f"])
+        start([sys.executable, "-m", "unisim_core.plugin.worker", "no_such_module:f"])
 
 
 def test_hang_times_out_and_poisons(start):
@@ -264,7 +264,7 @@ def test_child_attaching_and_exiting_does_not_unlink():
     slot = ShmSlot.create((8,), np.int64)
     try:
         code = (
-            "import sys; from unisim_core.worker import ShmSlot\n"
+            "import sys; from unisim_core.plugin.worker import ShmSlot\n"
             f"s = ShmSlot.attach({slot.descriptor!r}); s.array[:] = 42; s.close()"
         )
         subprocess.run([sys.executable, "-c", code], env=ENV, check=True, timeout=20)

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 from unisim_core import Capability, SceneCfg, TerrainCfg, create_backend
-from unisim_core.errors import UnsupportedCapabilityError
-from unisim_core.fake import FakeBackend
+from unisim_core.contract.errors import UnsupportedCapabilityError
+from unisim_core.plugin.fake import FakeBackend
+from unisim_core.plugin.worker.backend import WorkerBackend
 from unisim_core.scenes import scene_path
-from unisim_core.worker.backend import WorkerBackend
 
 HERE = Path(__file__).resolve().parent
 HFIELD = SceneCfg(scene_path("quadruped_hfield"), terrain=TerrainCfg(hfield_geom="terrain", rows=2, cols=2))
@@ -140,8 +140,8 @@ def test_shared_capabilities_name_what_the_core_computes_for_the_backend():
     """What a host may compute itself: the capabilities whose primitives are the core's shared ones."""
     from sample_backends import NativeFake
 
-    from unisim_core.playback import Playback
-    from unisim_core.servant.ops import shared_capabilities_of
+    from unisim_core.contract._playback import Playback
+    from unisim_core.plugin.servant.ops import shared_capabilities_of
 
     C = Capability
 

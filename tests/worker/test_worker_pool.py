@@ -1,4 +1,4 @@
-"""Worker reuse (``unisim_core.worker.pool``): a closed backend's healthy worker serves the next
+"""Worker reuse (``unisim_core.plugin.worker.pool``): a closed backend's healthy worker serves the next
 backend of the same launch instead of a new process; faulted, surplus, dead or differently
 launched workers never do, and a forked child never touches its parent's idle workers."""
 
@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from unisim_core import SceneCfg, create_backend
-from unisim_core.errors import UnknownNameError
+from unisim_core.contract.errors import UnknownNameError
+from unisim_core.plugin.worker import WorkerCrashedError, pool
 from unisim_core.scenes import scene_path
-from unisim_core.worker import WorkerCrashedError, pool
 
 pytest.importorskip("unisim_mujoco", reason="the worker hosts the MuJoCo plugin here")
 
@@ -81,7 +81,7 @@ def test_pool_off_bounded_and_keyed_by_launch(monkeypatch):
     for b in three:
         b.close()
     assert pool.idle_count() == 2 and [_alive(p) for p in pids] == [True, True, False]
-    argv = ("python", "-m", "unisim_core.worker", "unisim_core.worker.hosted:factory")
+    argv = ("python", "-m", "unisim_core.plugin.worker", "unisim_core.plugin.worker.hosted:factory")
     key = pool.launch_key(argv, None, None, 1 << 20)
     assert key == pool.launch_key(list(argv), None, None, 1 << 20)
     assert len({key, pool.launch_key(argv, {"A": "1"}, None, 1 << 20), pool.launch_key(argv, None, "/tmp", 1 << 20),

@@ -12,8 +12,8 @@ from time import monotonic
 import numpy as np
 import pytest
 
-from unisim_core.worker import Channel, ChannelClosed, WorkerProtocolError, decode, encode
-from unisim_core.worker.protocol import FRAME_MAGIC, HEADER
+from unisim_core.plugin.worker import Channel, ChannelClosed, WorkerProtocolError, decode, encode
+from unisim_core.plugin.worker.protocol import FRAME_MAGIC, HEADER
 
 PLAIN = {
     "none": None,

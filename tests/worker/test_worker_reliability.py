@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from unisim_core import SceneCfg, create_backend
-from unisim_core.errors import BackendClosedError, EngineError, UnknownNameError
+from unisim_core.contract.errors import BackendClosedError, EngineError, UnknownNameError
+from unisim_core.plugin.worker import WorkerCrashedError, WorkerFaultedError
 from unisim_core.scenes import scene_path
-from unisim_core.worker import WorkerCrashedError, WorkerFaultedError
 
 pytest.importorskip("unisim_mujoco", reason="the worker hosts the MuJoCo plugin here")
 
@@ -179,7 +179,7 @@ def test_pickling_a_worker_backend_is_refused_in_unisim_terms(hosted):
     import copy
     import pickle
 
-    from unisim_core.errors import InvalidTypeError
+    from unisim_core.contract.errors import InvalidTypeError
 
     b = hosted(n=1)
     with pytest.raises(InvalidTypeError, match=f"worker process {b.worker_pid}"):
@@ -205,7 +205,7 @@ def test_ctrl_c_interrupts_a_hung_worker_within_two_seconds(hosted):
     is faulted with that error and its worker process is gone."""
     import time
 
-    from unisim_core.worker import WorkerInterruptedError
+    from unisim_core.plugin.worker import WorkerInterruptedError
 
     b = hosted(n=2)
     pid, step = b.worker_pid, _stopped_step(b)
@@ -230,8 +230,8 @@ def test_call_timeout_is_an_option_of_a_subprocess_backend(hosted):
     deadline could not be set): a stopped worker faults the backend after it, not after 60 s."""
     import time
 
-    from unisim_core.errors import InvalidInputError
-    from unisim_core.worker import WorkerTimeoutError
+    from unisim_core.contract.errors import InvalidInputError
+    from unisim_core.plugin.worker import WorkerTimeoutError
 
     b = hosted(n=1, call_timeout_s=0.5)
     step = _stopped_step(b)

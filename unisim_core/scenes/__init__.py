@@ -38,7 +38,7 @@ def resolve_scene(scene: str) -> tuple[str, str]:
     if (SCENES_DIR / f"{scene}.xml").is_file():
         return str(scene_path(scene)), scene
     known = sorted(x.stem for x in SCENES_DIR.glob("*.xml"))
-    from ..registry import conformance_scenes
+    from unisim_core.contract.registry import conformance_scenes
 
     contributed = conformance_scenes()  # the kit's scenes and those plugins contribute (hook)
     if scene in contributed:

@@ -22,8 +22,8 @@ from unisim_core import (
     TerrainCfg,
     UnsupportedCapabilityError,
 )
-from unisim_core import quat as Q
-from unisim_core.randomization import MODEL_TERMS, TERM_SPECS
+from unisim_core.contract import quat as Q
+from unisim_core.contract.randomization import MODEL_TERMS, TERM_SPECS
 
 pytestmark = [pytest.mark.capabilities, pytest.mark.contract("1.0")]
 
@@ -459,7 +459,7 @@ def _mujoco_frames(backend, poses, width, height):
     """MuJoCo's frames of ``poses`` (the shared renderer fed each pose directly, no backend), or
     ``None`` when no renderer plugin is installed."""
     from unisim_core import CameraCfg, OptionalDependencyError
-    from unisim_core.playback import video_renderer
+    from unisim_core.contract._playback import video_renderer
 
     try:
         make = video_renderer()

@@ -2,7 +2,7 @@
 about each body's centre of mass (capability ``contact_torques``) against closed forms.
 
 ``bind_contact_forces`` reports the force contacts exert on each body, world frame, N, at the state
-of the last step (see ``unisim_core.contacts``); with ``torques=True``, ``read_torque()`` reports
+of the last step (see ``unisim_core.contract.contacts``); with ``torques=True``, ``read_torque()`` reports
 the torque of those forces about the body's COM, N m. Every check has a closed-form answer from
 Newton's and Euler's laws on the kit's box scenes (g = 9.81, box m = 1 kg, half-size 0.1 m,
 mu = 0.5) and the quadruped (12.6 kg). Tolerances are relative to the weight involved (the
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from unisim_core import Capability, InvalidInputError, InvalidTypeError, UnknownNameError, UnsupportedCapabilityError
-from unisim_core.quat import quat_apply
+from unisim_core.contract.quat import quat_apply
 
 from .._support import home_ctrl
 

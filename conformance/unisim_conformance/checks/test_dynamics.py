@@ -19,7 +19,7 @@ import pytest
 
 from unisim_conformance._props import EFFECT_ENVS, EFFECT_TERMS, EFFECT_TERMS_4
 from unisim_core import Capability
-from unisim_core import quat as Q
+from unisim_core.contract import quat as Q
 
 pytestmark = [pytest.mark.dynamics, pytest.mark.contract("1.0")]
 

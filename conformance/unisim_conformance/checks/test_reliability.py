@@ -31,7 +31,7 @@ import numpy as np
 import pytest
 
 from unisim_core import Capability
-from unisim_core.errors import BackendClosedError, DivergenceError, EngineError, UniSimError
+from unisim_core.contract.errors import BackendClosedError, DivergenceError, EngineError, UniSimError
 
 pytestmark = [pytest.mark.reliability, pytest.mark.contract("1.0")]
 #: The checks of #28 (threads, fork, array-likes, boundaries, pickling, memory, malformed files)
@@ -208,7 +208,7 @@ def test_extreme_accepted_values_read_back_finite(kit):
 @pytest.mark.requires("init_randomization")
 def test_randomization_has_physical_bounds(kit):
     """A body mass of 1e300 kg is rejected (ValueError naming the term) and nothing is written."""
-    from unisim_core.randomization import InitRandomizationPlan, RandomizationOp
+    from unisim_core.contract.randomization import InitRandomizationPlan, RandomizationOp
 
     b = kit.make("free_body", 2)
     if "body_mass" not in b.get_dr_capabilities().init_terms:
@@ -295,7 +295,7 @@ def _step_in_thread(b, nsteps: int):
 def test_concurrent_call_from_another_thread_is_refused(kit):
     """While a step runs on one thread (held inside its pre-step hook), calls from another thread
     raise ConcurrentUseError (a UniSimError) and change nothing; the step then ends normally."""
-    from unisim_core.errors import ConcurrentUseError
+    from unisim_core.contract.errors import ConcurrentUseError
 
     b = kit.make("free_body", 2)
     q, v = _state(b)
@@ -406,7 +406,7 @@ def test_forked_child_is_refused_and_the_parent_untouched(kit):
 def test_numpy_subclasses_and_array_likes_are_seen_through(kit):
     """A masked array hides NaN behind its mask: refused naming the argument (nothing written);
     np.matrix is read as the array it holds; a ragged nested list is an InvalidInputError naming it."""
-    from unisim_core.errors import InvalidInputError
+    from unisim_core.contract.errors import InvalidInputError
 
     b = kit.make("actuated_hinges", 2)
     q, v = _state(b)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from unisim_core import SceneCfg, UnsupportedCapabilityError, cli
-from unisim_core import quat as Q
+from unisim_core.contract import quat as Q
 from unisim_example_backend import ExampleBackend
 
 kit = pytest.importorskip("unisim_conformance", reason="the example is checked with unisim-conformance")
@@ -61,7 +61,7 @@ def test_a_feature_outside_the_readers_subset_is_refused_by_name(tmp_path):
     path.write_text('<mujoco><tendon><fixed name="t"/></tendon></mujoco>')
     with pytest.raises(UnsupportedCapabilityError, match="'fixed_tendon'.*<tendon>") as info:
         ExampleBackend(SceneCfg(path), 1, 0.002)
-    assert info.value.capability == "fixed_tendon"  # unisim_core.mjcf_features' name
+    assert info.value.capability == "fixed_tendon"  # unisim_core.plugin.mjcf_features' name
 
 
 @pytest.mark.parametrize(("option", "message"), [

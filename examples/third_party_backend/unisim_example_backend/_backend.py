@@ -22,7 +22,7 @@ same, so smooth scenes agree with it to round-off):
   wrench after ``set_state``).
 
 Refused scenes (``UNSUPPORTED_SCENE_FEATURES``): joints below a free joint and contacts; anything
-outside ``unisim_core.mjcf_lite``'s subset is refused with the feature the reader names.
+outside ``unisim_core.plugin.mjcf_lite``'s subset is refused with the feature the reader names.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ from unisim_core import (
     InvalidInputError,
     SimBackend,
 )
-from unisim_core import quat as Q
-from unisim_core.plugin_support import load_mjcf_or_refuse
+from unisim_core.contract import quat as Q
+from unisim_core.plugin.plugin_support import load_mjcf_or_refuse
 
 from ._options import ExampleOptions
 from ._rig import UNSUPPORTED_SCENE_FEATURES, Group, build_rig

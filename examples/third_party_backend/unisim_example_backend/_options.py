@@ -6,7 +6,7 @@ import attrs
 import numpy as np
 
 from unisim_core import BackendOptions
-from unisim_core.options import float_dtype, positive_int
+from unisim_core.contract.options import float_dtype, positive_int
 
 __all__ = ["ExampleOptions"]
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from unisim_core import InvalidInputError, LiteModel, UnsupportedCapabilityError
-from unisim_core import quat as Q
+from unisim_core.contract import quat as Q
 
 __all__ = ["UNSUPPORTED_SCENE_FEATURES", "Group", "Rig", "build_rig"]
 

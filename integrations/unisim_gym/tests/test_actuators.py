@@ -1,4 +1,4 @@
-"""unisim_core.actuators: the torque laws (known answers), joint selection by pattern, the delay
+"""unisim_core.tools.actuators: the torque laws (known answers), joint selection by pattern, the delay
 line, refusals by name, and the same torques on every engine through set_pre_step_control."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from unisim_core import InvalidInputError, SceneCfg, UnknownNameError, create_backend
-from unisim_core.actuators import ActuatorModel, DCMotorCfg, IdealPDCfg, motor_actuator_names
+from unisim_core.tools.actuators import ActuatorModel, DCMotorCfg, IdealPDCfg, motor_actuator_names
 from unisim_gym import QUADRUPED, RobotCfg, build_scene
 
 JOINTS = tuple(f"{leg}_{j}_joint" for leg in ("FL", "FR", "RL", "RR") for j in ("hip", "thigh", "calf"))

@@ -22,7 +22,7 @@ import pytest
 
 import unisim_mujoco  # noqa: F401 - before gymnasium's Ant imports mujoco: it picks EGL on a headless machine
 from unisim_core import Capability
-from unisim_core.errors import UnsupportedCapabilityError
+from unisim_core.contract.errors import UnsupportedCapabilityError
 from unisim_gym import ANT_CONTACT_ID, ANT_ID, AntCfg, AntTask, UniSimVectorEnv
 
 N = 2  # gymnasium envs, one per row of the vector env

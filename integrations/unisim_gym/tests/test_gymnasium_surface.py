@@ -10,7 +10,7 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.wrappers.vector import NormalizeObservation, RecordEpisodeStatistics, RecordVideo
 
 from unisim_core import InvalidInputError
-from unisim_core.errors import UnsupportedCapabilityError
+from unisim_core.contract.errors import UnsupportedCapabilityError
 from unisim_gym import ANT_ID, QUADRUPED_ID, UniSimVectorEnv, VelocityTrackingCfg, VelocityTrackingTask
 
 N = 3

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from unisim_core import InvalidInputError, InvalidTypeError, SceneCfg, create_backend
-from unisim_core.cli import main
-from unisim_core.deploy import PolicyController
-from unisim_core.policy_manifest import ManifestMismatchError, PolicyManifest
+from unisim_core.tools.cli import main
+from unisim_core.tools.deploy import PolicyController
+from unisim_core.tools.policy_manifest import ManifestMismatchError, PolicyManifest
 from unisim_gym import (
     AntTask,
     ObsTermCfg,

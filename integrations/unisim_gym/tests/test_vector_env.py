@@ -10,7 +10,7 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.wrappers.vector import RecordEpisodeStatistics
 
 from unisim_core import InvalidInputError
-from unisim_core.errors import DivergenceError
+from unisim_core.contract.errors import DivergenceError
 from unisim_gym import UniSimVectorEnv, VelocityTrackingCfg, VelocityTrackingTask
 from unisim_mujoco import MujocoBackend
 

@@ -10,8 +10,8 @@ import gymnasium
 import numpy as np
 
 from unisim_core import Capability, SceneCfg, SimBackend
-from unisim_core.errors import UnsupportedCapabilityError
-from unisim_core.quat import quat_apply
+from unisim_core.contract.errors import UnsupportedCapabilityError
+from unisim_core.contract.quat import quat_apply
 
 from ._task import StepResult, Task
 

@@ -10,7 +10,7 @@ import attrs
 import numpy as np
 
 from unisim_core import InvalidInputError, InvalidTypeError, OptionalDependencyError
-from unisim_core.policy_manifest import DEPLOY_TERMS, ObsTerm, PolicyManifest, file_sha256, joint_geometry
+from unisim_core.tools.policy_manifest import DEPLOY_TERMS, ObsTerm, PolicyManifest, file_sha256, joint_geometry
 
 from ._locomotion import VelocityTrackingCfg, VelocityTrackingTask
 from ._vector_env import UniSimVectorEnv
@@ -30,7 +30,7 @@ def manifest_for_task(task: VelocityTrackingTask | VelocityTrackingCfg | None = 
     unknown = [t.name for t in task.cfg.observations if t.name not in DEPLOY_TERMS]
     if unknown:
         raise InvalidInputError(f"task.cfg.observations: terms {unknown} are not computed by the deploy loop "
-                                f"(unisim_core.deploy); it computes {list(DEPLOY_TERMS)}")
+                                f"(unisim_core.tools.deploy); it computes {list(DEPLOY_TERMS)}")
     env = UniSimVectorEnv(task, backend, 1, seed=0)
     try:
         t, b, cfg = env.task, env.backend, task.cfg
@@ -93,7 +93,7 @@ def export_policy(policy: str | Path | Any, path: str | Path,
         warnings.simplefilter("ignore")
         torch.onnx.export(module, (obs[:1],), str(path), input_names=["obs"], output_names=["actions"],
                           dynamic_axes={"obs": {0: "batch"}, "actions": {0: "batch"}}, opset_version=17, dynamo=False)
-    from unisim_core.deploy import OnnxPolicy
+    from unisim_core.tools.deploy import OnnxPolicy
 
     got = OnnxPolicy(path, manifest)(obs.numpy())
     manifest = attrs.evolve(manifest, export_max_abs_diff=float(np.abs(got - expected.numpy()).max()))

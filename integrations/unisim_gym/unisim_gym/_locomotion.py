@@ -15,8 +15,8 @@ from unisim_core import (
     SceneCfg,
     SimBackend,
 )
-from unisim_core.actuators import ActuatorModel, motor_actuator_names
-from unisim_core.quat import quat_apply, quat_apply_inverse, quat_from_yaw, quat_mul
+from unisim_core.contract.quat import quat_apply, quat_apply_inverse, quat_from_yaw, quat_mul
+from unisim_core.tools.actuators import ActuatorModel, motor_actuator_names
 
 from ._observations import ObservationManager, ObsTermCfg
 from ._robot import QUADRUPED, RobotCfg, build_scene
@@ -205,7 +205,7 @@ class VelocityTrackingTask(Task):
         elif motors:
             raise InvalidInputError(
                 f"robot.actuators: actuators {list(motors)} of {robot.model_file} take torques (motors), and "
-                f"this task sends joint targets; give RobotCfg an actuator model (unisim_core.actuators: "
+                f"this task sends joint targets; give RobotCfg an actuator model (unisim_core.tools.actuators: "
                 f"IdealPDCfg, DCMotorCfg) to turn targets into torques")
         self.act_cols = b.get_joint_dof_pos_indices(names)  # get_dof_pos column of each actuator's joint
         self.act_vel_cols = b.get_joint_dof_vel_indices(names)  # get_dof_vel column of each actuator's joint

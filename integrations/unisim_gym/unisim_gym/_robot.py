@@ -22,8 +22,8 @@ import attrs
 import numpy as np
 
 from unisim_core import InvalidInputError
-from unisim_core.actuators import ActuatorCfg, DCMotorCfg
 from unisim_core.scenes import scene_path
+from unisim_core.tools.actuators import ActuatorCfg, DCMotorCfg
 
 from ._terrain import GeneratedTerrain
 
@@ -62,7 +62,7 @@ class RobotCfg:
       the scene adds one); ``keyframe``: the default pose (base height, joint angles).
     - ``joint_names``: the actuated joints, in action order (``()``: the model's actuators, in
       their order). ``motors``: replace the model's actuators with gear-1 torque motors on them.
-    - ``actuators``: the actuator model (:mod:`unisim_core.actuators`; needed for motors, refused
+    - ``actuators``: the actuator model (:mod:`unisim_core.tools.actuators`; needed for motors, refused
       for position servos); ``()``: the model's position servos take ``ctrl`` as joint targets.
     - ``mjcf_option``: attributes written onto the scene's ``<option>`` (e.g. a cheaper friction cone).
     - ``action_scale``: joint target = default + ``action_scale`` x action (rad).

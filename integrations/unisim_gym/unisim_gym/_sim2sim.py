@@ -4,7 +4,7 @@ The episodes: ``num_envs`` envs reset once from ``seed`` (one batch: the same in
 commands on every engine), each run for its first episode only, at most ``episode_s`` seconds; an
 env whose episode ended early is reset by the env and ignored from then on. The velocity presets
 (:data:`TASKS`) evaluate without randomization and draw a command once per episode, so the whole
-episode's command is the same on every engine. Summaries and verdicts: :mod:`unisim_core.policy_eval`.
+episode's command is the same on every engine. Summaries and verdicts: :mod:`unisim_core.tools.policy_eval`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from unisim_core import InvalidInputError
-from unisim_core.policy_eval import EngineEpisodes, Sim2SimReport, check_tolerances, judge
+from unisim_core.tools.policy_eval import EngineEpisodes, Sim2SimReport, check_tolerances, judge
 
 from ._locomotion import VelocityTrackingCfg, VelocityTrackingTask
 from ._presets import go1_rough_cfg
@@ -72,7 +72,7 @@ def load_policy_file(path: str | Path) -> Policy:
     if not path.is_file():
         raise InvalidInputError(f"--policy: no such file {str(path)!r}")
     if path.suffix == ".onnx":
-        from unisim_core.errors import OptionalDependencyError
+        from unisim_core.contract.errors import OptionalDependencyError
 
         try:
             import onnxruntime as ort
@@ -94,7 +94,7 @@ def load_policy_file(path: str | Path) -> Policy:
     try:
         import torch
     except ImportError:
-        from unisim_core.errors import OptionalDependencyError
+        from unisim_core.contract.errors import OptionalDependencyError
 
         raise OptionalDependencyError("a TorchScript policy needs torch: pip install 'unisim-gym[rslrl]'") from None
     torch.set_num_threads(1)  # a small MLP: more threads only contend with the engine
@@ -170,7 +170,7 @@ def evaluate_sim2sim(policy: Policy | str | Path, backends: Sequence[str], task:
     """Run ``policy`` (a function, or a policy file for :func:`load_policy_file`) with ``task`` (a
     :data:`TASKS` preset, ``"module:function"``, or a function making a :class:`Task`) on every
     backend of ``backends`` and judge each against ``reference`` (default: the first) with
-    :func:`unisim_core.policy_eval.judge`. An engine that fails (refuses the model, raises) gets
+    :func:`unisim_core.tools.policy_eval.judge`. An engine that fails (refuses the model, raises) gets
     an ``ERROR`` row with its message; the others go on. ``on_engine(name, run)`` after each."""
     if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 2:
         raise InvalidInputError(f"num_envs: expected an int >= 2 (episodes for a confidence interval), "

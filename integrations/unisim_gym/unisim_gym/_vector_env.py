@@ -11,7 +11,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from unisim_core import Capability, InvalidInputError, InvalidTypeError, SimBackend, create_backend
-from unisim_core.errors import UnsupportedCapabilityError
+from unisim_core.contract.errors import UnsupportedCapabilityError
 
 from ._batch_attrs import BatchAttrs
 from ._task import Task

@@ -8,11 +8,11 @@ world-frame ``*_w``); this class speaks UniLab's names and records:
   tensors cross at four measured boundaries (control in, state and sensors out, reset in,
   selected state out) through :class:`HostBridgePlan`, on the CPU or a CUDA device;
 - resets: ``set_state_tensor`` (rows) and ``set_state_tensor_mask`` (a fixed-width mask: one
-  ``set_state`` of the true rows, ``unisim_core.torch_views.set_state_masked``), UniLab's packed
+  ``set_state`` of the true rows, ``unisim_core.contract.torch_views.set_state_masked``), UniLab's packed
   reset transaction (``bind_packed_reset``) on top, with UniLab's reset terms mapped onto UniSim's
   reset randomization (``kp`` -> ``actuator_kp``, ...);
 - sensors sampled as UniLab's MuJoCo backend samples them (``sensor_timing="last_substep"``, the
-  default here; ``"after_step"`` is the contract's) through ``unisim_core.sensor_timing``, plus
+  default here; ``"after_step"`` is the contract's) through ``unisim_core.contract.sensor_timing``, plus
   UniLab's synthetic ``track_{pos,quat,linvel,angvel}_w_<body>`` sensors from the body getters.
 """
 
@@ -40,9 +40,9 @@ from unisim.backend.base import SimBackend as UniLabSimBackend
 from unisim.dr.types import DomainRandomizationCapabilities
 
 from unisim_core import RandomizationOp, ResetRandomizationPayload
-from unisim_core.derived_sensors import DerivedSensors
-from unisim_core.sensor_timing import SensorClock
-from unisim_core.torch_views import to_numpy, torch_module
+from unisim_core.contract.sensor_timing import SensorClock
+from unisim_core.contract.torch_views import to_numpy, torch_module
+from unisim_core.plugin.derived_sensors import DerivedSensors
 
 __all__ = ["UniLabBackend", "RESET_TERMS"]
 

@@ -17,7 +17,7 @@ from unisim.backend.body_pose_packet import (
     validate_known_body_names,
 )
 
-from unisim_core.torch_views import to_numpy, torch_module
+from unisim_core.contract.torch_views import to_numpy, torch_module
 
 __all__ = ["HostBridgePlan"]
 

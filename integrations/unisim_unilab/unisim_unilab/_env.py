@@ -45,7 +45,7 @@ def create_unilab_backend(engine: str, scene, num_envs: int, sim_dt: float, unil
     from unilab.assets.hub import ensure_robot_assets_for_paths
 
     from unisim_core import UnsupportedCapabilityError, create_backend
-    from unisim_core.derived_sensors import DERIVABLE, derive_scene
+    from unisim_core.plugin.derived_sensors import DERIVABLE, derive_scene
 
     from ._backend import UniLabBackend
 

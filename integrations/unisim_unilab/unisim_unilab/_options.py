@@ -3,7 +3,7 @@
 UniLab's ``EnvCfg`` holds every engine's knobs at once (``motrix_max_iterations``, ``mjwarp_nconmax``,
 ``newton_device``, ``isaacsim_*``, ...). The knobs of the selected engine become its UniSim options
 (:data:`ENGINE_KNOBS`); cross-backend ones (``nconmax``, ``device``, ...) reach every engine and are
-declared no-ops where it does not need them (``unisim_core.portable_options``); the knobs of other
+declared no-ops where it does not need them (``unisim_core.contract.portable_options``); the knobs of other
 engines are not options of this backend and stay in UniLab's config. ``None`` means unset.
 """
 

@@ -24,7 +24,7 @@ HOME = np.array([0.0, 0.9, -1.8] * 4)
 
 
 def _checks(sim) -> dict:
-    from unisim_core import quat as Q
+    from unisim_core.contract import quat as Q
 
     n = sim.num_envs
     ctrl = np.tile(HOME, (n, 1))

@@ -18,7 +18,7 @@ from unisim_core import (  # noqa: E402
     UnsupportedCapabilityError,
     create_backend,
 )
-from unisim_core.randomization import MODEL_TERMS  # noqa: E402
+from unisim_core.contract.randomization import MODEL_TERMS  # noqa: E402
 
 #: Three joints (hinge, hinge, slide) under gravity, no contacts: every model term changes the motion. The
 #: second link's inertial frame is rotated (iquat), so principal moments must land in that frame.

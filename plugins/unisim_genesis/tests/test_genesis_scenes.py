@@ -13,7 +13,7 @@ require_genesis()
 
 from unisim_core import SceneCfg, UnsupportedCapabilityError, create_backend  # noqa: E402
 from unisim_core import quat as Q  # noqa: E402
-from unisim_core.mjcf_lite import read_tree  # noqa: E402
+from unisim_core.plugin.mjcf_lite import read_tree  # noqa: E402
 from unisim_genesis import GenesisBackend  # noqa: E402
 from unisim_genesis._mjcf import flattened_mjcf  # noqa: E402
 

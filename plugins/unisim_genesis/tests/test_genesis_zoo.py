@@ -13,7 +13,7 @@ from genesis_testutil import require_genesis
 
 require_genesis()
 
-from unisim_core.cli import main  # noqa: E402
+from unisim_core.tools.cli import main  # noqa: E402
 
 CORPUS = Path(__file__).resolve().parents[4] / "shared" / "corpus" / "menagerie"
 

@@ -2,7 +2,7 @@
 
 One Genesis scene holds the ``num_envs`` envs (``scene.build(n_envs=num_envs)``); the MJCF file is
 loaded by Genesis' own importer (``gs.morphs.MJCF``, which compiles it with MuJoCo and reads the
-compiled tables). Names, ids and the sensor/keyframe tables come from ``unisim_core.mjcf_lite``,
+compiled tables). Names, ids and the sensor/keyframe tables come from ``unisim_core.plugin.mjcf_lite``,
 which reads the same file and names any feature outside its subset; after the build every
 modelling value the file sets (damping, armature, frictionloss, limits, actuator gains and force
 ranges, masses) is read back from Genesis and compared with the file, so a value the importer
@@ -21,15 +21,15 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from unisim_core import quat as Q
-from unisim_core.backend import SimBackend
-from unisim_core.config import SceneCfg
-from unisim_core.errors import EngineError, UnsupportedCapabilityError
-from unisim_core.heightfield import HFieldSampler
-from unisim_core.kinematics import site_jacobian
-from unisim_core.mjcf_lite import LiteModel, read_tree
-from unisim_core.model import ModelInfo
-from unisim_core.plugin_support import SnapshotMemory, load_mjcf_or_refuse
+from unisim_core.contract import quat as Q
+from unisim_core.contract.backend import SimBackend
+from unisim_core.contract.config import SceneCfg
+from unisim_core.contract.errors import EngineError, UnsupportedCapabilityError
+from unisim_core.contract.heightfield import HFieldSampler
+from unisim_core.contract.kinematics import site_jacobian
+from unisim_core.contract.model import ModelInfo
+from unisim_core.plugin.mjcf_lite import LiteModel, read_tree
+from unisim_core.plugin.plugin_support import SnapshotMemory, load_mjcf_or_refuse
 
 from . import _hooks
 from ._contacts import GenesisContactFill

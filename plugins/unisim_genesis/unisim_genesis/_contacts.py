@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from unisim_core.contacts import ContactSums
+from unisim_core.contract.contacts import ContactSums
 
 __all__ = ["GenesisContactFill"]
 

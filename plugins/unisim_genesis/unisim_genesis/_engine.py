@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import time
 
-from unisim_core.errors import InvalidInputError
+from unisim_core.contract.errors import InvalidInputError
 
 from ._lazy import genesis as gs
 from ._lazy import torch

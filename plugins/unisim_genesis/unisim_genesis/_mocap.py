@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from unisim_core.bindings import BackendMocapPoseBinding
-from unisim_core.errors import UnsupportedCapabilityError
+from unisim_core.contract.bindings import BackendMocapPoseBinding
+from unisim_core.contract.errors import UnsupportedCapabilityError
 
 __all__ = ["GenesisMocapPoseBinding", "check_mocap_bodies"]
 

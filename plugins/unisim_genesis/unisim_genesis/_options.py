@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import attrs
 
-from unisim_core.options import BackendOptions, optional_choice, optional_device, optional_positive_int
+from unisim_core.contract.options import BackendOptions, optional_choice, optional_device, optional_positive_int
 
 __all__ = ["GenesisOptions", "CONSTRAINT_SOLVERS", "LOG_LEVELS", "PRECISIONS"]
 

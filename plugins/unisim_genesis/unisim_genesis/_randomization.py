@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from unisim_core.errors import InvalidInputError
+from unisim_core.contract.errors import InvalidInputError
 
 __all__ = ["GenesisModelFields", "REFUSED_TERMS"]
 

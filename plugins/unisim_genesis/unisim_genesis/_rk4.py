@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from unisim_core import quat as Q
+from unisim_core.contract import quat as Q
 
 __all__ = ["integrate_pos", "STAGES", "WEIGHTS"]
 

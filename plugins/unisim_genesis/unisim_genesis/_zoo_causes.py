@@ -1,6 +1,6 @@
 """Why Genesis deviates from MuJoCo on models of ``unisim zoo`` (hook ``unisim_zoo_causes``):
 ``{model label: cause}``, each measured with the zoo's protocol (100 steps, 2 envs) on a copy of the
-model with one change (see :meth:`unisim_core.hooks.UniSimHookSpecs.unisim_zoo_causes`; docs/genesis.md).
+model with one change (see :meth:`unisim_core.contract.hooks.UniSimHookSpecs.unisim_zoo_causes`; docs/genesis.md).
 """
 
 from __future__ import annotations

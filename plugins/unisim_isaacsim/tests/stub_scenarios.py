@@ -23,7 +23,7 @@ from isaaclab.assets import Articulation, ArticulationCfg  # noqa: E402
 from isaaclab.sim.converters import MjcfConverter, MjcfConverterCfg  # noqa: E402
 from isaacsim_testing.stub_sdk import lab_major  # noqa: E402
 
-from unisim_core.mjcf_lite import load_mjcf  # noqa: E402
+from unisim_core.plugin.mjcf_lite import load_mjcf  # noqa: E402
 from unisim_isaacsim import worker  # noqa: E402
 from unisim_isaacsim._layout import root_body_name  # noqa: E402
 from unisim_isaacsim._usd_scene import isolate_articulation_root  # noqa: E402

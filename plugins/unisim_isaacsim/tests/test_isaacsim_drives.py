@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from isaacsim_testing import import_or_skip_outside_ci
 
-from unisim_core.mjcf_lite import load_mjcf
+from unisim_core.plugin.mjcf_lite import load_mjcf
 from unisim_isaacsim._drives import joint_actuator_cfgs
 from unisim_physx import FRICTION_DAMPING, physx_drives
 

@@ -16,17 +16,17 @@ from isaacsim_testing.fake_isaac_worker import MODE_ENV
 from isaacsim_testing.host import LocalWorkerHost
 
 from unisim_core import CameraCfg, Capability, SceneCfg
-from unisim_core.errors import (
+from unisim_core.contract._playback import video_renderer
+from unisim_core.contract.errors import (
     InvalidInputError,
     InvalidTypeError,
     OptionalDependencyError,
     UnsupportedCapabilityError,
 )
-from unisim_core.fake import FakeBackend
-from unisim_core.playback import video_renderer
-from unisim_core.quat import quat_normalize
+from unisim_core.contract.quat import quat_normalize
+from unisim_core.plugin.fake import FakeBackend
+from unisim_core.plugin.worker import WorkerStartupError
 from unisim_core.scenes import scene_path
-from unisim_core.worker import WorkerStartupError
 from unisim_isaacsim._backend import IsaacSimBackend
 from unisim_isaacsim._launch import FALLBACK_ENV, WorkerPath
 from unisim_isaacsim._physx_solver import PhysxSolverConfig
@@ -208,7 +208,7 @@ def test_a_root_jointed_to_the_world_is_refused_before_launch_by_scene_feature(r
 
 
 def test_frictionloss_and_an_unknown_keyframe_are_refused_before_launch(runtime, tmp_path):
-    from unisim_core.errors import UnknownNameError
+    from unisim_core.contract.errors import UnknownNameError
 
     model = tmp_path / "rub.xml"
     model.write_text(HINGE_ROOT.replace('axis="0 1 0"', 'axis="0 1 0" frictionloss="0.1"'))

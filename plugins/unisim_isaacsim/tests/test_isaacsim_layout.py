@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from unisim_core.quat import quat_apply, quat_normalize
+from unisim_core.contract.quat import quat_apply, quat_normalize
 from unisim_isaacsim import _layout as L
 
 # A free root + 3 hinges whose Isaac order differs from MuJoCo's.
@@ -153,7 +153,7 @@ def test_unnamed_joints_and_bodies_fail_closed():
 def test_mocap_bodies_are_no_articulation_bodies():
     """A mocap body is a top-level body besides the robot (a kinematic rigid body): not the root, not a link
     (-1 in the body order); a body attached to one is refused by scene feature."""
-    from unisim_core.errors import UnsupportedCapabilityError
+    from unisim_core.contract.errors import UnsupportedCapabilityError
 
     names, parents = ("world", "target", "trunk", "leg"), (0, 0, 0, 2)
     assert L.root_body_name(names, parents, mocap=("target",)) == "trunk"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from unisim_core.errors import OptionalDependencyError
+from unisim_core.contract.errors import OptionalDependencyError
 from unisim_isaacsim._runtime import (
     HOME_ENV,
     PYTHON_ENV,

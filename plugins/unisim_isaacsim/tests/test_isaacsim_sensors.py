@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from unisim_core.mjcf_lite import load_mjcf
+from unisim_core.plugin.mjcf_lite import load_mjcf
 from unisim_core.scenes import scene_path
 from unisim_isaacsim._sensors import SiteSensors
 

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from unisim_core import registry
-from unisim_core.errors import OptionalDependencyError
+from unisim_core.contract import registry
+from unisim_core.contract.errors import OptionalDependencyError
 from unisim_isaacsim._runtime import HOME_ENV, PYTHON_ENV
 
 
@@ -45,7 +45,7 @@ def test_listed_ok_once_a_runtime_is_found(no_runtime):
 
 
 def test_cli_backends_row(no_runtime):
-    out = subprocess.run([sys.executable, "-m", "unisim_core.cli", "backends"], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-m", "unisim_core.tools.cli", "backends"], capture_output=True, text=True,
                          check=True).stdout
     row = next(line for line in out.splitlines() if line.startswith("isaacsim"))
     assert "missing_dependency" in row and "Isaac Sim runtime not found" in row

@@ -1,6 +1,6 @@
 """Height fields on Isaac Sim: the worker makes PhysX collide with MuJoCo's triangles of each field (a
 static triangle mesh authored in env 0 before cloning; ``unisim_isaacsim._terrain``) and the host
-scans and spawns on the same surface with the core's sampler (``unisim_core.heightfield``, == mj_ray).
+scans and spawns on the same surface with the core's sampler (``unisim_core.contract.heightfield``, == mj_ray).
 
 Known answers: the mesh's triangles interpolate to the core sampler's heights everywhere on a yawed,
 shifted, non-square field; the authored prim's points, in world, are the mesh at the geom's pose; the
@@ -18,9 +18,9 @@ import pytest
 from isaacsim_testing import USD_EXTRA, import_or_skip_outside_ci
 
 from unisim_core import SceneCfg, TerrainCfg, create_backend
-from unisim_core.errors import UnsupportedCapabilityError
-from unisim_core.heightfield import HFieldSampler
-from unisim_core.mjcf_lite import load_mjcf
+from unisim_core.contract.errors import UnsupportedCapabilityError
+from unisim_core.contract.heightfield import HFieldSampler
+from unisim_core.plugin.mjcf_lite import load_mjcf
 from unisim_core.scenes import scene_path
 from unisim_isaacsim._terrain import author_height_fields, height_field_mesh, without_height_fields
 
@@ -55,7 +55,7 @@ def _field(tmp_path, where: str = "stand"):
 
 
 def _world_mesh(lite, g):
-    from unisim_core import quat as Q
+    from unisim_core.contract import quat as Q
 
     field = lite.hfields[lite.geoms[g]["hfield"]]
     points, triangles = height_field_mesh(field["data"], field["size"])

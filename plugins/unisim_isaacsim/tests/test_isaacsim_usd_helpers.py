@@ -176,7 +176,7 @@ def test_late_schema_registration_fails_closed_with_a_hint():
         "from pxr import Usd, UsdGeom, UsdPhysics\n"
         "stage = Usd.Stage.CreateInMemory()\n"
         "UsdPhysics.CollisionAPI.Apply(UsdGeom.Cube.Define(stage, '/c').GetPrim())\n"
-        "from unisim_core.errors import OptionalDependencyError\n"
+        "from unisim_core.contract.errors import OptionalDependencyError\n"
         "from unisim_isaacsim._usd_helpers import apply_collision_offsets\n"
         "try:\n"
         "    apply_collision_offsets(stage, contact_offset=0.02)\n"

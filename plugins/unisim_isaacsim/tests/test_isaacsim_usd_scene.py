@@ -221,7 +221,7 @@ def test_mocap_bodies_are_authored_as_kinematic_bodies_with_primitive_colliders(
     the geom's pose with MuJoCo's sizes (a capsule/cylinder along z, size [radius, half length]; a box a
     cube of size 2 scaled by its half sizes), nothing for a non-colliding geom; the importer's copy goes
     without the mocap body."""
-    from unisim_core.mjcf_lite import load_mjcf
+    from unisim_core.plugin.mjcf_lite import load_mjcf
     from unisim_isaacsim._mocap import author_mocap_bodies, mocap_geom_refusal, without_mocap_bodies
 
     model = tmp_path / "target.xml"

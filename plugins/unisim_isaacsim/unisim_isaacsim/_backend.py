@@ -1,6 +1,6 @@
 """``IsaacSimBackend``: the SDK-free host of an Isaac Sim worker process (5.1 / Isaac Lab 2.3, 6 / Isaac Lab 3.0).
 
-It is a configuration of the core :class:`~unisim_core.worker.backend.WorkerBackend`: the worker
+It is a configuration of the core :class:`~unisim_core.plugin.worker.backend.WorkerBackend`: the worker
 runs ``python -m unisim_isaacsim.worker`` in Isaac Sim's interpreter (found by
 :func:`~unisim_isaacsim._runtime.require_runtime`), with this host's ``unisim_core`` and
 ``unisim_isaacsim`` made importable there (see :mod:`unisim_isaacsim._launch`). Everything else
@@ -22,15 +22,15 @@ from typing import Any
 
 import numpy as np
 
-from unisim_core.backend import SimBackend
-from unisim_core.capabilities import Capability
-from unisim_core.config import CameraCfg
-from unisim_core.errors import InvalidInputError
-from unisim_core.heightfield import HFieldSampler
-from unisim_core.kinematics import site_jacobian
-from unisim_core.playback import Playback
-from unisim_core.worker.backend import WorkerBackend, WorkerLaunch
-from unisim_core.worker.hosted import scene_to_plain
+from unisim_core.contract._playback import Playback
+from unisim_core.contract.backend import SimBackend
+from unisim_core.contract.capabilities import Capability
+from unisim_core.contract.config import CameraCfg
+from unisim_core.contract.errors import InvalidInputError
+from unisim_core.contract.heightfield import HFieldSampler
+from unisim_core.contract.kinematics import site_jacobian
+from unisim_core.plugin.worker.backend import WorkerBackend, WorkerLaunch
+from unisim_core.plugin.worker.hosted import scene_to_plain
 
 from ._hooks import CAPABILITIES, REQUIRED_RUNTIME, __version__
 from ._launch import WorkerPath
@@ -43,12 +43,13 @@ from ._runtime import require_runtime
 
 __all__ = ["IsaacSimBackend", "init_payload", "check_model", "HOST_RENDERED", "HOST_COMPUTED"]
 
-#: Drawn in this process from the worker's state by the shared renderer (``unisim_core.playback``),
+#: Drawn in this process from the worker's state by the shared renderer (``unisim_core.contract._playback``),
 #: whatever the worker reports: frame capture and playback need no Isaac Sim rendering.
 HOST_RENDERED = frozenset({Capability.VIDEO_CAPTURE, Capability.PLAYBACK})
 #: Computed in this process by the core from the MJCF read here and the worker's state: the site Jacobian
-#: (``unisim_core.kinematics``), height scans and terrain spawn data (``unisim_core.heightfield``, MuJoCo's
-#: triangles of the field the worker made PhysX collide with: ``_terrain``).
+#: (``unisim_core.contract.kinematics``), height scans and terrain spawn data
+#: (``unisim_core.contract.heightfield``, MuJoCo's triangles of the field the worker made PhysX collide
+#: with: ``_terrain``).
 HOST_COMPUTED = frozenset({Capability.SITE_JACOBIAN, Capability.HEIGHT_SCAN, Capability.TERRAIN})
 
 log = logging.getLogger("unisim_isaacsim")
@@ -72,8 +73,8 @@ def check_model(scene):
     colliding mocap geom the worker cannot author (``mocap_geom``), an unknown ``default_keyframe``, or
     a root :func:`~unisim_isaacsim._layout.root_mount` refuses (exactly one top-level body besides
     the mocap bodies, floating or welded). Returns the model as read (``LiteModel``)."""
-    from unisim_core.errors import UnknownNameError, UnsupportedCapabilityError
-    from unisim_core.plugin_support import load_mjcf_or_refuse
+    from unisim_core.contract.errors import UnknownNameError, UnsupportedCapabilityError
+    from unisim_core.plugin.plugin_support import load_mjcf_or_refuse
 
     lite = load_mjcf_or_refuse(scene.model_file, IsaacSimBackend.name, accept=ACCEPTED_FEATURES)
     for g, geom in enumerate(lite.geoms):

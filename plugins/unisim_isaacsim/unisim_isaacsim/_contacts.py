@@ -22,7 +22,7 @@ static collider without ``against``. The force is the row of ``get_contact_force
 its filters; the moment about the contract's origin (each env's) is ``sum (p - o) x f`` over the
 contact points of ``get_contact_data`` (normal force magnitudes, points, normals, per-pair counts and
 start indices), each pair's normals oriented so that their sum is the pair's force on the sensor (the
-force matrix's row). Contact state and air time are the core's (:mod:`unisim_core.contacts`).
+force matrix's row). Contact state and air time are the core's (:mod:`unisim_core.contract.contacts`).
 
 PhysX's contact forces are their normal part (Isaac Lab: "PhysX ... cannot compute the aggregate
 friction component"; the views' friction data is not read), so a body held by static friction reads
@@ -129,7 +129,7 @@ class PairContacts:
 
     def bind(self, body_ids: list[int], against_ids: list[int] | None, width: int, names: list[str]) -> int:
         """A key for :meth:`read`: one rigid contact view per body (``width`` 6: with contact data)."""
-        from unisim_core.errors import UnsupportedCapabilityError
+        from unisim_core.contract.errors import UnsupportedCapabilityError
 
         missing = [names[b] for b in list(body_ids) + list(against_ids or []) if b and b not in self._bodies]
         if missing:
@@ -172,7 +172,7 @@ class PairContacts:
 
     def _moments(self, view: Any, matrix: np.ndarray, cap: int) -> np.ndarray:
         """``(n, 3)`` moment of the contact points' normal forces about each env's origin."""
-        from unisim_core.errors import EngineError
+        from unisim_core.contract.errors import EngineError
 
         s = self._s
         forces, points, normals, _, counts, starts = (np.asarray(s.torch_numpy(x)) for x in

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from unisim_core.capabilities import Capability
-from unisim_core.hooks import hookimpl
-from unisim_core.registry import BackendSpec
+from unisim_core.contract.capabilities import Capability
+from unisim_core.contract.hooks import hookimpl
+from unisim_core.contract.registry import BackendSpec
 
 from ._options import IsaacSimOptions
 from ._runtime import HOME_ENV, PYTHON_ENV, find_runtime

@@ -1,6 +1,6 @@
 """Pure state-layout mapping between the contract (MuJoCo layout) and Isaac Lab tensors.
 
-numpy only (plus :mod:`unisim_core.quat`), so it is unit-tested without the SDK and used by the
+numpy only (plus :mod:`unisim_core.contract.quat`), so it is unit-tested without the SDK and used by the
 worker inside Isaac Sim. Conventions on the Isaac side (Isaac Lab 2.x ``ArticulationData``):
 
 - ``root_link_pos_w`` (n, 3) world position of the root link frame; the contract's ``qpos[0:3]``
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from unisim_core import quat as Q
+from unisim_core.contract import quat as Q
 
 __all__ = [
     "StateLayout", "build_layout", "qpos_qvel_from_isaac", "isaac_from_qpos_qvel", "body_order",
@@ -237,10 +237,10 @@ def root_mount(body_names: Sequence[str], body_parent: Sequence[int], joint_type
     the world and the root body would not be an articulation degree of freedom. That model, one
     with several top-level bodies (mocap bodies, named in ``mocap``, aside: kinematic rigid bodies)
     and one with a body below a mocap body fail closed with
-    :class:`~unisim_core.errors.UnsupportedCapabilityError` naming the scene feature
+    :class:`~unisim_core.contract.errors.UnsupportedCapabilityError` naming the scene feature
     (:data:`REFUSED_ROOTS`); a model without bodies is a ``ValueError``.
     """
-    from unisim_core.errors import UnsupportedCapabilityError
+    from unisim_core.contract.errors import UnsupportedCapabilityError
 
     carried = [str(body_names[b]) for b in range(1, len(body_names)) if str(body_names[int(body_parent[b])]) in mocap
                and int(body_parent[b]) != 0]

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from unisim_core import quat as Q
+from unisim_core.contract import quat as Q
 
 __all__ = ["COLLIDER_TYPES", "MOCAP_SCOPE", "MocapBodies", "author_mocap_bodies", "mocap_geom_refusal",
            "without_mocap_bodies"]

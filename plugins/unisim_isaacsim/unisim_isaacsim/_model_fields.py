@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from unisim_core.errors import InvalidInputError
+from unisim_core.contract.errors import InvalidInputError
 from unisim_physx import physx_drives, stack_drives
 
 __all__ = ["MODEL_TERMS", "REFUSED_TERMS", "ModelFields"]

@@ -8,8 +8,8 @@ from typing import Any
 
 import attrs
 
-from unisim_core.errors import InvalidInputError
-from unisim_core.options import BackendOptions, boolean
+from unisim_core.contract.errors import InvalidInputError
+from unisim_core.contract.options import BackendOptions, boolean
 from unisim_physx import physx_config_option
 
 from ._physx_solver import PhysxSolverConfig

@@ -23,7 +23,7 @@ from typing import Any
 
 import attrs
 
-from unisim_core.errors import EngineError
+from unisim_core.contract.errors import EngineError
 
 from ._physx_solver import PhysxSolverConfig, solver_value_matches
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import attrs
 
-from unisim_core.errors import OptionalDependencyError
+from unisim_core.contract.errors import OptionalDependencyError
 
 PYTHON_ENV = "UNISIM_ISAACSIM_PYTHON"
 HOME_ENV = "UNISIM_ISAACSIM_HOME"

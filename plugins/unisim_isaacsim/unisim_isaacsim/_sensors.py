@@ -1,7 +1,7 @@
 """MJCF sensors computed from link states (capability ``sensors``; numpy only, used by the worker).
 
 PhysX has no MJCF sensors; the worker computes the ones the scene's reader accepts
-(:data:`unisim_core.mjcf_lite._model.SENSOR_DIMS`: the others are refused by name, ``<tag>_sensor``,
+(:data:`unisim_core.plugin.mjcf_lite._model.SENSOR_DIMS`: the others are refused by name, ``<tag>_sensor``,
 before Isaac Sim starts) from what Isaac Lab's ``ArticulationData`` reports per link, exactly as
 MuJoCo defines them:
 
@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from unisim_core import quat as Q
+from unisim_core.contract import quat as Q
 
 __all__ = ["SiteSensors"]
 

@@ -1,6 +1,6 @@
 """Height fields in the Isaac Sim worker (capabilities ``height_scan`` and ``terrain``).
 
-The host computes scans and terrain spawn data from the MJCF (``unisim_core.heightfield``, MuJoCo's
+The host computes scans and terrain spawn data from the MJCF (``unisim_core.contract.heightfield``, MuJoCo's
 triangles); the worker makes PhysX collide with the same surface. Isaac Sim's MJCF importer does not
 take ``type="hfield"`` geoms, so the staged copy handed to it goes without them
 (:func:`without_height_fields`) and the worker authors each as a static triangle-mesh collider in env

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from unisim_core.errors import OptionalDependencyError
+from unisim_core.contract.errors import OptionalDependencyError
 from unisim_physx import PhysxSolverConfig
 
 SOURCE = "usd_stage"

@@ -33,7 +33,7 @@ class Wrenches:
         replacing what was staged on them."""
         body_ids = np.asarray(body_ids, dtype=np.int64)
         if np.any(body_ids == 0):
-            from unisim_core.errors import InvalidInputError
+            from unisim_core.contract.errors import InvalidInputError
 
             raise InvalidInputError("body_ids: body 0 is the world; it cannot take an external force")
         links = self._s.body_ids[body_ids]

@@ -7,14 +7,14 @@ order). It has never run on a GPU in this project's CI; it runs there against th
 ``plugins/unisim_isaacsim/tests/isaacsim_testing/stub_sdk``.
 
 Started by :class:`~unisim_isaacsim._backend.IsaacSimBackend`; it serves the hosted op protocol of
-``unisim_core.worker`` (``describe``, ``attach``, ``step``, ``set_state``, ``bodies``,
+``unisim_core.plugin.worker`` (``describe``, ``attach``, ``step``, ``set_state``, ``bodies``,
 ``bind_contacts``, ``contacts``, ``bind_mocap``, ``mocap_get``, ``mocap_write``, ``init_renderer``,
 ``capture_frame``, ``close``). Module scope is
 stdlib only; unisim_core, numpy and the SDK are imported inside functions (the SDK only after the
 app is launched).
 
 INIT, in order: launch the app headless (``AppLauncher``); read the MuJoCo-layout model tables
-from the MJCF (``unisim_core.mjcf_lite``); create the ``SimulationContext`` with the PhysX config
+from the MJCF (``unisim_core.plugin.mjcf_lite``); create the ``SimulationContext`` with the PhysX config
 (:func:`~unisim_isaacsim._physx_solver.build_isaaclab_physx_cfg`, min = max iteration counts; Isaac
 Sim's ``PhysicsContext`` authors these on the physics-scene prim); enable Isaac Sim's MJCF
 importer extension (failing when it does not enable) and import a staged copy of the MJCF named
@@ -64,8 +64,8 @@ def _extend_path() -> None:
 def run(factory_fn) -> None:
     """Serve ``factory_fn`` on the channel the host opened (UniSim input errors do not poison)."""
     _extend_path()
-    from unisim_core.worker.hosted import SAFE_ERRORS
-    from unisim_core.worker.server import connect, serve
+    from unisim_core.plugin.worker.hosted import SAFE_ERRORS
+    from unisim_core.plugin.worker.server import connect, serve
 
     chan = connect()
     serve(factory_fn, safe_errors=SAFE_ERRORS, channel=chan)
@@ -283,8 +283,8 @@ class _IsaacSession:
     def __init__(self, init: dict[str, Any], progress) -> None:
         import numpy as np
 
-        from unisim_core.mjcf_lite import load_mjcf
-        from unisim_core.worker.hosted import scene_from_plain
+        from unisim_core.plugin.mjcf_lite import load_mjcf
+        from unisim_core.plugin.worker.hosted import scene_from_plain
         from unisim_physx import IMPLICIT_KV, mujoco_integrator, physx_drives
 
         from ._layout import ACCEPTED_FEATURES, root_mount
@@ -431,7 +431,7 @@ class _IsaacSession:
         from ._drives import read_body_properties
 
         self.body_properties = read_body_properties(self.stage, self.root_path)
-        from unisim_core.plugin_support import SnapshotMemory
+        from unisim_core.plugin.plugin_support import SnapshotMemory
 
         from ._model_fields import ModelFields
         from ._sensors import SiteSensors
@@ -633,8 +633,8 @@ class _IsaacSession:
 
     # -- handlers --------------------------------------------------------------------------
     def handlers(self) -> dict[str, Any]:
-        from unisim_core.worker.hosted import info_to_plain, pack_array, unpack_array
-        from unisim_core.worker.shm import SlotSet
+        from unisim_core.plugin.worker.hosted import info_to_plain, pack_array, unpack_array
+        from unisim_core.plugin.worker.shm import SlotSet
 
         from ._model_fields import MODEL_TERMS, REFUSED_TERMS
 
@@ -765,7 +765,7 @@ class _IsaacSession:
             self._changed()
 
         def init_renderer(spacing, offset_mode, headless, capture, width, height, camera) -> None:
-            from unisim_core.errors import UnsupportedCapabilityError
+            from unisim_core.contract.errors import UnsupportedCapabilityError
 
             if not self.cameras:
                 raise UnsupportedCapabilityError("isaacsim", "video_capture", "launch with enable_cameras=True")

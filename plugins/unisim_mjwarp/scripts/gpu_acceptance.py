@@ -66,7 +66,7 @@ def check_device_arrays(device: str, num_envs: int) -> dict:
 def check_parity(device: str, num_envs: int) -> dict:
     """1 s of PD hold next to CPU MuJoCo, judged by ``unisim compare``'s contact tier."""
     from unisim_core import SceneCfg, create_backend
-    from unisim_core.compare import TIERS, deviation_series, record_trajectory, verdict
+    from unisim_core.tools.compare import TIERS, deviation_series, record_trajectory, verdict
 
     with _backend(num_envs, device) as b:
         mine = record_trajectory(b, "mjwarp", PARITY_STEPS)

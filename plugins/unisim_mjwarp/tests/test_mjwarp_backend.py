@@ -22,7 +22,7 @@ from unisim_core import (
     create_backend,
     list_backends,
 )
-from unisim_core.errors import DivergenceError
+from unisim_core.contract.errors import DivergenceError
 
 G = 9.81
 

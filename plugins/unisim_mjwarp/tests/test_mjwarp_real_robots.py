@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from unisim_core import SceneCfg
-from unisim_core.errors import UnsupportedCapabilityError
+from unisim_core.contract.errors import UnsupportedCapabilityError
 from unisim_mjwarp import MjwarpBackend
 
 CORPUS = Path(__file__).resolve().parents[3] / ".." / "shared" / "corpus" / "menagerie"

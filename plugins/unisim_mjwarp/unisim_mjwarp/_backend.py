@@ -24,12 +24,12 @@ import numpy as np
 import warp as wp
 from mujoco_warp._src import types as mjw_types
 
-from unisim_core.backend import DeviceArrays, SimBackend
-from unisim_core.config import SceneCfg
-from unisim_core.errors import InvalidInputError, UnsupportedCapabilityError
-from unisim_core.heightfield import HFieldSampler
-from unisim_core.model import ModelInfo
-from unisim_core.plugin_support import SnapshotMemory, WarpKernelNotice, warp_device
+from unisim_core.contract.backend import DeviceArrays, SimBackend
+from unisim_core.contract.config import SceneCfg
+from unisim_core.contract.errors import InvalidInputError, UnsupportedCapabilityError
+from unisim_core.contract.heightfield import HFieldSampler
+from unisim_core.contract.model import ModelInfo
+from unisim_core.plugin.plugin_support import SnapshotMemory, WarpKernelNotice, warp_device
 from unisim_mujoco import (
     SETCONST_TERMS,
     TERM_FIELDS,

@@ -20,7 +20,7 @@ import mujoco_warp as mjw
 import numpy as np
 from mujoco_warp._src.io import _default_nconmax, _default_njmax
 
-from unisim_core.errors import EngineError
+from unisim_core.contract.errors import EngineError
 
 __all__ = ["FATAL_OVERFLOWS", "OVERFLOWS", "buffer_sizes", "overflow_error"]
 

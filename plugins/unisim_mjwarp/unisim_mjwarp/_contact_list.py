@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from unisim_core.contacts import mujoco_contact_forces
+from unisim_core.contract.contacts import mujoco_contact_forces
 
 __all__ = ["mjwarp_contact_list"]
 

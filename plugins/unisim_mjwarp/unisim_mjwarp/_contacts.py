@@ -13,7 +13,7 @@ import mujoco_warp as mjw
 import numpy as np
 import warp as wp
 
-from unisim_core.contacts import ContactSums
+from unisim_core.contract.contacts import ContactSums
 
 from ._contact_list import mjwarp_contact_list
 from ._kernels import stage_wrench

@@ -1,5 +1,5 @@
 """MJCF features MuJoCo Warp cannot run, found in the compiled model and refused by feature name
-and element (``unisim_core.mjcf_features``) before ``put_model`` would refuse them by enum."""
+and element (``unisim_core.plugin.mjcf_features``) before ``put_model`` would refuse them by enum."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import mujoco
 import numpy as np
 from mujoco_warp._src import types as mjw_types
 
-from unisim_core.mjcf_features import mj_enum_tag, unsupported_error, use
+from unisim_core.plugin.mjcf_features import mj_enum_tag, unsupported_error, use
 
 __all__ = ["check_model_features"]
 

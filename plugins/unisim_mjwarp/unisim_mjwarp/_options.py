@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import attrs
 
-from unisim_core.options import BackendOptions, boolean, optional_choice, optional_device, optional_positive_int
+from unisim_core.contract.options import (
+    BackendOptions,
+    boolean,
+    optional_choice,
+    optional_device,
+    optional_positive_int,
+)
 from unisim_mujoco import INTEGRATORS
 
 __all__ = ["MjwarpOptions", "CONES", "SOLVERS"]

@@ -7,7 +7,7 @@ import pytest
 from motrix_testutil import home_state, scene_path
 
 from unisim_core import Capability
-from unisim_core.errors import InvalidInputError, UnsupportedCapabilityError
+from unisim_core.contract.errors import InvalidInputError, UnsupportedCapabilityError
 
 C45 = np.cos(np.pi / 4)
 

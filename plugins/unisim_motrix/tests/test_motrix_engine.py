@@ -12,7 +12,7 @@ import pytest
 from motrix_testutil import scene_path
 
 from unisim_core import SceneCfg
-from unisim_core.errors import EngineError, UnsupportedCapabilityError
+from unisim_core.contract.errors import EngineError, UnsupportedCapabilityError
 from unisim_motrix import MotrixBackend, MotrixModellingWarning, _mjcf, engine_call
 
 

@@ -7,7 +7,7 @@ import pytest
 from motrix_testutil import home_state, scene_path
 
 from unisim_core import TerrainCfg
-from unisim_core.errors import InvalidInputError
+from unisim_core.contract.errors import InvalidInputError
 
 G = 9.81
 
@@ -163,7 +163,7 @@ def test_site_jacobian_matches_finite_differences(make):
 
 
 def _site_pos(b, site, body):
-    from unisim_core import quat as Q
+    from unisim_core.contract import quat as Q
 
     local = np.asarray(b.model.sites[site].local_pos, np.float64)
     pos, quat = b.get_body_pose_w(body)

@@ -7,8 +7,8 @@ import pytest
 from motrix_testutil import home_state
 
 from unisim_core import InitRandomizationPlan, ResetRandomizationPayload
-from unisim_core.errors import InvalidInputError
-from unisim_core.randomization import RandomizationOp
+from unisim_core.contract.errors import InvalidInputError
+from unisim_core.contract.randomization import RandomizationOp
 
 # term -> (target ids on the quadruped, value for the targeted env and target)
 CASES = {

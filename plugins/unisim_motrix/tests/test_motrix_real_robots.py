@@ -11,7 +11,7 @@ import pytest
 from motrix_testutil import ROOT
 
 from unisim_core import SceneCfg
-from unisim_core.errors import EngineError, UnsupportedCapabilityError
+from unisim_core.contract.errors import EngineError, UnsupportedCapabilityError
 from unisim_motrix import MotrixBackend, MotrixModellingWarning
 from unisim_motrix._features import REFUSED_FEATURES, check_layout
 

@@ -12,13 +12,13 @@ from typing import Any
 
 import numpy as np
 
-from unisim_core import quat as Q
-from unisim_core.backend import SimBackend, diverged_rows
-from unisim_core.capabilities import Capability
-from unisim_core.config import BackendTerrainSpawnData, SceneCfg
-from unisim_core.errors import EngineError, InvalidInputError
-from unisim_core.model import ModelInfo
-from unisim_core.plugin_support import SnapshotMemory
+from unisim_core.contract import quat as Q
+from unisim_core.contract.backend import SimBackend, diverged_rows
+from unisim_core.contract.capabilities import Capability
+from unisim_core.contract.config import BackendTerrainSpawnData, SceneCfg
+from unisim_core.contract.errors import EngineError, InvalidInputError
+from unisim_core.contract.model import ModelInfo
+from unisim_core.plugin.plugin_support import SnapshotMemory
 
 from . import _model
 from ._contacts import (
@@ -738,7 +738,7 @@ class MotrixBackend(SimBackend):
                     if type(act).__name__ == "PositionActuator":
                         out[:, a] = col(act.get_kp_override if term == "actuator_kp" else act.get_kd_override, 0)
                 return out.astype(self.np_dtype)
-        from unisim_core.errors import UnsupportedCapabilityError
+        from unisim_core.contract.errors import UnsupportedCapabilityError
 
         raise UnsupportedCapabilityError(self._label, Capability.INIT_RANDOMIZATION,
                                          f"model term {term!r} has no per-env override in MotrixSim")

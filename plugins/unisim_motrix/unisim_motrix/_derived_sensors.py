@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from unisim_core import quat as Q
-from unisim_core.errors import UnsupportedCapabilityError
+from unisim_core.contract import quat as Q
+from unisim_core.contract.errors import UnsupportedCapabilityError
 
 __all__ = ["DERIVED", "DerivedSensors"]
 

@@ -57,9 +57,9 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from unisim_core.errors import UnsupportedCapabilityError
-from unisim_core.mjcf_features import _defaults, _resolved  # the vocabulary scanner's default-class rules
-from unisim_core.mjcf_lite._includes import read_tree
+from unisim_core.contract.errors import UnsupportedCapabilityError
+from unisim_core.plugin.mjcf_features import _defaults, _resolved  # the vocabulary scanner's default-class rules
+from unisim_core.plugin.mjcf_lite._includes import read_tree
 
 __all__ = ["EngineMjcf", "MATERIAL_LOOKS", "MASS_COMPILER", "TEMP_PREFIX", "CONTACT_DATA"]
 
@@ -92,7 +92,7 @@ def _quats_from_eulers(root: ET.Element) -> None:
     last ``<compiler>`` wins), written as ``quat``; ``eulerseq`` removed."""
     import math
 
-    from unisim_core import quat as Q
+    from unisim_core.contract import quat as Q
 
     seq, scale = "xyz", math.pi / 180.0
     for c in root.iter("compiler"):
@@ -355,7 +355,7 @@ class EngineMjcf:
         ``InvalidInputError`` quoting it)."""
         import mujoco
 
-        from unisim_core.errors import InvalidInputError
+        from unisim_core.contract.errors import InvalidInputError
 
         probe = read_tree(self.path)
         elements = [el for el, _ in _walk(probe, [])]

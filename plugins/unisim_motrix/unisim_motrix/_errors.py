@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from unisim_core.errors import EngineError
+from unisim_core.contract.errors import EngineError
 
 __all__ = ["engine_call", "engine_error", "is_panic"]
 
@@ -18,7 +18,7 @@ def is_panic(exc: BaseException) -> bool:
 def engine_error(what: str, exc: BaseException) -> BaseException:
     """The error to raise for ``exc`` from engine code: UniSim's own errors unchanged, anything
     else (a panic included) an ``EngineError`` naming ``what``."""
-    from unisim_core.errors import UniSimError
+    from unisim_core.contract.errors import UniSimError
 
     if isinstance(exc, UniSimError):
         return exc

@@ -2,7 +2,7 @@
 
 MotrixSim's loader parses many MJCF elements it then drops with a log line (sensors it lacks,
 actuators with a site transmission, spatial tendons, tendon equalities): a model would run
-as another model. Those are refused by feature name (``unisim_core.mjcf_features``) before the
+as another model. Those are refused by feature name (``unisim_core.plugin.mjcf_features``) before the
 engine loads the file; after loading, the engine's model sizes are compared with MuJoCo's
 compilation of the same file (:func:`check_layout`).
 """
@@ -13,8 +13,8 @@ import os
 import re
 import warnings
 
-from unisim_core.errors import EngineError, InvalidInputError, UnsupportedCapabilityError
-from unisim_core.mjcf_features import (
+from unisim_core.contract.errors import EngineError, InvalidInputError, UnsupportedCapabilityError
+from unisim_core.plugin.mjcf_features import (
     ACTUATOR_TAGS,
     EQUALITY_TAGS,
     SENSOR_TAGS,
@@ -26,7 +26,7 @@ from unisim_core.mjcf_features import (
     use,
     walk_mjcf,
 )
-from unisim_core.mjcf_features import check_layout as _compare
+from unisim_core.plugin.mjcf_features import check_layout as _compare
 
 __all__ = ["SUPPORTED", "REFUSED_FEATURES", "check_model_features", "check_layout", "load_error",
            "warn_stiff_contacts", "warn_inertia"]

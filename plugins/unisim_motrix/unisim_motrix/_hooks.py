@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import attrs
 
-from unisim_core.hooks import bench_hooks, hookimpl
-from unisim_core.registry import BackendSpec
+from unisim_core.contract.hooks import bench_hooks, hookimpl
+from unisim_core.contract.registry import BackendSpec
 
 from ._backend import MotrixBackend
 

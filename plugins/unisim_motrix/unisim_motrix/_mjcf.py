@@ -17,7 +17,7 @@ import warnings
 
 import attrs
 
-from unisim_core.mjcf_features import FeatureUse, scan_mjcf, walk_mjcf
+from unisim_core.plugin.mjcf_features import FeatureUse, scan_mjcf, walk_mjcf
 
 __all__ = ["MjcfFacts", "read_mjcf", "warn_ignored_options", "IGNORED_ATTRIBUTES", "MotrixModellingWarning"]
 
@@ -50,7 +50,7 @@ class MjcfFacts:
     sensors: tuple[SensorDecl, ...]
     ignored: tuple[tuple[str, str], ...]  #: ignored (element, attribute) pairs present
     hfield_sizes: dict[str, tuple[float, float, float, float]]
-    uses: tuple[FeatureUse, ...]  #: every MJCF feature the file uses (``unisim_core.mjcf_features``)
+    uses: tuple[FeatureUse, ...]  #: every MJCF feature the file uses (``unisim_core.plugin.mjcf_features``)
 
 
 def read_mjcf(path: str) -> MjcfFacts:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from unisim_core.bindings import BackendMocapPoseBinding
+from unisim_core.contract.bindings import BackendMocapPoseBinding
 
 from ._errors import engine_call
 

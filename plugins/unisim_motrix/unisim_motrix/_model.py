@@ -15,8 +15,8 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from unisim_core.mjcf_features import normalize_key_quats
-from unisim_core.model import ModelInfo
+from unisim_core.contract.model import ModelInfo
+from unisim_core.plugin.mjcf_features import normalize_key_quats
 
 from ._engine_mjcf import TEMP_PREFIX
 from ._mjcf import MjcfFacts

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import attrs
 
-from unisim_core.options import BackendOptions, boolean, optional_positive_int
+from unisim_core.contract.options import BackendOptions, boolean, optional_positive_int
 
 __all__ = ["MotrixOptions"]
 
 
 @attrs.frozen(kw_only=True)
 class MotrixOptions(BackendOptions):
-    """MotrixSim options (on top of :class:`~unisim_core.options.BackendOptions`).
+    """MotrixSim options (on top of :class:`~unisim_core.contract.options.BackendOptions`).
 
     - ``add_body_sensors``: expose, for every body, four derived sensors
       ``<body>_body_pos`` (3), ``<body>_body_quat`` (4, wxyz), ``<body>_body_linvel`` (3) and

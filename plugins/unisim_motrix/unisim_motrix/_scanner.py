@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from unisim_core import quat as Q
-from unisim_core.bindings import BackendHeightScanner
-from unisim_core.config import BackendTerrainSpawnData
+from unisim_core.contract import quat as Q
+from unisim_core.contract.bindings import BackendHeightScanner
+from unisim_core.contract.config import BackendTerrainSpawnData
 
 from ._errors import engine_call
 
@@ -82,7 +82,7 @@ def terrain_spawn_data(backend: MotrixBackend) -> BackendTerrainSpawnData:
     gid = backend.get_geom_id(cfg.hfield_geom)
     info = backend.model_info
     if info.geom_types[gid] != "hfield":
-        from unisim_core.errors import InvalidInputError
+        from unisim_core.contract.errors import InvalidInputError
 
         raise InvalidInputError(f"scene.terrain.hfield_geom: geom {cfg.hfield_geom!r} is a {info.geom_types[gid]}, "
                                 "expected an hfield")
@@ -96,7 +96,7 @@ def terrain_spawn_data(backend: MotrixBackend) -> BackendTerrainSpawnData:
     def sample_height(xy: np.ndarray) -> np.ndarray:
         xy = np.asarray(xy, np.float64)
         if xy.shape[-1:] != (2,):
-            from unisim_core.errors import InvalidInputError
+            from unisim_core.contract.errors import InvalidInputError
 
             raise InvalidInputError(f"xy: expected shape (..., 2), got {xy.shape}")
         flat = np.ascontiguousarray(xy.reshape(-1, 2), np.float32)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from unisim_core.errors import InvalidInputError
+from unisim_core.contract.errors import InvalidInputError
 
 from ._errors import engine_call
 

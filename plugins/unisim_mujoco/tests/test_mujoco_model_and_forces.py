@@ -7,7 +7,7 @@ import pytest
 from mujoco_testutil import QUADRUPED, home_ctrl, kit
 
 import unisim_core
-from unisim_core.capabilities import Capability
+from unisim_core.contract.capabilities import Capability
 
 
 def test_model_info_quadruped(make):
@@ -146,7 +146,8 @@ def test_contact_torques_are_mujocos_cfrc_ext(make):
     for _ in range(3):
         sim.step(home_ctrl(sim) + rng.uniform(-0.3, 0.3, (3, sim.num_actuators)), 50)
         f, t = c.read(), c.read_torque()
-        com = sim.get_body_pos_w(ids) + unisim_core.quat.quat_apply(sim.get_body_quat_w(ids), sim.get_body_ipos()[ids])
+        com = sim.get_body_pos_w(ids) + unisim_core.contract.quat.quat_apply(sim.get_body_quat_w(ids),
+                                                                             sim.get_body_ipos()[ids])
         for i in range(3):
             sim.batch.get_data(i, d)
             mujoco.mj_forward(sim.model, d)
@@ -167,7 +168,7 @@ def test_contact_torque_about_a_randomized_com(make, tmp_path):
     COM, so the torque about the COM stays (0, 0, 0) while the moment about the box's centre
     becomes (0.03, 0, -0.1) x (0, 0, m g) = (0, -0.294, 0) N m; env 1 is unchanged. (The COM
     starts 1 mm off-centre: MuJoCo refuses to move the COM of a body compiled as "simple".)"""
-    from unisim_core.randomization import InitRandomizationPlan, RandomizationOp
+    from unisim_core.contract.randomization import InitRandomizationPlan, RandomizationOp
 
     xml = tmp_path / "box.xml"
     xml.write_text("""<mujoco><option timestep="0.002"/><worldbody>

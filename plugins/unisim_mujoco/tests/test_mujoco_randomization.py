@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from mujoco_testutil import QUADRUPED, home_ctrl, kit
 
-from unisim_core.randomization import (
+from unisim_core.contract.randomization import (
     InitRandomizationPlan,
     IntervalRandomizationPlan,
     RandomizationOp,

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from mujoco_testutil import QUADRUPED, home_ctrl, kit, reference
 
-from unisim_core.errors import EngineError
+from unisim_core.contract.errors import EngineError
 
 
 def _random_states(sim, n, seed):

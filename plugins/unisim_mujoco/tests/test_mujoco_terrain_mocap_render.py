@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from mujoco_testutil import QUADRUPED, QUADRUPED_HFIELD, kit, reference
 
-from unisim_core.config import TerrainCfg
+from unisim_core.contract.config import TerrainCfg
 
 
 def _closed_form(x):  # hfield_terrain.xml: h = 0.2 (x + 2) for x <= 0, 0.4 for x >= 0

@@ -12,7 +12,7 @@ import pytest
 from mujoco_testutil import QUADRUPED, kit
 
 from unisim_core import CameraCfg
-from unisim_core.errors import InvalidInputError, OptionalDependencyError
+from unisim_core.contract.errors import InvalidInputError, OptionalDependencyError
 from unisim_mujoco import _gl
 from unisim_mujoco._render import QUALITY_ENV, VideoRenderer, gl_context, grid_offsets, render_quality, simplify_meshes
 

@@ -23,12 +23,12 @@ import mujoco
 import numpy as np
 from mujoco.batch import Batch, SimulationError
 
-from unisim_core.backend import SimBackend
-from unisim_core.config import SceneCfg
-from unisim_core.errors import EngineError
-from unisim_core.heightfield import HFieldSampler
-from unisim_core.model import ModelInfo
-from unisim_core.plugin_support import SnapshotMemory
+from unisim_core.contract.backend import SimBackend
+from unisim_core.contract.config import SceneCfg
+from unisim_core.contract.errors import EngineError
+from unisim_core.contract.heightfield import HFieldSampler
+from unisim_core.contract.model import ModelInfo
+from unisim_core.plugin.plugin_support import SnapshotMemory
 
 from . import _hooks as spec
 from ._contacts import MujocoContactFill
@@ -395,7 +395,7 @@ class MujocoBackend(SimBackend):
         """The shared model, or env ``env_index``'s model with its randomized fields."""
         if env_index is None:
             return self._m
-        from unisim_core.validation import check_int
+        from unisim_core.contract.validation import check_int
 
         return self._batch.get_model(check_int("env_index", env_index, 0, self._num_envs - 1))
 

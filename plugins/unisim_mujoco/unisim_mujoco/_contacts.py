@@ -16,7 +16,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from unisim_core.contacts import ContactSums, mujoco_contact_forces
+from unisim_core.contract.contacts import ContactSums, mujoco_contact_forces
 
 from ._randomization import TERM_FIELDS
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from unisim_core.bindings import BackendMocapPoseBinding
+from unisim_core.contract.bindings import BackendMocapPoseBinding
 
 if TYPE_CHECKING:
     from ._backend import MujocoBackend

@@ -5,8 +5,8 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from unisim_core.errors import EngineError, InvalidInputError
-from unisim_core.model import ModelInfo
+from unisim_core.contract.errors import EngineError, InvalidInputError
+from unisim_core.contract.model import ModelInfo
 
 from ._options import INTEGRATORS, MujocoOptions
 

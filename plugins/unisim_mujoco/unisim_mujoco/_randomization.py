@@ -10,7 +10,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from unisim_core.errors import InvalidInputError
+from unisim_core.contract.errors import InvalidInputError
 
 __all__ = ["TERM_FIELDS", "SETCONST_TERMS", "primitive_aabb", "check_term_targets"]
 

@@ -4,7 +4,7 @@ Every backend reports ``qpos`` in MuJoCo's layout, so MuJoCo can draw any of the
 MJCF is compiled once into this renderer's own ``MjModel``; each frame writes every drawn env's
 ``qpos`` (and mocap body poses) into an ``MjData``, runs kinematics only (``mj_kinematics``,
 ``mj_comPos``, ``mj_camlight``, ``mj_tendon``) and renders. The core reaches this class through
-the ``unisim_renderer`` hook (``unisim_core.playback``), and reads the state through the contract.
+the ``unisim_renderer`` hook (``unisim_core.contract._playback``), and reads the state through the contract.
 
 Layout: env 0 is drawn with ``mjv_updateScene``; envs 1..k-1 (k = min(num_envs,
 ``MAX_RENDER_ENVS``)) add their dynamic geoms with ``mjv_addGeoms``. With ``offset_mode="grid"`` env
@@ -30,8 +30,8 @@ import os
 import mujoco
 import numpy as np
 
-from unisim_core.config import CameraCfg
-from unisim_core.errors import EngineError, InvalidInputError, OptionalDependencyError
+from unisim_core.contract.config import CameraCfg
+from unisim_core.contract.errors import EngineError, InvalidInputError, OptionalDependencyError
 
 from ._gl import requested_platform
 

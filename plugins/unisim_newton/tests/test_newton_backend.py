@@ -11,7 +11,7 @@ import pytest
 from newton_testutil import QUADRUPED
 
 from unisim_core import InvalidInputError, SceneCfg, UnsupportedCapabilityError, create_backend, list_backends
-from unisim_core import quat as Q
+from unisim_core.contract import quat as Q
 
 
 def test_listed_without_importing_the_engine():
@@ -52,7 +52,7 @@ def test_feature_outside_the_reader_is_refused_by_name(make, tmp_path):
                     '</mujoco>')
     with pytest.raises(UnsupportedCapabilityError) as info:
         make(path)
-    assert info.value.capability == "fixed_tendon"  # unisim_core.mjcf_features' name
+    assert info.value.capability == "fixed_tendon"  # unisim_core.plugin.mjcf_features' name
 
 
 def test_free_root_state_round_trips_in_mujoco_conventions(quadruped):
@@ -281,7 +281,7 @@ def test_gravcomp_and_actuatorgravcomp_act_as_in_mujoco(make, tmp_path):
     importer lost would refuse the scene by name (shown with a file table edited to disagree)."""
     mujoco = pytest.importorskip("mujoco", reason="the reference is MuJoCo")
     from unisim_conformance import SCENES_DIR
-    from unisim_core.mjcf_lite import load_mjcf
+    from unisim_core.plugin.mjcf_lite import load_mjcf
     from unisim_newton._scene import ACCEPTED, build_model
 
     agc = tmp_path / "agc.xml"
@@ -368,7 +368,7 @@ def test_integrator_is_the_files(make, tmp_path, option):
 
 
 def test_site_jacobian_is_mujocos(quadruped):
-    """The shared site Jacobian (unisim_core.kinematics) over Newton's body poses: MuJoCo's mj_jacSite
+    """The shared site Jacobian (unisim_core.contract.kinematics) over Newton's body poses: MuJoCo's mj_jacSite
     of the quadruped's FL_foot site (free root) at a tilted, bent pose, to float32 (1e-5)."""
     mujoco = pytest.importorskip("mujoco", reason="the reference is MuJoCo's mj_jacSite")
     m = mujoco.MjModel.from_xml_path(str(QUADRUPED))
@@ -425,7 +425,7 @@ def test_the_importers_frames_and_inertias_are_audited(tmp_path):
     compared with mjcf_lite's (MuJoCo's compile): a body mjcf_lite places 1 mm elsewhere (as a <frame> the
     importer missed would) is refused by name; a 1e-11 kg m^2 inertia stays the file's (Newton's finalize
     would raise it by 1e-6, gymnasium pusher's object)."""
-    from unisim_core.mjcf_lite import load_mjcf
+    from unisim_core.plugin.mjcf_lite import load_mjcf
     from unisim_newton._scene import ACCEPTED, build_model
 
     path = tmp_path / "tiny.xml"
@@ -445,7 +445,7 @@ def test_the_importers_collision_geoms_are_audited(make, tmp_path):
     """Every primitive geom SolverMuJoCo collides has mjcf_lite's size and pose in its body (up to the
     primitive's symmetries; unnamed geoms matched per body in file order): a capsule mjcf_lite sizes 1 mm
     larger than the importer (as a fit or fromto computed otherwise would be) is refused by name."""
-    from unisim_core.mjcf_lite import load_mjcf
+    from unisim_core.plugin.mjcf_lite import load_mjcf
     from unisim_newton._scene import ACCEPTED, build_model, build_solver
 
     path = tmp_path / "geoms.xml"

@@ -1,6 +1,6 @@
 """Height fields on Newton: SolverMuJoCo hands MuJoCo Warp the file's height field as MuJoCo compiles
 it, bodies collide with it as on CPU MuJoCo (the kit's contact tier: 5 mm), and the shared height
-scanner (``unisim_core.heightfield``, the file's field from ``mjcf_lite``) reads what MuJoCo's reads."""
+scanner (``unisim_core.contract.heightfield``, the file's field from ``mjcf_lite``) reads what MuJoCo's reads."""
 
 from __future__ import annotations
 

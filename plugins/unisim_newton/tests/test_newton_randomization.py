@@ -12,7 +12,7 @@ import pytest
 from newton_testutil import QUADRUPED
 
 from unisim_core import InvalidInputError, SceneCfg, create_backend
-from unisim_core.randomization import InitRandomizationPlan, RandomizationOp, ResetRandomizationPayload
+from unisim_core.contract.randomization import InitRandomizationPlan, RandomizationOp, ResetRandomizationPayload
 
 pytest.importorskip("unisim_mujoco", reason="the reference is MuJoCo")
 

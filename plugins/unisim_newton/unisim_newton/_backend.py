@@ -2,7 +2,7 @@
 
 One Newton ``Model`` holds the ``num_envs`` worlds (``ModelBuilder.replicate`` of the scene that
 Newton's MJCF importer built), on one warp device (CUDA, or warp's CPU device); one solver steps
-them all. The scene is also read by ``unisim_core.mjcf_lite`` for the contract's tables; values
+them all. The scene is also read by ``unisim_core.plugin.mjcf_lite`` for the contract's tables; values
 Newton's importer would drop are refused by name (``_scene``).
 
 Conventions converted here: Newton's free-joint coordinates are ``[p, q_xyzw]`` and its free-joint
@@ -27,12 +27,12 @@ import newton
 import numpy as np
 import warp as wp
 
-from unisim_core import quat as Q
-from unisim_core.backend import SimBackend, diverged_rows
-from unisim_core.heightfield import HFieldSampler
-from unisim_core.kinematics import site_jacobian
-from unisim_core.model import ModelInfo
-from unisim_core.plugin_support import SnapshotMemory, WarpKernelNotice, load_mjcf_or_refuse, warp_device
+from unisim_core.contract import quat as Q
+from unisim_core.contract.backend import SimBackend, diverged_rows
+from unisim_core.contract.heightfield import HFieldSampler
+from unisim_core.contract.kinematics import site_jacobian
+from unisim_core.contract.model import ModelInfo
+from unisim_core.plugin.plugin_support import SnapshotMemory, WarpKernelNotice, load_mjcf_or_refuse, warp_device
 from unisim_mjwarp import FATAL_OVERFLOWS, overflow_error
 
 from . import _hooks

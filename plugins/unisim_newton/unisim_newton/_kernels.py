@@ -29,7 +29,7 @@ def gather_overflow(overflow: wp.array, mask: int, out: wp.array) -> None:
 
 @wp.func
 def _rotate(w: wp.float64, u: wp.vec3d, v: wp.vec3d) -> wp.vec3d:
-    # unisim_core.quat.quat_apply's operations in their order: t = 2 u x v; v + w t + u x t
+    # unisim_core.contract.quat.quat_apply's operations in their order: t = 2 u x v; v + w t + u x t
     t = wp.float64(2.0) * wp.cross(u, v)
     return v + w * t + wp.cross(u, t)
 

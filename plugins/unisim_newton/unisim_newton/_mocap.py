@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from unisim_core import quat as Q
-from unisim_core.bindings import BackendMocapPoseBinding
+from unisim_core.contract import quat as Q
+from unisim_core.contract.bindings import BackendMocapPoseBinding
 
 if TYPE_CHECKING:
     from ._backend import NewtonBackend

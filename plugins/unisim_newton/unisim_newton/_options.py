@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import attrs
 
-from unisim_core.errors import InvalidInputError
-from unisim_core.options import BackendOptions, boolean, optional_device, optional_positive_int
+from unisim_core.contract.errors import InvalidInputError
+from unisim_core.contract.options import BackendOptions, boolean, optional_device, optional_positive_int
 
 __all__ = ["NewtonOptions", "SOLVERS"]
 

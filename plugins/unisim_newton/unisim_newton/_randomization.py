@@ -1,4 +1,4 @@
-"""The contract's model terms (``unisim_core.randomization``) on Newton's per-world model arrays.
+"""The contract's model terms (``unisim_core.contract.randomization``) on Newton's per-world model arrays.
 
 Every term is written where Newton keeps it, per world, and ``SolverMuJoCo.notify_model_changed``
 carries it into MuJoCo Warp's per-world model (recomputing MuJoCo's derived constants), so the
@@ -28,8 +28,8 @@ import newton
 import numpy as np
 import warp as wp
 
-from unisim_core import quat as Q
-from unisim_core.errors import InvalidInputError
+from unisim_core.contract import quat as Q
+from unisim_core.contract.errors import InvalidInputError
 
 from ._scene import geom_maps
 

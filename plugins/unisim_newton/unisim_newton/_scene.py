@@ -1,6 +1,6 @@
 """From an MJCF file to a replicated Newton model, refusing what Newton's importer would lose.
 
-The scene is read twice: by ``unisim_core.mjcf_lite`` (the contract's ``ModelInfo``, sensors and
+The scene is read twice: by ``unisim_core.plugin.mjcf_lite`` (the contract's ``ModelInfo``, sensors and
 keyframes, and the scene features outside its subset, refused by name) and by Newton's own MJCF
 importer (``ModelBuilder.add_mjcf``, what the engine simulates). Every value UniSim relies on is
 then compared between the two; a difference means the importer dropped or changed it, and the
@@ -21,9 +21,9 @@ import warp as wp
 from newton.solvers import SolverMuJoCo
 
 from unisim_core import LiteModel, UnsupportedCapabilityError
-from unisim_core import quat as Q
-from unisim_core.errors import InvalidInputError
-from unisim_core.mjcf_lite import read_tree
+from unisim_core.contract import quat as Q
+from unisim_core.contract.errors import InvalidInputError
+from unisim_core.plugin.mjcf_lite import read_tree
 from unisim_mjwarp import buffer_sizes
 
 __all__ = ["ACCEPTED", "ENGINE_LIMITS", "Layout", "NewtonModellingWarning", "build_model", "build_solver",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from unisim_core import quat as Q
+from unisim_core.contract import quat as Q
 from unisim_physx import KinematicMoves, pose_between
 
 Z = np.array([0.0, 0.0, 1.0])

@@ -318,7 +318,7 @@ IMPLICIT_KV = {"implicitfast": True, "implicit": True, "euler": False}
 
 def mujoco_integrator(path: str) -> str:
     """The model's ``<option integrator>``, lower case (MuJoCo's default ``"euler"``); includes expanded."""
-    from unisim_core.mjcf_lite import read_tree
+    from unisim_core.plugin.mjcf_lite import read_tree
 
     value = "euler"
     for option in read_tree(path).iter("option"):
@@ -330,7 +330,7 @@ def physx_drives(joints: Sequence[Mapping[str, Any]], actuators: Sequence[Mappin
                  implicit_kv: bool = True, dt: float | None = None) -> PhysxDrives:
     """Drives for an MJCF model's ``joints`` (dicts with ``name type damping armature``, optionally
     ``frictionloss``, ``stiffness`` and ``springref``) and joint ``actuators`` (dicts with ``name kind joint
-    gear ctrlrange forcerange kp kv``), as ``unisim_core.mjcf_lite`` parses them. ``implicit_kv``:
+    gear ctrlrange forcerange kp kv``), as ``unisim_core.plugin.mjcf_lite`` parses them. ``implicit_kv``:
     MuJoCo's ``implicitfast``/``implicit`` integrate servo ``kv`` implicitly (``True``), ``Euler``
     explicitly (``False``: it stays in the effort).
 
@@ -415,7 +415,7 @@ def explicit_damping_ratio(lite: Any, drives: PhysxDrives, dt: float) -> np.ndar
     ``dt`` s. ``I_min`` is a lower bound of the joint-space inertia: armature plus the joint body's own
     inertia about the joint axis (kg·m²; mass for a slide). Explicit damping is stable below 2;
     a backend refuses a ratio of 2 or more (``frictionloss_damping``)."""
-    from unisim_core import quat as Q
+    from unisim_core.contract import quat as Q
 
     dry = np.isfinite(drives.force_limit)
     explicit = drives.explicit_damping.copy()  # + the kv of servos on those joints, explicit there too
@@ -442,7 +442,7 @@ def explicit_damping_ratio(lite: Any, drives: PhysxDrives, dt: float) -> np.ndar
 def physx_config_option(value: Any) -> PhysxSolverConfig:
     """Converter of a backend's ``physx`` option: a :class:`PhysxSolverConfig`, a dict of its fields
     or ``None`` (no overrides); anything else is an ``InvalidTypeError``/``InvalidInputError`` naming it."""
-    from unisim_core.errors import InvalidInputError, InvalidTypeError
+    from unisim_core.contract.errors import InvalidInputError, InvalidTypeError
 
     if value is None:
         return PhysxSolverConfig()
@@ -463,7 +463,7 @@ def pose_between(pos_a: np.ndarray, quat_a: np.ndarray, pos_b: np.ndarray, quat_
                  t: float) -> tuple[np.ndarray, np.ndarray]:
     """The poses ``t`` (in [0, 1]) of the way from ``a`` to ``b``: positions ``(k, 3)`` linearly,
     orientations ``(k, 4)`` (unit, wxyz) along the shorter arc at constant angular velocity (slerp)."""
-    from unisim_core import quat as Q
+    from unisim_core.contract import quat as Q
 
     pa, pb = np.asarray(pos_a, dtype=np.float64), np.asarray(pos_b, dtype=np.float64)
     qa, qb = np.asarray(quat_a, dtype=np.float64), np.asarray(quat_b, dtype=np.float64)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from unisim_core.errors import EngineError
+from unisim_core.contract.errors import EngineError
 from unisim_mujoco import MujocoBackend
 
 __all__ = ["FaultyMujoco", "ENGINE_ERROR", "DIE"]

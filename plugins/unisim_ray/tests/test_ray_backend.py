@@ -34,13 +34,13 @@ from unisim_core import (
     TerrainCfg,
     create_backend,
 )
-from unisim_core.errors import (
+from unisim_core.contract.errors import (
     BackendClosedError,
     BackendLoadError,
     BackendNotFoundError,
     UnsupportedCapabilityError,
 )
-from unisim_core.fake import FakeBackend
+from unisim_core.plugin.fake import FakeBackend
 
 ray = pytest.importorskip("ray")
 

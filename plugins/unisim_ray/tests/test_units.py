@@ -13,7 +13,7 @@ import pytest
 
 import unisim_core
 from unisim_core import SceneCfg, create_backend
-from unisim_core.errors import InvalidInputError, InvalidTypeError
+from unisim_core.contract.errors import InvalidInputError, InvalidTypeError
 from unisim_ray import RayOptions, split_envs, unisim_backend_spec, unisim_diagnostics
 from unisim_ray._layout import describe_layout, route
 from unisim_ray._scene import materialize_scene, pack_scene
@@ -159,7 +159,7 @@ def test_path_transfer_sends_the_path_and_payload_paths_cannot_escape(tmp_path):
 
 # ----------------------------------------------------------------------------- plugin hooks
 def test_spec_and_diagnostics_without_importing_ray():
-    code = ("import sys, unisim_core, unisim_ray; from unisim_core.registry import get_backend_spec, "
+    code = ("import sys, unisim_core, unisim_ray; from unisim_core.contract.registry import get_backend_spec, "
             "plugin_diagnostics; s = get_backend_spec('ray'); d = plugin_diagnostics('ray'); "
             "print(s.backend, 'layout' in ' '.join(d), 'ray' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
@@ -213,7 +213,7 @@ def test_exceptions_cross_as_records_and_only_unisim_and_stdlib_classes_are_rebu
     import pickle
 
     from unisim_core import Capability, UnsupportedCapabilityError
-    from unisim_core.servant import RemoteError
+    from unisim_core.plugin.servant import RemoteError
     from unisim_ray._shard import ShardActor, remote_cause
 
     actor = ShardActor(0, 0, 3)

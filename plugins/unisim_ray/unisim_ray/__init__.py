@@ -17,7 +17,7 @@ import importlib.metadata
 import os
 from typing import TYPE_CHECKING, Any
 
-from unisim_core.hooks import hookimpl
+from unisim_core.contract.hooks import hookimpl
 
 from ._errors import (
     ShardCallError,
@@ -73,7 +73,7 @@ def _forwarded() -> frozenset:
     memory); an instance offers VIDEO_CAPTURE and PLAYBACK only when the inner's frames are the core's
     default renderer's, drawn in the host from all envs' state (a shard's own renderer could draw only
     its own envs)."""
-    from unisim_core.capabilities import Capability
+    from unisim_core.contract.capabilities import Capability
 
     return frozenset(Capability) - {Capability.RENDER, Capability.DEVICE_ARRAYS}
 
@@ -81,7 +81,7 @@ def _forwarded() -> frozenset:
 @hookimpl
 def unisim_backend_spec():
     """Static facts of the ``ray`` backend (no Ray import)."""
-    from unisim_core.registry import BackendSpec
+    from unisim_core.contract.registry import BackendSpec
 
     return BackendSpec(
         name="ray",

@@ -29,17 +29,17 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from unisim_core.backend import SimBackend
-from unisim_core.bindings import BackendHeightScanner, BackendMocapPoseBinding
-from unisim_core.capabilities import Capability
-from unisim_core.config import BackendTerrainSpawnData, SceneCfg
-from unisim_core.errors import InvalidTypeError, UniSimError
-from unisim_core.heightfield import HFieldSampler
-from unisim_core.kinematics import site_jacobian
-from unisim_core.model import ModelInfo
-from unisim_core.options import build_options
-from unisim_core.servant import adopt_description
-from unisim_core.servant.plain import sampler_from_plain, shared_capabilities
+from unisim_core.contract.backend import SimBackend
+from unisim_core.contract.bindings import BackendHeightScanner, BackendMocapPoseBinding
+from unisim_core.contract.capabilities import Capability
+from unisim_core.contract.config import BackendTerrainSpawnData, SceneCfg
+from unisim_core.contract.errors import InvalidTypeError, UniSimError
+from unisim_core.contract.heightfield import HFieldSampler
+from unisim_core.contract.kinematics import site_jacobian
+from unisim_core.contract.model import ModelInfo
+from unisim_core.contract.options import build_options
+from unisim_core.plugin.servant import adopt_description
+from unisim_core.plugin.servant.plain import sampler_from_plain, shared_capabilities
 
 from . import _forwarded
 from ._calls import ShardCalls, ShardInfo
@@ -131,7 +131,7 @@ class RayBackend(ShardCalls, SimBackend):
         if o.base_name is not None:
             kwargs["base_name"] = o.base_name
         if ":" not in o.inner:
-            from unisim_core.registry import get_backend_spec
+            from unisim_core.contract.registry import get_backend_spec
 
             spec = get_backend_spec(o.inner)  # BackendNotFoundError for a typo, before Ray starts
             build_options(spec.options_cls, o.inner, kwargs)

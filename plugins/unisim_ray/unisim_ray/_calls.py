@@ -18,7 +18,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from unisim_core.errors import BackendClosedError, UniSimError, with_context
+from unisim_core.contract.errors import BackendClosedError, UniSimError, with_context
 
 from . import _pool as pool
 from ._errors import (

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from unisim_core.errors import EngineError
+from unisim_core.contract.errors import EngineError
 
 __all__ = ["ShardError", "ShardDiedError", "ShardTimeoutError", "ShardCallError", "ShardStartupError",
            "ShardFaultedError", "ShardRecoveredWarning"]

@@ -8,8 +8,8 @@ from typing import Any
 
 import attrs
 
-from unisim_core.errors import InvalidInputError, InvalidTypeError
-from unisim_core.options import BackendOptions, boolean, optional_choice
+from unisim_core.contract.errors import InvalidInputError, InvalidTypeError
+from unisim_core.contract.options import BackendOptions, boolean, optional_choice
 
 __all__ = ["RayOptions", "SCENE_TRANSFER_MODES", "FORWARDED_OPTIONS", "PLACEMENTS"]
 

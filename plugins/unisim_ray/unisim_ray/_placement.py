@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from unisim_core.errors import InvalidInputError
+from unisim_core.contract.errors import InvalidInputError
 
 from ._errors import ShardStartupError
 from ._options import PLACEMENTS, RayOptions

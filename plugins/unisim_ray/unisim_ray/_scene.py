@@ -14,8 +14,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from unisim_core.config import SceneCfg
-from unisim_core.errors import InvalidInputError
+from unisim_core.contract.config import SceneCfg
+from unisim_core.contract.errors import InvalidInputError
 
 __all__ = ["pack_scene", "materialize_scene", "MAX_DIR_FILES"]
 

@@ -26,7 +26,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from unisim_core.errors import EngineError, InvalidInputError, OptionalDependencyError
+from unisim_core.contract.errors import EngineError, InvalidInputError, OptionalDependencyError
 
 from . import _pool as pool
 from ._options import RayOptions

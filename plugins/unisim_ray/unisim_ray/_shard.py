@@ -1,5 +1,5 @@
 """The shard host: one inner backend inside one Ray actor, served by the core's
-:class:`~unisim_core.servant.Servant` (the op table); this module adds only what the Ray transport
+:class:`~unisim_core.plugin.servant.Servant` (the op table); this module adds only what the Ray transport
 needs: the packed-state replies, restore rows for recovery, and the actor (:class:`ShardActor`).
 
 The host side (:class:`unisim_ray.RayBackend`) has already validated every input
@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from unisim_core.capabilities import Capability
-from unisim_core.servant import ErrorRecord, RemoteError, Servant
+from unisim_core.contract.capabilities import Capability
+from unisim_core.plugin.servant import ErrorRecord, RemoteError, Servant
 
 from ._scene import materialize_scene
 
@@ -43,7 +43,7 @@ PARK_GC_DELAY_S = 1.0
 
 def remote_cause(exc: BaseException) -> BaseException:
     """What a shard raised, from the Ray error ``exc`` of a failed call: the original exception
-    rebuilt from its :class:`~unisim_core.servant.ErrorRecord` (same class, message, attributes);
+    rebuilt from its :class:`~unisim_core.plugin.servant.ErrorRecord` (same class, message, attributes);
     the carried error or ``exc`` itself when it cannot be rebuilt here."""
     cause = getattr(exc, "cause", None) or exc
     if isinstance(cause, RemoteError):
@@ -115,7 +115,7 @@ class ShardHost(Servant):
         """Build the inner backend; return what the host needs (its ``description``: model info and
         declarations, from shard 0). With ``track`` every state-changing reply also carries the
         shard's restore rows."""
-        from unisim_core.registry import create_backend
+        from unisim_core.contract.registry import create_backend
 
         t0 = time.perf_counter()
         if scene_payload["kind"] == "files":

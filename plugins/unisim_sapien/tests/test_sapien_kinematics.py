@@ -6,7 +6,7 @@ import numpy as np
 
 from unisim_conformance import scene_path
 from unisim_core import SceneCfg, create_backend
-from unisim_core import quat as Q
+from unisim_core.contract import quat as Q
 
 
 def test_site_jacobian_times_qvel_is_the_site_velocity_physx_reports():

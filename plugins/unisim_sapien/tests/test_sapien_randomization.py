@@ -165,7 +165,7 @@ def test_stacked_drives_give_each_envs_own_efforts():
     each env's own drives on its row, bit for bit (the randomized batch runs one vectorized law)."""
     import dataclasses
 
-    from unisim_core.mjcf_lite import load_mjcf
+    from unisim_core.plugin.mjcf_lite import load_mjcf
     from unisim_physx import physx_drives, stack_drives
 
     lite = load_mjcf(str(scene_path("actuated_hinges")))

@@ -256,7 +256,7 @@ def test_each_env_holds_a_thread_key_and_a_batch_that_would_spend_them_is_refuse
 
 @pytest.mark.parametrize("axis", [[1, 0, 0], [0, 0, 1], [0, -1, 0], [-1, 0, 0], [-1, 1e-3, 0], [0.3, -0.5, 0.8]])
 def test_joint_frame_turns_physx_x_onto_the_mjcf_axis(axis):
-    from unisim_core import quat as Q
+    from unisim_core.contract import quat as Q
     from unisim_sapien._build import _joint_frame
 
     a = np.asarray(axis, dtype=np.float64) / np.linalg.norm(axis)

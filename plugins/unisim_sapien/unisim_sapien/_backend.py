@@ -1,6 +1,6 @@
 """``SapienBackend``: the SimBackend contract on SAPIEN 3's PhysX 5 (CPU), one scene per env.
 
-The MJCF file is read by ``unisim_core.mjcf_lite`` (tables, names, sensors, keyframes, height fields;
+The MJCF file is read by ``unisim_core.plugin.mjcf_lite`` (tables, names, sensors, keyframes, height fields;
 features outside its subset refused by name) and :mod:`._mjcf_extra` (mesh files), and
 built as PhysX articulations by :mod:`._build` with the PhysX mapping of ``unisim_physx``:
 MuJoCo's body/joint semantics set explicitly, joint damping and servo ``kv`` on an implicit drive,
@@ -24,12 +24,12 @@ import numpy as np
 import sapien
 
 from unisim_core import SimBackend, UnsupportedCapabilityError
-from unisim_core import quat as Q
-from unisim_core.contacts import ContactSums
-from unisim_core.heightfield import HFieldSampler
-from unisim_core.kinematics import site_jacobian
-from unisim_core.model import ModelInfo
-from unisim_core.plugin_support import SnapshotMemory, load_mjcf_or_refuse
+from unisim_core.contract import quat as Q
+from unisim_core.contract.contacts import ContactSums
+from unisim_core.contract.heightfield import HFieldSampler
+from unisim_core.contract.kinematics import site_jacobian
+from unisim_core.contract.model import ModelInfo
+from unisim_core.plugin.plugin_support import SnapshotMemory, load_mjcf_or_refuse
 from unisim_physx import IMPLICIT_KV, mujoco_integrator, physx_drives
 
 from . import _hooks
@@ -59,7 +59,7 @@ from ._warnings import SapienModellingWarning
 __all__ = ["SapienBackend"]
 
 
-#: mjcf_lite's optional features this backend simulates (``unisim_core.mjcf_lite.OPTIONAL_FEATURES``).
+#: mjcf_lite's optional features this backend simulates (``unisim_core.plugin.mjcf_lite.OPTIONAL_FEATURES``).
 ACCEPTED = frozenset({"frictionloss", "body_gravcomp", "hfield", "mocap", "multi_joint_body",
                       "joint_stiffness", "fixed_tendon", "dampratio", "joint_equality", "site_transmission"})
 

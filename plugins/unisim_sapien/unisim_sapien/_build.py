@@ -29,7 +29,7 @@ import sapien
 from sapien import physx
 
 from unisim_core import LiteModel, UnsupportedCapabilityError
-from unisim_core import quat as Q
+from unisim_core.contract import quat as Q
 from unisim_physx import MUJOCO_BODY_PROPERTIES, PhysxDrives, PhysxSolverConfig
 
 from ._equality import JointTendon

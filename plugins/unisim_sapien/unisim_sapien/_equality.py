@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from unisim_core import LiteModel, UnsupportedCapabilityError
-from unisim_core.mjcf_lite import mass_matrix0, read_tree
+from unisim_core.plugin.mjcf_lite import mass_matrix0, read_tree
 
 __all__ = ["JointTendon", "joint_tendons"]
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from unisim_core.capabilities import Capability
-from unisim_core.hooks import bench_hooks, hookimpl
-from unisim_core.plugin_support import installed_versions
-from unisim_core.randomization import MODEL_TERMS
-from unisim_core.registry import BackendSpec
+from unisim_core.contract.capabilities import Capability
+from unisim_core.contract.hooks import bench_hooks, hookimpl
+from unisim_core.contract.randomization import MODEL_TERMS
+from unisim_core.contract.registry import BackendSpec
+from unisim_core.plugin.plugin_support import installed_versions
 
 from ._options import SapienOptions
 

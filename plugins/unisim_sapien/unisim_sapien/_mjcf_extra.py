@@ -1,4 +1,4 @@
-"""What the SAPIEN backend reads from the MJCF beyond ``unisim_core.mjcf_lite``'s tables.
+"""What the SAPIEN backend reads from the MJCF beyond ``unisim_core.plugin.mjcf_lite``'s tables.
 
 ``mjcf_lite`` records mesh geoms without their files (height fields it reads itself:
 ``LiteModel.hfields``); PhysX's convex shapes need the files. It counts fixed tendons without
@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 
 from unisim_core import LiteModel
-from unisim_core.mjcf_lite import read_tree
+from unisim_core.plugin.mjcf_lite import read_tree
 
 __all__ = ["MeshFile", "acting_tendons", "read_meshes"]
 

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import sapien
 
-from unisim_core import quat as Q
-from unisim_core.bindings import BackendMocapPoseBinding
+from unisim_core.contract import quat as Q
+from unisim_core.contract.bindings import BackendMocapPoseBinding
 from unisim_physx import KinematicMoves
 
 if TYPE_CHECKING:

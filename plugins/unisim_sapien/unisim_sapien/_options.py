@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import attrs
 
-from unisim_core.errors import InvalidInputError
-from unisim_core.options import BackendOptions
+from unisim_core.contract.errors import InvalidInputError
+from unisim_core.contract.options import BackendOptions
 from unisim_physx import PhysxSolverConfig, physx_config_option
 
 __all__ = ["SapienOptions"]

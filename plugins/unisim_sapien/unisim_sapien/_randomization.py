@@ -31,7 +31,7 @@ import numpy as np
 import sapien
 from sapien import physx
 
-from unisim_core.errors import InvalidInputError
+from unisim_core.contract.errors import InvalidInputError
 from unisim_physx import physx_drives, stack_drives
 
 from ._build import friction_ranks

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from unisim_core.errors import EngineError
+from unisim_core.contract.errors import EngineError
 from unisim_physx import PhysxSolverConfig, solver_value_matches
 
 __all__ = ["SolverReadbackError", "engine_values", "read_solver_values"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from unisim_core import LiteModel
-from unisim_core import quat as Q
+from unisim_core.contract import quat as Q
 
 __all__ = ["SiteMotors"]
 

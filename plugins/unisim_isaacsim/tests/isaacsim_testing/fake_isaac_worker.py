@@ -77,8 +77,8 @@ def fake_readback(payload: dict[str, Any], num_envs: int, kind: str = "honest") 
 
 
 def factory(init: dict[str, Any], progress) -> dict[str, Any]:
-    from unisim_core.worker import hosted
-    from unisim_core.worker.shm import SlotSet
+    from unisim_core.plugin.worker import hosted
+    from unisim_core.plugin.worker.shm import SlotSet
 
     modes = _modes()
     if "exit_in_init" in modes:

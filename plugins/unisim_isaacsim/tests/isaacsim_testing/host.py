@@ -17,7 +17,7 @@ from typing import Any
 
 import attrs
 
-from unisim_core.worker.backend import WorkerLaunch
+from unisim_core.plugin.worker.backend import WorkerLaunch
 from unisim_isaacsim._backend import IsaacSimBackend
 from unisim_isaacsim._launch import FALLBACK_ENV
 

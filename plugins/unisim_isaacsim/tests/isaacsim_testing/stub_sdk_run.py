@@ -48,7 +48,7 @@ def run(model: str, isaaclab: int = 2, *, device: str = "cuda:0", num_envs: int 
     captured and its shape reported as ``frame``).
     """
     from unisim_core import SceneCfg
-    from unisim_core.mjcf_lite import load_mjcf
+    from unisim_core.plugin.mjcf_lite import load_mjcf
     from unisim_isaacsim._runtime import PYTHON_ENV
 
     if isaaclab not in (2, 3):

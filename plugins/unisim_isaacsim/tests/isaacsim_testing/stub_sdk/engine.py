@@ -67,7 +67,7 @@ def write_importer_usd(mjcf_path: str, usd_path: str, root_name: str) -> None:
     """Write ``mjcf_path`` as the MJCF importer's layout under the default prim ``/<root_name>``."""
     from pxr import Gf, Sdf, Usd, UsdGeom, UsdPhysics
 
-    from unisim_core.mjcf_lite import load_mjcf
+    from unisim_core.plugin.mjcf_lite import load_mjcf
 
     if not Sdf.Path.IsValidIdentifier(root_name):
         raise ValueError(f"{STUB}: '/{root_name}' is not a valid prim path")
