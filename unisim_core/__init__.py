@@ -41,6 +41,7 @@ from unisim_core.contract.errors import (
     UnknownNameError,
     UnsupportedCapabilityError,
 )
+from unisim_core.contract.factory import create_backend
 from unisim_core.contract.model import ModelInfo
 from unisim_core.contract.options import BackendOptions
 from unisim_core.contract.randomization import (
@@ -50,7 +51,7 @@ from unisim_core.contract.randomization import (
     RandomizationOp,
     ResetRandomizationPayload,
 )
-from unisim_core.contract.registry import BackendRecord, BackendSpec, create_backend, get_backend_class, list_backends
+from unisim_core.contract.registry import BackendRecord, BackendSpec, get_backend_class, list_backends
 from unisim_core.plugin.fake import FakeBackend
 from unisim_core.plugin.mjcf_lite import LiteModel, MjcfLiteError, load_mjcf
 

@@ -33,7 +33,7 @@ def parse_options(items: Sequence[str] | None) -> dict[str, Any]:
 
 def make_factory(spec: Any, options: dict[str, Any]) -> Factory:
     """``factory(scene, num_envs, sim_dt) -> SimBackend`` passing ``options`` to every backend."""
-    from unisim_core.contract.registry import create_backend  # the kit's plugin loads in every pytest run: import late
+    from unisim_core.contract.factory import create_backend  # the kit's plugin loads in every pytest run: import late
 
     def factory(scene, num_envs, sim_dt):
         return create_backend(spec, scene, num_envs, sim_dt, **options)

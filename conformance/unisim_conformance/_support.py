@@ -164,7 +164,7 @@ class Kit:
         if options:
             if self._state.factory is None:
                 pytest.skip("backend provided by a fixture factory: options are the factory's business")
-            from unisim_core.contract.registry import create_backend
+            from unisim_core.contract.factory import create_backend
 
             merged = {**self._state.options, **options}
             factory = lambda c, n, d: create_backend(self._state.spec, c, n, d, **merged)  # noqa: E731

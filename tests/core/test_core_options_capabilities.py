@@ -29,12 +29,12 @@ def test_unknown_option_is_a_type_error_listing_valid_ones():
 
 
 def test_create_backend_path_rejects_unknown_options():
-    from unisim_core.contract import registry
+    from unisim_core.contract import factory
 
     with pytest.raises(TypeError, match="bogus_option") as info:
-        registry.create_backend("fake", scene(), 4, 0.01, bogus_option=1)
+        factory.create_backend("fake", scene(), 4, 0.01, bogus_option=1)
     assert all(name in str(info.value) for name in VALID)
-    b = registry.create_backend("fake", scene(), 2, 0.01, np_dtype="float64")
+    b = factory.create_backend("fake", scene(), 2, 0.01, np_dtype="float64")
     assert isinstance(b, FakeBackend) and b.get_qpos().dtype == np.float64
 
 

@@ -12,7 +12,7 @@ import attrs
 import numpy as np
 import pytest
 
-from unisim_core.contract import registry
+from unisim_core.contract import factory, registry
 from unisim_core.contract.errors import (
     BackendLoadError,
     BackendNotFoundError,
@@ -99,9 +99,9 @@ def test_statuses_are_isolated_per_plugin(plugins, scene):
     assert recs["hooked"].status == "missing_dependency"
     assert "an_engine_that_is_not_installed" in recs["hooked"].reason
     # the broken plugin does not break creating the others
-    with registry.create_backend("good", scene, 2, 0.01) as sim:
+    with factory.create_backend("good", scene, 2, 0.01) as sim:
         assert sim.num_envs == 2 and type(sim).__name__ == "GoodBackend"
-    with registry.create_backend("fake", scene, 2, 0.01) as sim:
+    with factory.create_backend("fake", scene, 2, 0.01) as sim:
         sim.step(np.zeros((2, sim.num_actuators)))
 
 
@@ -119,7 +119,7 @@ def test_errors_for_unusable_backends(plugins, scene):
     with pytest.raises(BackendLoadError, match="contract"):
         registry.get_backend_class("future")
     with pytest.raises(OptionalDependencyError, match="an_engine_that_is_not_installed"):
-        registry.create_backend("hooked", scene, 1, 0.01)
+        factory.create_backend("hooked", scene, 1, 0.01)
     with pytest.raises(BackendNotFoundError, match="no backend named 'nope'.*fake"):
         registry.get_backend_class("nope")
 
@@ -157,7 +157,7 @@ def test_a_spec_that_disagrees_with_its_class_is_refused_at_load(tmp_path, monke
     try:
         assert _records()["drifted"].status == "ok"  # listing imports no class, so it cannot tell yet
         with pytest.raises(BackendLoadError) as info:
-            registry.create_backend("drifted", scene, 1, 0.01)
+            factory.create_backend("drifted", scene, 1, 0.01)
         msg = str(info.value)
         assert "backend 'drifted'" in msg and "drifted_backend.DriftedBackend" in msg
         assert "disagree on capabilities" in msg and "'contacts'" in msg.split("class CAPABILITIES")[0]
@@ -188,11 +188,11 @@ def test_three_forms_of_backend(plugins, scene):
 
 def test_unknown_option_lists_valid_ones(scene):
     with pytest.raises(TypeError, match=r"bogus_option.*valid options: .*np_dtype"):
-        registry.create_backend("fake", scene, 4, 0.01, bogus_option=1)
+        factory.create_backend("fake", scene, 4, 0.01, bogus_option=1)
     with pytest.raises(TypeError, match=r"did you mean 'np_dtype'"):
-        registry.create_backend("fake", scene, 4, 0.01, np_dtyp="float64")
+        factory.create_backend("fake", scene, 4, 0.01, np_dtyp="float64")
     with pytest.raises(TypeError, match="isolation"):
-        registry.create_backend("fake", scene, 4, 0.01, isolation="thread")
+        factory.create_backend("fake", scene, 4, 0.01, isolation="thread")
 
 
 def test_autoload_switch_and_fatal_errors(plugins, monkeypatch):

@@ -15,16 +15,14 @@ import pickle
 import time
 from collections.abc import Callable
 from threading import get_ident
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from unisim_core.contract._typing import Backend
 from unisim_core.contract.construction import construction_error
 from unisim_core.contract.errors import BackendClosedError, InvalidTypeError
 from unisim_core.contract.guards import guard_methods
 
-if TYPE_CHECKING:
-    from unisim_core.contract.backend import SimBackend
-
-__all__ = ["READABLE_AFTER_CLOSE", "Lifecycle"]
+__all__ = ["READABLE_AFTER_CLOSE", "Lifecycle", "is_backend_class"]
 
 #: Public members a closed backend still answers: they describe the model, not its state.
 READABLE_AFTER_CLOSE = frozenset({
@@ -38,7 +36,7 @@ _closed_classes: dict[type, type] = {}
 
 
 def _closed_member(name: str) -> Callable[..., Any]:
-    def closed(self: SimBackend, *args: Any, **kwargs: Any) -> Any:
+    def closed(self: Backend, *args: Any, **kwargs: Any) -> Any:
         raise BackendClosedError(f"backend {self._label!r} is closed: {name} is not available after close()")
 
     closed.__name__ = closed.__qualname__ = name
@@ -94,6 +92,12 @@ class _BackendMeta(abc.ABCMeta):
         return backend
 
 
+
+
+def is_backend_class(obj: object) -> bool:
+    """Whether ``obj`` is ``SimBackend`` or a subclass (the classes of metaclass ``_BackendMeta``):
+    the registry's test, which cannot import ``backend.py`` (that imports the registry's users)."""
+    return isinstance(obj, _BackendMeta)
 class Lifecycle:
     """``close``/``closed``, the context manager, copy and pickling rules, ``_check_open``."""
 
@@ -147,7 +151,7 @@ class Lifecycle:
         """Hook: run in a child forked from the process that created the backend, once the backend
         refuses every call there (e.g. let go of a worker process without stopping it)."""
 
-    def __copy__(self) -> SimBackend:
+    def __copy__(self) -> Backend:
         raise InvalidTypeError(f"backend {self._label!r} cannot be copied: a shallow copy would share its engine "
                                f"(closing one would free the other's); create another with create_backend")
 
@@ -173,7 +177,7 @@ class Lifecycle:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)  # the guard is this object's own (``__new__``)
 
-    def __enter__(self) -> SimBackend:
+    def __enter__(self) -> Backend:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -188,7 +192,7 @@ class Lifecycle:
         return self.name or type(self).__name__
 
 
-def _unpickled_backend(cls: type[SimBackend], payload: bytes) -> SimBackend:
+def _unpickled_backend(cls: type[Backend], payload: bytes) -> Backend:
     backend = cls.__new__(cls)
     try:
         state = pickle.loads(payload)

@@ -11,17 +11,14 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import numpy as np
 
+from unisim_core.contract._typing import Backend
 from unisim_core.contract.capabilities import Capability
 from unisim_core.contract.errors import DivergenceError, InvalidInputError, InvalidTypeError
 from unisim_core.contract.guards import DeferredInterrupt
 from unisim_core.contract.validation import check_float_array, check_int, check_limit
-
-if TYPE_CHECKING:
-    from unisim_core.contract.backend import SimBackend
 
 __all__ = ["INTERRUPT_LATENCY_S", "Stepping", "diverged_rows"]
 
@@ -33,7 +30,7 @@ _MIN_CHUNK = 8
 class Stepping:
     """``step``, ``set_pre_step_control``, ``get_diverged_envs``, ``get_divergence_counts``."""
 
-    def set_pre_step_control(self, fn: Callable[[SimBackend, np.ndarray], np.ndarray] | None) -> None:
+    def set_pre_step_control(self, fn: Callable[[Backend, np.ndarray], np.ndarray] | None) -> None:
         """Register ``fn(backend, ctrl) -> ctrl`` called before every substep (``None`` clears)."""
         self._require(Capability.PRE_STEP_CONTROL)
         if fn is not None and not callable(fn):

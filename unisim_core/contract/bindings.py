@@ -8,14 +8,11 @@
 from __future__ import annotations
 
 import abc
-from typing import TYPE_CHECKING
 
 import numpy as np
 
+from unisim_core.contract._typing import Backend
 from unisim_core.contract.validation import check_env_ids, check_float_array
-
-if TYPE_CHECKING:
-    from unisim_core.contract.backend import SimBackend
 
 __all__ = ["SensorDataView", "BackendHeightScanner", "BackendMocapPoseBinding"]
 
@@ -27,7 +24,7 @@ class SensorDataView:
     ``names`` order; ``slices[name]`` locates one sensor's columns.
     """
 
-    def __init__(self, backend: SimBackend, names: tuple[str, ...], indices: np.ndarray, widths: np.ndarray):
+    def __init__(self, backend: Backend, names: tuple[str, ...], indices: np.ndarray, widths: np.ndarray):
         self._backend = backend
         self._indices = indices
         self.names = names

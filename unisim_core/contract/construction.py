@@ -96,8 +96,7 @@ def model_file_memory_check(label: str, path: str) -> None:
     (meshes, height-field images, textures, skins) needing more memory than is available, an asset
     that is not a regular file (a FIFO would hang every loader, ``/dev/zero`` would grow without
     end), or a binary STL whose header disagrees with its size (a sparse file of zeros)."""
-    from unisim_core.plugin.mjcf_lite import MjcfLiteError
-    from unisim_core.plugin.mjcf_lite._includes import read_tree
+    from unisim_core.contract.mjcf_tree import MjcfLiteError, read_tree
 
     try:
         root = read_tree(path)
@@ -180,7 +179,7 @@ def construction_error(label: str, args: Sequence[Any], kwargs: Mapping[str, Any
     """The error a backend constructor called with ``args``/``kwargs`` should raise for ``exc``:
     ``exc`` itself when it is already clear (a UniSim error naming what it should, a programming
     error such as a ``TypeError``), else a UniSim error naming the model file or ``num_envs``."""
-    from unisim_core.plugin.mjcf_lite import MjcfLiteError
+    from unisim_core.contract.mjcf_tree import MjcfLiteError
 
     path, num_envs = _scene_and_envs(args, kwargs)
     if path is None:

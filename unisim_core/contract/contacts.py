@@ -41,17 +41,14 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from unisim_core.contract import quat as Q
+from unisim_core.contract._typing import Backend
 from unisim_core.contract.capabilities import Capability
 from unisim_core.contract.errors import InvalidInputError, InvalidTypeError
 from unisim_core.contract.validation import check_env_ids
-
-if TYPE_CHECKING:
-    from unisim_core.contract.backend import SimBackend
 
 __all__ = ["ContactForceBinding", "ContactSensing", "ContactSums", "ContactFill", "mujoco_contact_forces"]
 
@@ -143,7 +140,7 @@ class ContactForceBinding:
     ``first_contact()``.
     """
 
-    def __init__(self, backend: SimBackend, body_names: tuple[str, ...], body_ids: np.ndarray,
+    def __init__(self, backend: Backend, body_names: tuple[str, ...], body_ids: np.ndarray,
                  against_names: tuple[str, ...] | None, against_ids: np.ndarray | None, threshold: float,
                  track_air_time: bool, fill: ContactFill, torques: bool = False) -> None:
         self._backend = backend

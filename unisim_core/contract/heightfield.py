@@ -16,17 +16,15 @@ the sampler; ``SimBackend`` builds the scanner and the spawn data from it (docs/
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from unisim_core.contract import quat as Q
+from unisim_core.contract._typing import Backend
 from unisim_core.contract.bindings import BackendHeightScanner
 from unisim_core.contract.config import BackendTerrainSpawnData, TerrainCfg
 from unisim_core.contract.errors import InvalidInputError
-
-if TYPE_CHECKING:
-    from unisim_core.contract.backend import SimBackend
 
 __all__ = ["HFieldSampler", "HeightScanner", "terrain_spawn_data"]
 
@@ -123,7 +121,7 @@ class HeightScanner(BackendHeightScanner):
     """Heights under ``offsets`` around a body, from the backend's body pose primitives (see
     ``BackendHeightScanner``): ``scan()`` is ``(num_envs, P)`` in the backend's ``np_dtype``."""
 
-    def __init__(self, backend: SimBackend, sampler: HFieldSampler, offsets: np.ndarray, body_id: int,
+    def __init__(self, backend: Backend, sampler: HFieldSampler, offsets: np.ndarray, body_id: int,
                  alignment: str, output: str) -> None:
         self._backend = backend
         self._sampler = sampler
@@ -164,7 +162,7 @@ class HeightScanner(BackendHeightScanner):
         return h.astype(b.np_dtype)
 
 
-def terrain_spawn_data(backend: SimBackend, cfg: TerrainCfg) -> BackendTerrainSpawnData:
+def terrain_spawn_data(backend: Backend, cfg: TerrainCfg) -> BackendTerrainSpawnData:
     """Spawn origins of ``cfg``: a ``rows x cols`` grid ``spacing`` m apart centred on the height-field
     geom ``cfg.hfield_geom`` (world axes), on its surface; sampled with ``backend._height_field``."""
     info = backend.model_info  # resolves the name tables

@@ -26,20 +26,16 @@ A backend opts in with one line: ``_site_jacobian = site_jacobian`` (and ``SITE_
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from unisim_core.contract import quat as Q
+from unisim_core.contract._typing import Backend
 from unisim_core.contract.errors import UnsupportedCapabilityError
-
-if TYPE_CHECKING:
-    from unisim_core.contract.backend import SimBackend
 
 __all__ = ["site_jacobian"]
 
 
-def _chain(backend: SimBackend, site_id: int) -> tuple[np.ndarray, list[tuple[int, list[int]]]]:
+def _chain(backend: Backend, site_id: int) -> tuple[np.ndarray, list[tuple[int, list[int]]]]:
     """``(bodies, [(body row, joints of that body, in model order)])`` from the site's body up to the
     world (cold path, cached on the backend)."""
     cache = backend.__dict__.setdefault("_site_jacobian_chains", {})
@@ -61,7 +57,7 @@ def _chain(backend: SimBackend, site_id: int) -> tuple[np.ndarray, list[tuple[in
     return cache[site_id]
 
 
-def site_jacobian(backend: SimBackend, site_id: int, dof_indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def site_jacobian(backend: Backend, site_id: int, dof_indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(jacp, jacr)`` ``(num_envs, 3, len(dof_indices))`` world-frame Jacobians of site ``site_id``
     w.r.t. the ``qvel`` columns ``dof_indices``, in ``backend.np_dtype`` (see the module docstring)."""
     info = backend.model_info

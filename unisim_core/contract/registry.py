@@ -27,7 +27,8 @@ import attrs
 import pluggy
 
 from unisim_core._version import __version__
-from unisim_core.contract.backend import SimBackend
+from unisim_core.contract._lifecycle import is_backend_class
+from unisim_core.contract._typing import Backend
 from unisim_core.contract.capabilities import CONTRACT_VERSION, Capability, version_in_range
 from unisim_core.contract.errors import (
     BackendLoadError,
@@ -37,7 +38,7 @@ from unisim_core.contract.errors import (
     OptionalDependencyError,
 )
 from unisim_core.contract.hooks import PROJECT, UniSimHookSpecs
-from unisim_core.contract.options import BackendOptions, build_options
+from unisim_core.contract.options import BackendOptions
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -46,7 +47,6 @@ __all__ = [
     "list_backends",
     "get_backend_spec",
     "get_backend_class",
-    "create_backend",
     "plugin_diagnostics",
     "conformance_scenes",
     "plugin_hook",
@@ -60,7 +60,6 @@ ENTRY_POINT_GROUP = "unisim.backends"
 ENV_DISABLE = "UNISIM_DISABLE_PLUGIN_AUTOLOAD"
 ENV_ERRORS = "UNISIM_PLUGIN_ERRORS"
 BUILTINS = {"fake": "unisim_core.plugin.fake:FakeBackend"}
-ISOLATION_MODES = ("inprocess", "subprocess")
 
 
 @attrs.frozen(kw_only=True)
@@ -85,7 +84,7 @@ class BackendSpec:
     description: str = ""
 
     @classmethod
-    def from_class(cls, name: str, backend: type[SimBackend]) -> BackendSpec:
+    def from_class(cls, name: str, backend: type[Backend]) -> BackendSpec:
         return cls(name=name, backend=backend, version=backend.version, contract_range=backend.contract_range,
                    options_cls=backend.options_cls, capabilities=backend.CAPABILITIES,
                    required_runtime=backend.required_runtime,
@@ -166,7 +165,7 @@ def _plugin_manager() -> pluggy.PluginManager:
 
 def spec_from_object(name: str, obj: Any, pm: pluggy.PluginManager) -> BackendSpec:
     """Turn a loaded entry-point object into a spec (a SimBackend class or a hook plugin)."""
-    if isinstance(obj, type) and issubclass(obj, SimBackend):
+    if is_backend_class(obj):
         return BackendSpec.from_class(name, obj)
     if pm.get_plugin(name) is None:
         pm.register(obj, name=name)
@@ -191,7 +190,7 @@ SPEC_CLASS_FIELDS = {"name": "name", "version": "version", "contract_range": "co
                      "required_runtime": "required_runtime"}
 
 
-def spec_class_mismatch(spec: BackendSpec, cls: type[SimBackend]) -> str | None:
+def spec_class_mismatch(spec: BackendSpec, cls: type[Backend]) -> str | None:
     """``None`` when every fact ``spec`` states agrees with ``cls``'s attribute of the same meaning
     (:data:`SPEC_CLASS_FIELDS`), else a message naming the backend, the field and both values."""
     for field, attr in SPEC_CLASS_FIELDS.items():
@@ -292,10 +291,10 @@ def get_backend_spec(name: str) -> BackendSpec:
     return rec.spec
 
 
-def get_backend_class(backend: str | type[SimBackend]) -> type[SimBackend]:
+def get_backend_class(backend: str | type[Backend]) -> type[Backend]:
     """Resolve an entry-point name, a ``"module:Class"`` path, or a class to the backend class."""
     if isinstance(backend, type):
-        if not issubclass(backend, SimBackend):
+        if not is_backend_class(backend):
             raise InvalidTypeError(f"backend: expected a SimBackend subclass, got {backend!r}")
         return backend
     if not isinstance(backend, str) or not backend:
@@ -318,7 +317,7 @@ def get_backend_class(backend: str | type[SimBackend]) -> type[SimBackend]:
             cls = load_object(cls)
         except ImportError as exc:
             raise OptionalDependencyError(f"backend {backend!r} could not import {spec.backend}: {exc}") from exc
-    if not (isinstance(cls, type) and issubclass(cls, SimBackend)):
+    if not (is_backend_class(cls)):
         return _not_a_backend(backend, cls)
     mismatch = spec_class_mismatch(spec, cls)
     if mismatch:
@@ -328,29 +327,6 @@ def get_backend_class(backend: str | type[SimBackend]) -> type[SimBackend]:
 
 def _not_a_backend(name: str, obj: Any):
     raise BackendLoadError(f"backend {name!r} resolves to {obj!r}, which is not a SimBackend subclass")
-
-
-def create_backend(backend: str | type[SimBackend], scene, num_envs: int, sim_dt: float, *,
-                   isolation: str = "inprocess", **options: Any) -> SimBackend:
-    """Construct a backend. ``isolation="subprocess"`` hosts it in a worker process; there the
-    option ``call_timeout_s`` (default 60 s) is how long a call waits for the worker's answer
-    before the backend faults with ``WorkerTimeoutError`` (Ctrl-C lands within about 1 s whatever
-    it is).
-
-    Unknown options raise ``TypeError`` listing the valid ones before anything is built.
-    """
-    if isolation not in ISOLATION_MODES:
-        raise TypeError(f"isolation: expected one of {ISOLATION_MODES}, got {isolation!r}")
-    cls = get_backend_class(backend)
-    call_timeout_s = options.pop("call_timeout_s", None) if isolation == "subprocess" else None
-    build_options(cls.options_cls, cls.name or cls.__name__, options)
-    if isolation == "subprocess":
-        from unisim_core.plugin.worker.backend import WorkerBackend
-
-        target = backend if isinstance(backend, str) else f"{cls.__module__}:{cls.__qualname__}"
-        return WorkerBackend(scene, num_envs, sim_dt, target=target, target_cls=cls, call_timeout_s=call_timeout_s,
-                             **options)
-    return cls(scene, num_envs, sim_dt, **options)
 
 
 def _hook_results(hook: str) -> dict[str, Any]:
@@ -416,3 +392,15 @@ def conformance_scenes() -> dict[str, str]:
     for result in _scene_sources():
         scenes.update(result)
     return scenes
+
+
+def __getattr__(name: str) -> Any:
+    """``create_backend`` and ``ISOLATION_MODES`` lived here in 0.1; they are
+    :mod:`unisim_core.contract.factory`'s now (read by name: the factory imports this module)."""
+    if name in ("create_backend", "ISOLATION_MODES"):
+        import warnings
+
+        warnings.warn(f"unisim_core.registry.{name} moved to unisim_core.contract.factory.{name} "
+                      f"(unisim-contract 0.2); the old path goes in 0.3", DeprecationWarning, stacklevel=2)
+        return getattr(importlib.import_module("unisim_core.contract.factory"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

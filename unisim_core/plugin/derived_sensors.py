@@ -36,8 +36,8 @@ import numpy as np
 from unisim_core.contract import quat as Q
 from unisim_core.contract.capabilities import Capability
 from unisim_core.contract.errors import UnsupportedCapabilityError
+from unisim_core.contract.mjcf_tree import read_tree
 from unisim_core.plugin.mjcf_features import _defaults, _resolved  # the scanner's default-class rules
-from unisim_core.plugin.mjcf_lite._includes import read_tree
 
 __all__ = ["DERIVABLE", "DerivedSpec", "derive_scene", "DerivedSensors"]
 

@@ -183,7 +183,7 @@ def walk_mjcf(path: str | os.PathLike, seen: frozenset[str] = frozenset(), main_
     if path in seen:
         raise InvalidInputError(f"{path}: included recursively")
     seen = seen | {path}
-    from unisim_core.plugin.mjcf_lite._includes import (
+    from unisim_core.contract.mjcf_tree import (
         _parse,  # one reader of MJCF files (MjcfLiteError is an InvalidInputError)
     )
 

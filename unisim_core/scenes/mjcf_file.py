@@ -29,8 +29,8 @@ def keyframe_names(path: str) -> list[str]:
     """Names of the keyframes of the MJCF ``path`` as MuJoCo finds them: through ``<include>``
     (a Menagerie ``scene.xml`` includes the robot file that holds them), unnamed ones left out;
     ``[]`` for a file that does not parse."""
+    from unisim_core.contract.mjcf_tree import read_tree
     from unisim_core.plugin.mjcf_lite import MjcfLiteError
-    from unisim_core.plugin.mjcf_lite._includes import read_tree
 
     try:
         root = read_tree(path)

@@ -82,7 +82,7 @@ def contract_stepper(name: str, scene: str, n: int, sim_dt: float, nsteps: int,
     """``(backend, call, start_s, ctrl)``: a backend built and stepped once (``start_s``: from the
     ``create_backend`` call to the end of that step), its loop and the hold-position control."""
     from unisim_core.contract.config import SceneCfg
-    from unisim_core.contract.registry import create_backend
+    from unisim_core.contract.factory import create_backend
     from unisim_core.scenes.mjcf_file import has_keyframe
     from unisim_core.tools.compare import hold_position_ctrl
 

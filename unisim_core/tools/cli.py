@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from unisim_core.contract import registry
+from unisim_core.contract import factory, registry
 from unisim_core.contract.capabilities import CONTRACT_VERSION
 from unisim_core.contract.config import SceneCfg
 from unisim_core.contract.errors import OptionalDependencyError, UniSimError
@@ -107,7 +107,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     scene = SceneCfg(args.scene or scene_path("quadruped"), default_keyframe=args.keyframe)
     options = _parse_options(args.option)
     t0 = time.perf_counter()
-    backend = registry.create_backend(args.backend, scene, args.num_envs, args.sim_dt, **options)
+    backend = factory.create_backend(args.backend, scene, args.num_envs, args.sim_dt, **options)
     with backend:
         ids = np.arange(backend.num_envs)
         qpos = np.broadcast_to(backend.get_default_qpos(), (backend.num_envs, backend.nq))

@@ -126,7 +126,7 @@ def rollout(name: str, scene_file: str, keyframe: str | None, num_envs: int, sim
             steps: int, perturb: float, options: Mapping[str, object],
             hold_gains: tuple[float, float] | None = None) -> Trajectory:
     from unisim_core.contract.config import SceneCfg
-    from unisim_core.contract.registry import create_backend
+    from unisim_core.contract.factory import create_backend
 
     scene = SceneCfg(scene_file, default_keyframe=keyframe)
     with create_backend(name, scene, num_envs, sim_dt, **dict(options)) as b:

@@ -209,7 +209,7 @@ def run_cell(backend: str, path: str, steps: int, num_envs: int) -> tuple[dict, 
     ``diverged`` or ``error`` (with ``type``/``message``/``feature``), arrays the recorded trajectory."""
     from unisim_core.contract.config import SceneCfg
     from unisim_core.contract.errors import DivergenceError, UnsupportedCapabilityError
-    from unisim_core.contract.registry import create_backend
+    from unisim_core.contract.factory import create_backend
     from unisim_core.tools.compare import record_trajectory
 
     rep: dict = {"backend": backend, "path": path}

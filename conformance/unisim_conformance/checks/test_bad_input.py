@@ -117,7 +117,7 @@ def test_unknown_option_rejected(kit):
     if kit._state.factory is None:
         pytest.skip("backend provided by a fixture factory: options are the factory's business")
     from unisim_conformance import scene_cfg
-    from unisim_core.contract.registry import create_backend
+    from unisim_core.contract.factory import create_backend
 
     options = dict(kit._state.options, no_such_option=1)
     with pytest.raises(TypeError, match="no_such_option"):

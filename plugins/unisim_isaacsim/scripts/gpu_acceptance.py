@@ -77,7 +77,7 @@ PHYSX = dict(solver_position_iteration_count=8, solver_velocity_iteration_count=
 
 def parity_with_mujoco(b, scene, steps: int) -> dict:
     """Max deviations of ``b`` from in-process MuJoCo over ``steps`` of the PD-held default pose."""
-    from unisim_core.contract.registry import create_backend
+    from unisim_core.contract.factory import create_backend
     from unisim_core.tools.compare import TIERS, deviation_series, record_trajectory, verdict
 
     mine = record_trajectory(b, "isaacsim", steps)
@@ -218,7 +218,7 @@ def capability_checks(b, scene, checks: dict) -> dict:
     named ``<capability>_<what>``, so a GPU run proves each cell. A test double without them reports
     ``capabilities_declared`` False and skips the rest."""
     from unisim_core import InitRandomizationPlan, RandomizationOp
-    from unisim_core.contract.registry import create_backend
+    from unisim_core.contract.factory import create_backend
 
     declared = {c.value for c in b.capabilities}
     checks["capabilities_declared"] = all(c in declared for c in CAPABILITY_CELLS)
@@ -306,7 +306,7 @@ def terrain_checks(num_envs: int, device: str, backend_cls, checks: dict, steps:
     equal MuJoCo's for the same state; a ball dropped per env on the plateau rests on the field."""
     from unisim_conformance import scene_path as kit_scene
     from unisim_core import SceneCfg, TerrainCfg
-    from unisim_core.contract.registry import create_backend
+    from unisim_core.contract.factory import create_backend
 
     scene = SceneCfg(str(kit_scene("hfield_terrain")), terrain=TerrainCfg(hfield_geom="terrain", rows=2, cols=2))
     b = backend_cls(scene, num_envs, DT, device=device, headless=True, init_timeout_s=BUDGET_S)
@@ -356,7 +356,7 @@ def platform_checks(num_envs: int, device: str, backend_cls, checks: dict, horiz
     MuJoCo from the same state and writes. A backend refusing the scene (a test double) reports
     ``mocap_declared`` False and skips the rest."""
     from unisim_core import SceneCfg, UnsupportedCapabilityError
-    from unisim_core.contract.registry import create_backend
+    from unisim_core.contract.factory import create_backend
 
     scene = SceneCfg(str(PLATFORM))
     try:

@@ -34,15 +34,12 @@ box_stack's top pushed 2 N at its bottom face, the pair's moment about the COM f
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
+
+from unisim_core import SimBackend  # the engine's backend (its _backend module imports this one)
 
 from ._engine_mjcf import CONTACT_DATA, TEMP_PREFIX
 from ._errors import engine_call
-
-if TYPE_CHECKING:
-    from ._backend import MotrixBackend
 
 __all__ = ["MotrixContactFill", "enable_contact_report", "collidable_bodies", "pair_sensor_name", "pair_forces"]
 
@@ -81,7 +78,7 @@ def pair_forces(readings: np.ndarray) -> np.ndarray:
 class MotrixContactFill:
     """``fill(out)`` for ``MotrixBackend._bind_contact_forces`` (see the module docstring)."""
 
-    def __init__(self, backend: MotrixBackend, body_ids: np.ndarray, against_ids: np.ndarray | None) -> None:
+    def __init__(self, backend: SimBackend, body_ids: np.ndarray, against_ids: np.ndarray | None) -> None:
         self._backend, self._body_ids = backend, body_ids
         self._links = [int(b) - 1 for b in body_ids]
         self._buf = np.zeros((backend.num_envs, len(body_ids), 6), dtype=np.float32)
@@ -90,7 +87,7 @@ class MotrixContactFill:
             self._filter = self._pairs(backend, body_ids, set(int(a) for a in against_ids))
 
     @staticmethod
-    def _pairs(backend: MotrixBackend, body_ids: np.ndarray, against: set[int]):
+    def _pairs(backend: SimBackend, body_ids: np.ndarray, against: set[int]):
         """``(columns, from_against, from_all_bodies, world)``: the pair-sensor columns this binding
         reads and, per bound body, the signed weights summing the forces from ``against``'s bodies
         and from every body (for the world's rest)."""

@@ -58,8 +58,8 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from unisim_core.contract.errors import UnsupportedCapabilityError
+from unisim_core.contract.mjcf_tree import read_tree
 from unisim_core.plugin.mjcf_features import _defaults, _resolved  # the vocabulary scanner's default-class rules
-from unisim_core.plugin.mjcf_lite._includes import read_tree
 
 __all__ = ["EngineMjcf", "MATERIAL_LOOKS", "MASS_COMPILER", "TEMP_PREFIX", "CONTACT_DATA"]
 

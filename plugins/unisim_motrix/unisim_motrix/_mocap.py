@@ -9,23 +9,19 @@ only the chosen envs. The pose is read back from the link tables (the body is Mo
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
+from unisim_core import SimBackend  # the engine's backend (its _backend module imports this one)
 from unisim_core.contract.bindings import BackendMocapPoseBinding
 
 from ._errors import engine_call
-
-if TYPE_CHECKING:
-    from ._backend import MotrixBackend
 
 __all__ = ["MotrixMocapPoseBinding", "write_mocap_poses"]
 
 _XYZW = np.array([1, 2, 3, 0])
 
 
-def write_mocap_poses(backend: MotrixBackend, body_id: int, env_ids: np.ndarray, pos: np.ndarray,
+def write_mocap_poses(backend: SimBackend, body_id: int, env_ids: np.ndarray, pos: np.ndarray,
                       quat_wxyz: np.ndarray) -> None:
     """Write ``pos (k, 3)`` m and unit ``quat_wxyz (k, 4)`` of mocap body ``body_id`` into ``env_ids``."""
     sub, order = backend._sub(env_ids)
@@ -37,7 +33,7 @@ def write_mocap_poses(backend: MotrixBackend, body_id: int, env_ids: np.ndarray,
 
 
 class MotrixMocapPoseBinding(BackendMocapPoseBinding):
-    def __init__(self, backend: MotrixBackend, body_name: str, body_id: int) -> None:
+    def __init__(self, backend: SimBackend, body_name: str, body_id: int) -> None:
         self._backend = backend
         self._id = body_id
         self.body_name = body_name

@@ -11,19 +11,16 @@ trajectory continues within solver tolerance, not bit for bit, as after ``set_ph
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
-from ._errors import engine_call
+from unisim_core import SimBackend  # the engine's backend (its _backend module imports this one)
 
-if TYPE_CHECKING:
-    from ._backend import MotrixBackend
+from ._errors import engine_call
 
 __all__ = ["rebuild"]
 
 
-def _transfer(backend: MotrixBackend, M2, D2) -> None:
+def _transfer(backend: SimBackend, M2, D2) -> None:
     M, D = backend._M, backend._D
     if M.num_dof_pos:
         D2.set_dof_pos(np.asarray(D.dof_pos), M2)
@@ -51,7 +48,7 @@ def _transfer(backend: MotrixBackend, M2, D2) -> None:
     M2.forward_kinematic(D2)
 
 
-def rebuild(backend: MotrixBackend, pairs: list[tuple[int, int]]) -> None:
+def rebuild(backend: SimBackend, pairs: list[tuple[int, int]]) -> None:
     """Load the scene again with one contact sensor per body pair of ``pairs`` (MuJoCo body ids, in
     sensor order) and move every env over (see the module docstring)."""
     names = backend._source.body_names()

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
+from unisim_core import SimBackend  # the engine's backend (its _backend module imports this one)
 from unisim_core.contract import quat as Q
 from unisim_core.contract.bindings import BackendHeightScanner
 from unisim_core.contract.config import BackendTerrainSpawnData
 
 from ._errors import engine_call
-
-if TYPE_CHECKING:
-    from ._backend import MotrixBackend
 
 __all__ = ["MotrixHeightScanner", "terrain_spawn_data"]
 
@@ -23,7 +19,7 @@ class MotrixHeightScanner(BackendHeightScanner):
     and ``world`` alignment (which it does not offer) project the points in numpy and sample
     with ``GeomHField.sample_height``."""
 
-    def __init__(self, backend: MotrixBackend, geom_id: int, offsets: np.ndarray, body_id: int,
+    def __init__(self, backend: SimBackend, geom_id: int, offsets: np.ndarray, body_id: int,
                  alignment: str, output: str) -> None:
         self._b = backend
         self._geom_id = geom_id
@@ -76,7 +72,7 @@ class MotrixHeightScanner(BackendHeightScanner):
         return h.astype(b.np_dtype)
 
 
-def terrain_spawn_data(backend: MotrixBackend) -> BackendTerrainSpawnData:
+def terrain_spawn_data(backend: SimBackend) -> BackendTerrainSpawnData:
 
     cfg = backend.scene.terrain
     gid = backend.get_geom_id(cfg.hfield_geom)

@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
+from unisim_core import SimBackend  # the engine's backend (its _backend module imports this one)
 from unisim_core.contract.bindings import BackendMocapPoseBinding
-
-if TYPE_CHECKING:
-    from ._backend import MujocoBackend
 
 __all__ = ["MujocoMocapPoseBinding"]
 
 
 class MujocoMocapPoseBinding(BackendMocapPoseBinding):
-    def __init__(self, backend: MujocoBackend, body_name: str, mocap_id: int) -> None:
+    def __init__(self, backend: SimBackend, body_name: str, mocap_id: int) -> None:
         self._backend = backend
         self._id = mocap_id
         self.body_name = body_name

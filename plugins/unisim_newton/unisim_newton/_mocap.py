@@ -4,15 +4,11 @@ and writes that pose into MuJoCo Warp's ``mocap_pos``/``mocap_quat`` before ever
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
+from unisim_core import SimBackend  # the engine's backend (its _backend module imports this one)
 from unisim_core.contract import quat as Q
 from unisim_core.contract.bindings import BackendMocapPoseBinding
-
-if TYPE_CHECKING:
-    from ._backend import NewtonBackend
 
 __all__ = ["NewtonMocapPoseBinding"]
 
@@ -20,7 +16,7 @@ __all__ = ["NewtonMocapPoseBinding"]
 class NewtonMocapPoseBinding(BackendMocapPoseBinding):
     """World pose of one mocap body (Newton joint ``joint`` of every world; its child frame is the body's)."""
 
-    def __init__(self, backend: NewtonBackend, joint: int) -> None:
+    def __init__(self, backend: SimBackend, joint: int) -> None:
         self._backend = backend
         n, lay = backend.num_envs, backend._layout
         self._rows = np.arange(n) * lay.joints + joint

@@ -115,7 +115,7 @@ class ShardHost(Servant):
         """Build the inner backend; return what the host needs (its ``description``: model info and
         declarations, from shard 0). With ``track`` every state-changing reply also carries the
         shard's restore rows."""
-        from unisim_core.contract.registry import create_backend
+        from unisim_core.contract.factory import create_backend
 
         t0 = time.perf_counter()
         if scene_payload["kind"] == "files":

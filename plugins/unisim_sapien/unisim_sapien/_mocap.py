@@ -12,17 +12,13 @@ PhysX reports the kinematic velocity of the last substep.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 import sapien
 
+from unisim_core import SimBackend  # the engine's backend (its _backend module imports this one)
 from unisim_core.contract import quat as Q
 from unisim_core.contract.bindings import BackendMocapPoseBinding
 from unisim_physx import KinematicMoves
-
-if TYPE_CHECKING:
-    from ._backend import SapienBackend
 
 __all__ = ["MocapBodies", "PosedLink", "SapienMocapPoseBinding"]
 
@@ -106,7 +102,7 @@ class PosedLink:
 
 
 class SapienMocapPoseBinding(BackendMocapPoseBinding):
-    def __init__(self, backend: SapienBackend, body_id: int) -> None:
+    def __init__(self, backend: SimBackend, body_id: int) -> None:
         self._backend, self._m = backend, body_id
         self.body_name = backend.model_info.body_names[body_id]
         self.num_envs = backend.num_envs

@@ -25,21 +25,18 @@ Refused by name at the call (``_hooks.REFUSED_TERMS``): geom sizes and MuJoCo's 
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING
 
 import numpy as np
 import sapien
 from sapien import physx
 
+from unisim_core import SimBackend  # the engine's backend (its _backend module imports this one)
 from unisim_core.contract.errors import InvalidInputError
 from unisim_physx import physx_drives, stack_drives
 
 from ._build import friction_ranks
 from ._friction import physx_frictions, physx_materials
 from ._hooks import REFUSED_TERMS
-
-if TYPE_CHECKING:
-    from ._backend import SapienBackend
 
 __all__ = ["REFUSED_TERMS", "ModelFields"]
 
@@ -51,7 +48,7 @@ _BODY_TERMS = frozenset({"body_mass", "body_inertia", "body_com_offset"})
 class ModelFields:
     """The per-env tables (float64, ``(n, count, *shape)``; gravity ``(n, 3)``) and their engine writes."""
 
-    def __init__(self, backend: SapienBackend, fixed: list[bool], implicit_kv: bool) -> None:
+    def __init__(self, backend: SimBackend, fixed: list[bool], implicit_kv: bool) -> None:
         self._b = backend
         lite, info, n = backend._lite, backend.model_info, backend.num_envs
         self._lite, self._fixed, self._implicit_kv = lite, fixed, implicit_kv

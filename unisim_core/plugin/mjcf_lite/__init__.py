@@ -69,9 +69,9 @@ a scene is never silently simulated as something else.
 
 from __future__ import annotations
 
+from unisim_core.contract.mjcf_tree import read_tree
 from unisim_core.plugin.mjcf_lite._dampratio import mass_matrix0
 from unisim_core.plugin.mjcf_lite._errors import MjcfLiteError
-from unisim_core.plugin.mjcf_lite._includes import read_tree
 from unisim_core.plugin.mjcf_lite._model import SENSOR_DIMS, LiteModel, collision_candidates
 from unisim_core.plugin.mjcf_lite._reader import OPTIONAL_FEATURES, load_mjcf
 

@@ -1,19 +1,7 @@
-"""The reader's error."""
+"""The reader's error (defined with the contract's MJCF tree reader, :mod:`unisim_core.contract.mjcf_tree`)."""
 
 from __future__ import annotations
 
-from unisim_core.contract.errors import InvalidInputError
+from unisim_core.contract.mjcf_tree import MjcfLiteError
 
 __all__ = ["MjcfLiteError"]
-
-
-class MjcfLiteError(InvalidInputError):
-    """The MJCF file uses something outside the reader's subset.
-
-    ``feature`` names the unsupported scene feature (e.g. ``"frictionloss"``) where the file is
-    valid MJCF that the subset does not model; ``None`` for malformed input.
-    """
-
-    def __init__(self, message: str, feature: str | None = None) -> None:
-        super().__init__(message)
-        self.feature = feature

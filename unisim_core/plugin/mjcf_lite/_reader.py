@@ -11,6 +11,7 @@ import numpy as np
 
 from unisim_core.contract import quat as Q
 from unisim_core.contract.errors import InvalidInputError
+from unisim_core.contract.mjcf_tree import read_tree
 from unisim_core.plugin.mjcf_features import TRANSMISSIONS, feature_name, normalize_key_quats
 from unisim_core.plugin.mjcf_lite._attach import ATTACH_MARK, attached_key_qpos, expand_attachments
 from unisim_core.plugin.mjcf_lite._dampratio import resolve_dampratio
@@ -18,7 +19,6 @@ from unisim_core.plugin.mjcf_lite._errors import MjcfLiteError
 from unisim_core.plugin.mjcf_lite._fit import FITTED, fit_primitive
 from unisim_core.plugin.mjcf_lite._frame import expand_frames
 from unisim_core.plugin.mjcf_lite._hfield import hfield_data
-from unisim_core.plugin.mjcf_lite._includes import read_tree
 from unisim_core.plugin.mjcf_lite._inertia import PRIMITIVES, combine, eig3, unit_inertia, z_to_quat
 from unisim_core.plugin.mjcf_lite._mesh import MODES as MESH_MODES
 from unisim_core.plugin.mjcf_lite._mesh import mesh_inertia, mesh_vertices, read_mesh

@@ -129,7 +129,7 @@ def _wire_op(servant: WorkerServant, op: str):
 
 def factory(init: dict[str, Any], progress) -> dict[str, Any]:
     """INIT: create the inner backend and return one handler per servant op."""
-    from unisim_core.contract.registry import create_backend
+    from unisim_core.contract.factory import create_backend
 
     progress(f"creating backend {init['target']!r} with {init['num_envs']} envs")
     backend = create_backend(init["target"], scene_from_plain(init["scene"]), init["num_envs"], init["sim_dt"],

@@ -1,13 +1,28 @@
-"""``<include>`` expansion: the ``<mujoco>`` tree of an MJCF file as MuJoCo's parser sees it."""
+"""An MJCF file as one XML tree: ``<include>`` expanded as MuJoCo's parser does (``read_tree``), and
+``MjcfLiteError``, the error of reading MJCF outside an engine (here and in
+:mod:`unisim_core.plugin.mjcf_lite`). The contract reads the tree to bound a model's memory at
+construction (:mod:`unisim_core.contract.construction`)."""
 
 from __future__ import annotations
 
 import os
 import xml.etree.ElementTree as ET
 
-from unisim_core.plugin.mjcf_lite._errors import MjcfLiteError
+from unisim_core.contract.errors import InvalidInputError
 
-__all__ = ["read_tree"]
+__all__ = ["MjcfLiteError", "read_tree"]
+
+
+class MjcfLiteError(InvalidInputError):
+    """The MJCF file uses something outside the reader's subset.
+
+    ``feature`` names the unsupported scene feature (e.g. ``"frictionloss"``) where the file is
+    valid MJCF that the subset does not model; ``None`` for malformed input.
+    """
+
+    def __init__(self, message: str, feature: str | None = None) -> None:
+        super().__init__(message)
+        self.feature = feature
 
 
 def _parse(path: str) -> ET.Element:
