@@ -29,18 +29,20 @@ PROBE = textwrap.dedent("""
     b = create_backend("ray", SceneCfg(scene_path("quadruped")), num_envs=2, sim_dt=0.005, inner="mujoco", shards=1)
     b.step(np.zeros((2, b.num_actuators)), 1)
 
-    def ray_pids():
-        out = []
+    def ray_pids():  # this process and its descendants (GCS, raylet, workers): not another test's cluster
+        parent = {}
         for pid in filter(str.isdigit, os.listdir("/proc")):
             try:
-                with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    cmd = f.read().decode(errors="replace")
-            except OSError:
+                with open(f"/proc/{pid}/stat") as f:
+                    parent[int(pid)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
                 continue
-            if int(pid) == os.getpid() or "gcs_server" in cmd or "raylet" in cmd or cmd.startswith("ray::") \\
-                    or "default_worker.py" in cmd or "runtime_env" in cmd:
-                out.append(pid)
-        return out
+        mine, grew = {os.getpid()}, True
+        while grew:
+            more = {pid for pid, ppid in parent.items() if ppid in mine} - mine
+            mine |= more
+            grew = bool(more)
+        return [str(pid) for pid in mine]
 
     inodes = set()
     for pid in ray_pids():
