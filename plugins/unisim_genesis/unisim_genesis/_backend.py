@@ -115,7 +115,7 @@ class GenesisBackend(SimBackend):
     RESET_TERMS = _hooks.RESET_TERMS
     REFUSED_TERMS = REFUSED_TERMS
     SNAPSHOT_TIER = "state"  # Genesis' constraint-solver warm start is not part of a snapshot
-    KIT_RULES = 3
+    KIT_RULES = 4  # conformance kit rules this backend passes (unisim_conformance CHANGELOG)
     #: Measured on Genesis 1.4.5, CPU, float64 (kit reference layer, 2 envs; one id per quantity).
     KNOWN_KIT_DEVIATIONS = {
         "reference::trajectory[quadruped-qpos]": (
@@ -349,8 +349,8 @@ class GenesisBackend(SimBackend):
             torque = np.stack([self._staged[i][1] for i in ids], axis=1)
             ent.apply_links_external_wrench(force=force, torque=torque, links_idx_local=ids)
         if len(self._gravcomp):
-            ent.apply_links_external_wrench(force=self._gravcomp_wrench(), links_idx_local=self._gravcomp,
-                                            ref=gs.link_ref_frame.link_COM)
+            ent.apply_links_external_wrench(force=self._gravcomp_wrench(), ref=gs.link_ref_frame.link_COM,
+                                            links_idx_local=self._link_of[self._gravcomp])  # Genesis' link ids
         if self._site_force is not None:
             self._site_wrenches()
         self._scene.step()

@@ -79,7 +79,7 @@ class MujocoBackend(SimBackend):
     RESET_TERMS = spec.RESET_TERMS
     EXACT_RESTORE = True  # restore rows are the batch's integration state
     MAX_ABS_VALUE = float(mujoco.mjMAXVAL)  # MuJoCo resets an env whose qpos/qvel/qacc exceed it
-    KIT_RULES = 3  # conformance kit rules this backend passes (unisim_conformance CHANGELOG)
+    KIT_RULES = 4  # conformance kit rules this backend passes (unisim_conformance CHANGELOG)
 
     options: MujocoOptions
 
