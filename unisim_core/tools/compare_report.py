@@ -10,7 +10,7 @@ import numpy as np
 
 from unisim_core.contract.errors import OptionalDependencyError
 from unisim_core.tools.compare import QUANTITIES, CompareResult
-from unisim_core.tools.output_file import write_output_file
+from unisim_core.tools.output_file import write_figure
 from unisim_core.tools.tables import table
 
 __all__ = ["format_table", "plot_trajectories"]
@@ -82,8 +82,5 @@ def plot_trajectories(res: CompareResult, path: str, max_joints: int = 3) -> str
     axes[-1, 0].set_xlabel("time (s)")
     fig.suptitle(f"unisim compare: {res.scene} — {res.verdict}", fontsize=10)
     fig.tight_layout()
-    try:
-        write_output_file("--plot", path, lambda f: fig.savefig(f, dpi=100, format="png"), binary=True)
-    finally:
-        plt.close(fig)
+    write_figure("--plot", path, fig)
     return path

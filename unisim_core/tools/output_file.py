@@ -17,7 +17,7 @@ from typing import IO
 
 from unisim_core.contract.errors import UniSimError
 
-__all__ = ["OutputFileError", "check_output_file", "write_output_file"]
+__all__ = ["OutputFileError", "check_output_file", "write_output_file", "write_figure"]
 
 
 class OutputFileError(UniSimError, OSError):
@@ -79,3 +79,14 @@ def _remove(tmp: str) -> None:
         os.unlink(tmp)
     except FileNotFoundError:
         pass
+
+
+def write_figure(flag: str, path: str, fig) -> None:
+    """A matplotlib figure as a PNG (100 dpi) at ``path`` through :func:`write_output_file`; the figure
+    is closed either way."""
+    import matplotlib.pyplot as plt
+
+    try:
+        write_output_file(flag, path, lambda f: fig.savefig(f, dpi=100, format="png"), binary=True)
+    finally:
+        plt.close(fig)

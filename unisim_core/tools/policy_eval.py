@@ -259,7 +259,7 @@ def plot_curves(report: Sim2SimReport, path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from unisim_core.tools.output_file import write_output_file
+    from unisim_core.tools.output_file import write_figure
 
     runs = [r for r in report.runs if r.error is None]
     names = [k for k in ("lin_vel_error", "ang_vel_error", "reward", "alive") if any(k in r.curves for r in runs)]
@@ -276,8 +276,7 @@ def plot_curves(report: Sim2SimReport, path: str) -> None:
     axes[0][0].legend(fontsize=8)
     fig.suptitle(f"one policy on every engine (reference {report.reference}; seed {report.seed})", fontsize=10)
     fig.tight_layout()
-    write_output_file("--plot", path, lambda f: fig.savefig(f, format="png", dpi=100), binary=True)
-    plt.close(fig)
+    write_figure("--plot", path, fig)
 
 
 def side_by_side_video(runs: Sequence[EngineEpisodes], path: str, *, width: int = 320, height: int = 240,

@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from unisim_core.tools.compare import QUANTITIES, TIERS, Trajectory, deviation_series, verdict
-from unisim_core.tools.output_file import write_output_file
+from unisim_core.tools.output_file import write_figure
 from unisim_core.tools.tables import table
 
 __all__ = ["REFERENCE", "CLASSES", "ZooModel", "Cell", "discover", "robot_entry", "gymnasium_models",
@@ -582,10 +582,7 @@ def plot_matrix(cells: Sequence[Cell], path: str) -> str:
               bbox_to_anchor=(1.01, 1.0), fontsize=8)
     ax.set_title("unisim zoo", fontsize=10)
     fig.tight_layout()
-    try:
-        write_output_file("--plot", path, lambda f: fig.savefig(f, dpi=100, format="png"), binary=True)
-    finally:
-        plt.close(fig)
+    write_figure("--plot", path, fig)
     return path
 
 
