@@ -18,7 +18,6 @@ from unisim_core import (
     InvalidInputError,
     RandomizationOp,
     SceneCfg,
-    UnsupportedCapabilityError,
     create_backend,
     list_backends,
 )
@@ -59,14 +58,37 @@ def test_solver_options_reach_the_engine(make):
     assert (opt.cone, opt.solver, opt.iterations, opt.ls_iterations, opt.integrator) == (1, 1, 7, 3, 0)
 
 
-def test_unsupported_model_feature_is_refused_by_name(make, tmp_path):
-    """MuJoCo Warp has no PGS solver: the constructor names the feature, not a stack trace."""
+def test_a_pgs_file_runs_as_newton_with_pgs_forces(make, tmp_path):
+    """MuJoCo Warp has no PGS: a file's ``solver="PGS"`` (gymnasium's humanoids) runs as its Newton solver,
+    which minimises the same convex problem, with a warning; a box sliding on a tilted plane under PGS on
+    CPU MuJoCo and on MuJoCo Warp ends at the same pose (contact forces agree to solver tolerance)."""
+    import mujoco
+
+    from unisim_mjwarp import MjwarpModellingWarning
+
     path = tmp_path / "pgs.xml"
-    path.write_text('<mujoco><option solver="PGS"/><worldbody><body><freejoint/>'
-                    '<geom size="0.1"/></body></worldbody></mujoco>')
-    with pytest.raises(UnsupportedCapabilityError) as info:
-        make(path)
-    assert "sol_pgs" in str(info.value) and "mjwarp" in str(info.value)
+    path.write_text('<mujoco><compiler angle="radian"/><option solver="PGS" timestep="0.002"/><worldbody>'
+                    '<geom type="plane" size="2 2 0.1" euler="0 0.4 0" friction="0.3"/>'
+                    '<body pos="0 0 0.1" euler="0 0.4 0"><freejoint/><geom type="box" size="0.05 0.05 0.05" friction="0.3"/></body>'
+                    '</worldbody></mujoco>')
+    m = mujoco.MjModel.from_xml_path(str(path))
+    d = mujoco.MjData(m)
+    mujoco.mj_step(m, d, 200)
+    with pytest.warns(MjwarpModellingWarning, match="runs as MuJoCo Warp's Newton solver"):
+        b = make(path)
+    assert b.warp_model.opt.solver == mujoco.mjtSolver.mjSOL_NEWTON
+    b.step(np.zeros((b.num_envs, 0)), 200)
+    assert abs(d.qpos[0]) > 0.01  # it slid
+    np.testing.assert_allclose(b.get_qpos()[0], d.qpos, atol=2e-4)
+
+
+@pytest.mark.parametrize(("message", "feature"), [("mjSOL_PGS is unsupported.", "sol_pgs"),
+                                                  ("body plugins are not supported", "body_plugins")])
+def test_a_mujoco_warp_refusal_names_its_feature(message, feature):
+    """The feature named by a refusal of ``mjw.put_model`` (its first MuJoCo enum, else its subject)."""
+    from unisim_mjwarp._backend import _feature
+
+    assert _feature(message) == feature
 
 
 def test_contact_overflow_names_the_option(make, capfd):

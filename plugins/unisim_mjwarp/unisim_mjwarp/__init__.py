@@ -17,15 +17,14 @@ from ._hooks import (
     unisim_step_cost_probe,
     unisim_zoo_causes,
 )
-from ._options import MjwarpOptions
+from ._options import MjwarpModellingWarning, MjwarpOptions
 
 _LAZY = {"MjwarpBackend": "_backend", "buffer_sizes": "_buffers", "overflow_error": "_buffers",
          "FATAL_OVERFLOWS": "_buffers", "mjwarp_contact_list": "_contact_list"}
 
-__all__ = ["MjwarpBackend", "MjwarpOptions", "FATAL_OVERFLOWS", "buffer_sizes", "mjwarp_contact_list", "overflow_error",
-           "__version__",
-           "unisim_backend_spec", "unisim_diagnostics", "unisim_raw_stepper", "unisim_step_cost_probe",
-           "unisim_zoo_causes"]
+__all__ = ["MjwarpBackend", "MjwarpModellingWarning", "MjwarpOptions", "FATAL_OVERFLOWS", "buffer_sizes",
+           "mjwarp_contact_list", "overflow_error", "__version__", "unisim_backend_spec", "unisim_diagnostics",
+           "unisim_raw_stepper", "unisim_step_cost_probe", "unisim_zoo_causes"]
 
 
 def __getattr__(name: str):

@@ -13,12 +13,16 @@ from unisim_core.contract.options import (
 )
 from unisim_mujoco import INTEGRATORS
 
-__all__ = ["MjwarpOptions", "CONES", "SOLVERS"]
+__all__ = ["MjwarpOptions", "MjwarpModellingWarning", "CONES", "SOLVERS"]
 
 #: ``cone`` values -> ``mjtCone`` member names.
 CONES = {"pyramidal": "mjCONE_PYRAMIDAL", "elliptic": "mjCONE_ELLIPTIC"}
-#: ``solver`` values -> ``mjtSolver`` member names (MuJoCo Warp has no PGS).
+#: ``solver`` values -> ``mjtSolver`` member names (MuJoCo Warp has no PGS: a file's PGS runs as Newton).
 SOLVERS = {"cg": "mjSOL_CG", "newton": "mjSOL_NEWTON"}
+
+
+class MjwarpModellingWarning(UserWarning):
+    """A model option MuJoCo Warp runs differently from the file, with the same answer (said once per backend)."""
 
 
 @attrs.frozen(kw_only=True)
