@@ -62,17 +62,19 @@ class EpisodeReturns(RslRlVecEnv):
 
 def train(*, task: str = "quadruped", backend: str = "mujoco", num_envs: int = 256, iterations: int | None = None,
           max_minutes: float = 35.0, seed: int = 0, threads: int = 1, out: Path | None = None,
-          progress: bool = True, save_every: int = 50, resume: Path | None = None) -> list[dict]:
+          progress: bool = True, save_every: int = 50, resume: Path | None = None,
+          entropy_coef: float = 0.01) -> list[dict]:
     """Run PPO for ``iterations`` (``None``: until ``max_minutes``, which bounds it either way); return
     the per-iteration log. Saves the policy, the curve and ``checkpoint.pt`` every ``save_every``
     iterations and at the end into ``out``; ``resume`` continues from a ``checkpoint.pt`` (and the
-    ``training_log.json`` beside it)."""
+    ``training_log.json`` beside it); ``entropy_coef``: PPO's entropy bonus (0 lets the action noise
+    shrink where the rewards do not pay for it)."""
     torch.manual_seed(seed)
     torch.set_num_threads(1)  # small MLPs: more threads only contend with the engine (5-8x slower measured)
     options = {"threads": threads} if backend == "mujoco" else {}
     env = EpisodeReturns(UniSimVectorEnv(VelocityTrackingTask(TASKS[task]()), backend, num_envs, seed=seed,
                                          backend_options=options), seed=seed)
-    runner = OnPolicyRunner(env, ppo_runner_cfg(), log_dir=None, device="cpu")
+    runner = OnPolicyRunner(env, ppo_runner_cfg(entropy_coef=entropy_coef), log_dir=None, device="cpu")
     log: list[dict] = []
     start = began = time.perf_counter()  # start: of the run (earlier when resuming); began: of this call
     first = 0
@@ -170,10 +172,11 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--save-every", type=int, default=50, help="iterations between saves of the policy and log")
     p.add_argument("--no-progress", action="store_true", help="no progress bar (for a log file)")
     p.add_argument("--resume", type=Path, help="a checkpoint.pt to continue from (its training_log.json beside it)")
+    p.add_argument("--entropy-coef", type=float, default=0.01, help="PPO's entropy bonus (default 0.01)")
     a = p.parse_args(argv)
     log = train(task=a.task, backend=a.backend, save_every=a.save_every, progress=not a.no_progress, resume=a.resume,
                 num_envs=a.num_envs, iterations=a.iterations, max_minutes=a.max_minutes,
-                seed=a.seed, threads=a.threads, out=a.out)
+                seed=a.seed, threads=a.threads, out=a.out, entropy_coef=a.entropy_coef)
     print(f"{len(log)} iterations in {log[-1]['wall_s'] / 60:.1f} min; policy in {a.out / 'policy.pt'}")
 
 
