@@ -19,8 +19,8 @@ import unisim_core
 ROOT = Path(__file__).resolve().parents[2]
 CORE = Path(unisim_core.__file__).parent
 #: Every first-party package of the repository, by its directory.
-PACKAGES = [CORE, *sorted(ROOT.glob("plugins/*/unisim_*")), *sorted(ROOT.glob("integrations/*/unisim_*")),
-            ROOT / "conformance" / "unisim_conformance"]
+PACKAGES = [CORE, *(p for p in sorted([*ROOT.glob("plugins/*/unisim_*"), *ROOT.glob("integrations/*/unisim_*")])
+                   if (p / "__init__.py").is_file()), ROOT / "conformance" / "unisim_conformance"]
 
 
 def _modules(pkg: Path) -> dict[str, Path]:
