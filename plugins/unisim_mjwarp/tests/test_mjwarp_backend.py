@@ -69,7 +69,8 @@ def test_a_pgs_file_runs_as_newton_with_pgs_forces(make, tmp_path):
     path = tmp_path / "pgs.xml"
     path.write_text('<mujoco><compiler angle="radian"/><option solver="PGS" timestep="0.002"/><worldbody>'
                     '<geom type="plane" size="2 2 0.1" euler="0 0.4 0" friction="0.3"/>'
-                    '<body pos="0 0 0.1" euler="0 0.4 0"><freejoint/><geom type="box" size="0.05 0.05 0.05" friction="0.3"/></body>'
+                    '<body pos="0 0 0.1" euler="0 0.4 0"><freejoint/>'
+                    '<geom type="box" size="0.05 0.05 0.05" friction="0.3"/></body>'
                     '</worldbody></mujoco>')
     m = mujoco.MjModel.from_xml_path(str(path))
     d = mujoco.MjData(m)
