@@ -172,6 +172,8 @@ def test_randomization_through_the_contract(env):
     floor, foot = b.get_geom_id("floor"), b.get_geom_id("FL_foot_geom")
     mu = b.get_model_field("geom_friction")[:, [floor, foot], 0]
     np.testing.assert_allclose(mu[:, 0], mu[:, 1])  # nominal 1.0 on both
+    triple = b.get_model_field("geom_friction")[:, foot]  # sliding, torsional, rolling scaled by one factor
+    np.testing.assert_allclose(triple / triple[:, :1], np.broadcast_to(triple[:1] / triple[:1, :1], triple.shape))
     assert np.all((mu >= cfg.friction_scale[0]) & (mu <= cfg.friction_scale[1])) and np.ptp(mu[:, 0]) > 0
     added = b.get_model_field("body_mass")[:, b.base_body_id] - b.get_body_mass()[b.base_body_id]
     assert np.all((added >= cfg.base_mass_add[0] - 1e-5) & (added <= cfg.base_mass_add[1] + 1e-5))

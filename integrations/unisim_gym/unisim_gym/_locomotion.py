@@ -123,10 +123,11 @@ class VelocityTrackingCfg:
       the terrain's heights (the same on every engine, and cheaper): the base box within
       ``base_contact_margin`` m of the ground (a robot without ``base_geom``: its base origin below
       ``robot.min_base_height``), a foot centre within 5 mm of it.
-    - Randomization (``randomize``; only terms the backend declares): foot and ground sliding friction
-      scaled by ``friction_scale``, ``base_mass_add`` kg on the base (per episode through ``set_state``,
-      else once through ``apply_init_randomization``), horizontal pushes every ``push_interval_s``
-      (``push_robots`` with ``push_force`` N over one control step, else an interval root velocity
+    - Randomization (``randomize``; only terms the backend declares): foot and ground friction
+      (sliding, torsional and rolling together) scaled by ``friction_scale``, ``base_mass_add`` kg on
+      the base (per episode through ``set_state``, else once through ``apply_init_randomization``),
+      horizontal pushes every ``push_interval_s`` (``push_robots`` with ``push_force`` N over one
+      control step, else an interval root velocity
       delta of the same impulse).
     """
 
@@ -288,8 +289,10 @@ class VelocityTrackingTask(Task):
     def _model_ops(self, env_ids: np.ndarray, terms: tuple[str, ...]) -> list[RandomizationOp]:
         cfg, k, ops = self.cfg, len(env_ids), []
         if "geom_friction" in terms:
-            values = np.ones((k, len(self.friction_targets), 3))
-            values[:, :, 0] = self.rng.uniform(*cfg.friction_scale, size=(k, 1))  # one scale per env
+            # one scale per env for the whole triple (sliding, torsional, rolling), as a material's friction:
+            # Genesis scales the three by one ratio and refuses a sliding-only scale where condim uses the others
+            values = np.repeat(self.rng.uniform(*cfg.friction_scale, size=(k, 1, 1)), len(self.friction_targets), 1)
+            values = np.repeat(values, 3, 2)
             ops.append(RandomizationOp(term="geom_friction", values=values, env_ids=env_ids,
                                        target_ids=self.friction_targets, operation="scale"))
         if "body_mass" in terms:
