@@ -291,8 +291,8 @@ class VelocityTrackingTask(Task):
         if "geom_friction" in terms:
             # one scale per env for the whole triple (sliding, torsional, rolling), as a material's friction:
             # Genesis scales the three by one ratio and refuses a sliding-only scale where condim uses the others
-            values = np.repeat(self.rng.uniform(*cfg.friction_scale, size=(k, 1, 1)), len(self.friction_targets), 1)
-            values = np.repeat(values, 3, 2)
+            scale = self.rng.uniform(*cfg.friction_scale, size=(k, 1, 1))
+            values = np.broadcast_to(scale, (k, len(self.friction_targets), 3)).copy()
             ops.append(RandomizationOp(term="geom_friction", values=values, env_ids=env_ids,
                                        target_ids=self.friction_targets, operation="scale"))
         if "body_mass" in terms:

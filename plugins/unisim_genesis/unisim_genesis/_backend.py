@@ -185,6 +185,7 @@ class GenesisBackend(SimBackend):
         self._audit(mj)
         self._apply_joint_refs()
         self._gravcomp = np.flatnonzero(lite.body_gravcomp)  # bodies whose weight MuJoCo cancels (passive force)
+        self._gravcomp_links = self._link_of[self._gravcomp]  # their Genesis link ids (the wrench's targets)
         self._gravcomp_force: np.ndarray | None = None  # (num_envs, k, 3) N, world; None: recompute
         terrain_geoms = {g: [geom.idx for geom in ent.geoms] for g, (ent, _) in self._terrains.items()}
         self._fields = GenesisModelFields(self._scene, self._ent, lite, self._num_envs, self._link_of, self._v_cols,
@@ -350,7 +351,7 @@ class GenesisBackend(SimBackend):
             ent.apply_links_external_wrench(force=force, torque=torque, links_idx_local=ids)
         if len(self._gravcomp):
             ent.apply_links_external_wrench(force=self._gravcomp_wrench(), ref=gs.link_ref_frame.link_COM,
-                                            links_idx_local=self._link_of[self._gravcomp])  # Genesis' link ids
+                                            links_idx_local=self._gravcomp_links)
         if self._site_force is not None:
             self._site_wrenches()
         self._scene.step()
