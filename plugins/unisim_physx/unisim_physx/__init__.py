@@ -19,7 +19,14 @@ through Isaac Lab. ``docs/sapien.md`` lists every PhysX fact and how both backen
   (:meth:`PhysxDrives.efforts`). A joint with ``frictionloss`` f gets a drive of very large damping
   (:data:`FRICTION_DAMPING`) limited to f instead: a velocity constraint whose force is bounded by
   f, which is MuJoCo's dry friction (measured: decelerates at f/I, holds below f, breaks away above);
-  its damping and servo ``kv`` then act explicitly.
+  its damping and servo ``kv`` then act explicitly. An actuator on a fixed tendon (``tendon_transmission``)
+  acts through its tendon's coefficients (:attr:`PhysxDrives.moment`) and its ``kv`` is an explicit effort
+  (no PhysX drive spans several joints, and a PhysX fixed tendon's damping acts on each of its joints apart:
+  measured, two joints of coefficient c moving together slow as one does, ``c² D``, not ``2 c² D``). Where
+  MuJoCo integrates ``kv`` implicitly, ``(M + dt gear² kv c cᵀ) qacc = f - gear² kv c cᵀ qd``, joint ``i``
+  of the tendon gains the armature ``dt gear² kv |c_i| Σ|c_j|``: exactly MuJoCo's along the motion that
+  changes the tendon's length fastest (its joints moving together, as a gripper's two fingers tied by an
+  equality), stable at any ``kv``.
 - :class:`KinematicMoves`: mocap bodies as kinematic actors, moved over a step by kinematic targets.
 """
 
@@ -36,8 +43,8 @@ import numpy as np
 
 __all__ = ["FRICTION_DAMPING", "IMPLICIT_KV", "MUJOCO_BODY_PROPERTIES", "PER_ENV_FIELDS", "PHYSX_DEFAULTS",
            "SOLVER_TYPES", "KinematicMoves", "PhysxDrives", "PhysxSolverConfig", "UNBOUNDED_VELOCITY",
-           "explicit_damping_ratio", "mujoco_integrator", "physx_config_option", "physx_drives", "pose_between",
-           "solver_value_matches", "stack_drives"]
+           "explicit_damping_ratio", "mujoco_integrator", "physx_config_option",
+           "physx_drives", "pose_between", "solver_value_matches", "stack_drives"]
 
 _UINT32_MAX = 2**32 - 1
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
@@ -220,6 +227,10 @@ class PhysxDrives:
     #: explicit in every MuJoCo integrator, so an explicit effort here. ``None``: no springs.
     stiffness: np.ndarray | None = None
     springref: np.ndarray | None = None
+    #: (nu, J) each actuator's transmission without gear: 1 on its joint, or the coefficients of its fixed tendon
+    #: (its length ``gear moment q``, its effort on the joints ``gear moment f``); ``None`` when every actuator
+    #: drives one joint. A tendon actuator's ``act_joint`` is -1 and its ``kv`` an explicit effort (``physx_drives``).
+    moment: np.ndarray | None = None
 
     @functools.cached_property
     def state_dependent(self) -> bool:
@@ -266,6 +277,15 @@ class PhysxDrives:
         base = c_u * np.minimum(np.maximum(ctrl, self.ctrl_range[:, 0]), self.ctrl_range[:, 1])
         g, lo, hi = self.gear, self.force_range[:, 0], self.force_range[:, 1]
         mx, mn = np.maximum, np.minimum  # ufuncs: np.clip adds ~3 µs of Python per call
+        if self.moment is not None:  # actuators on fixed tendons: lengths and efforts through the moments
+            moment = self.moment
+
+            def through_moments(q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+                qa, qda = q @ moment.T, qd @ moment.T
+                tau = g * mn(mx(base - c_q * qa - c_qd * qda, lo), hi) + c_imp * qda
+                return (self._passive(q, qd) if damped else np.zeros((n, width))) + tau @ moment
+
+            return through_moments
         if identity and not damped:  # actuator i drives joint i: the law on whole vectors (the hot case)
 
             def direct(q: np.ndarray, qd: np.ndarray) -> np.ndarray:
@@ -327,10 +347,12 @@ def mujoco_integrator(path: str) -> str:
 
 
 def physx_drives(joints: Sequence[Mapping[str, Any]], actuators: Sequence[Mapping[str, Any]], *,
-                 implicit_kv: bool = True, dt: float | None = None) -> PhysxDrives:
+                 implicit_kv: bool = True, dt: float | None = None,
+                 tendons: Sequence[Mapping[str, Any]] = ()) -> PhysxDrives:
     """Drives for an MJCF model's ``joints`` (dicts with ``name type damping armature``, optionally
     ``frictionloss``, ``stiffness`` and ``springref``) and joint ``actuators`` (dicts with ``name kind joint
-    gear ctrlrange forcerange kp kv``), as ``unisim_core.plugin.mjcf_lite`` parses them. ``implicit_kv``:
+    gear ctrlrange forcerange kp kv``, and ``tendon``: a row of ``tendons``, dicts ``joints coef``, for an
+    actuator on a fixed tendon), as ``unisim_core.plugin.mjcf_lite`` parses them. ``implicit_kv``:
     MuJoCo's ``implicitfast``/``implicit`` integrate servo ``kv`` implicitly (``True``), ``Euler``
     explicitly (``False``: it stays in the effort).
 
@@ -351,10 +373,16 @@ def physx_drives(joints: Sequence[Mapping[str, Any]], actuators: Sequence[Mappin
     damping = np.where(dry, FRICTION_DAMPING, joint_damping)
     implicit = np.where(dry, joint_damping, 0.0)  # per frictionloss joint: MuJoCo's implicit D (with dt)
     act_joint, gear, kp, kv, kind, fr, cr, on_drive = [], [], [], [], [], [], [], []
+    moment = np.zeros((len(actuators), len(driven)))
     for i, a in enumerate(actuators):
-        name, j = a.get("name") or f"#{i}", int(a["joint"])
-        if j not in column:
+        name, j, t = a.get("name") or f"#{i}", int(a["joint"]), int(a.get("tendon", -1))
+        if t >= 0:
+            for tj, c in zip(tendons[t]["joints"], tendons[t]["coef"]):
+                moment[i, column[tj]] += c
+        elif j not in column:
             raise ValueError(f"actuator {name!r}: joint {joints[j]['name']!r} is not a hinge/slide joint")
+        else:
+            moment[i, column[j]] = 1.0
         g = float(a["gear"])
         if g == 0.0 or not np.isfinite(g):
             raise ValueError(f"actuator {name!r}: gear must be finite and non-zero, got {g}")
@@ -363,20 +391,27 @@ def physx_drives(joints: Sequence[Mapping[str, Any]], actuators: Sequence[Mappin
             raise ValueError(f"actuator {name!r}: kind must be motor, position or velocity, got {k!r}")
         p = float(a["kp"]) if k == "position" else 0.0
         v = float(a["kv"]) if k != "motor" else 0.0
-        on = implicit_kv and not dry[column[j]]
+        on = t < 0 and implicit_kv and not dry[column[j]]
+        if t >= 0 and implicit_kv and dt is not None:  # MuJoCo's implicit kv: armature along the tendon (below)
+            c = np.abs(np.asarray(tendons[t]["coef"], dtype=np.float64))
+            np.add.at(implicit, [column[tj] for tj in tendons[t]["joints"]], g * g * v * c * c.sum())
         if on:
             damping[column[j]] += g * g * v
-        elif implicit_kv and dt is not None:  # a frictionloss joint: MuJoCo's implicit kv as armature below
+        elif t < 0 and implicit_kv and dt is not None:  # a frictionloss joint: MuJoCo's implicit kv as armature
             implicit[column[j]] += g * g * v
         on_drive.append(on)
-        act_joint.append(column[j])
+        act_joint.append(column[j] if t < 0 else -1)
         gear.append(g)
         kp.append(p)
         kv.append(v)
         kind.append(k)
         fr.append(tuple(float(x) for x in a["forcerange"]))
         cr.append(tuple(float(x) for x in a["ctrlrange"]))
+    gains = [a.get("gain") for a in actuators]  # a <general> servo's own ctrl coefficient
+    default_gain = [1.0 if k == "motor" else p if k == "position" else v for k, p, v in zip(kind, kp, kv)]
     return PhysxDrives(
+        gain=None if all(x is None for x in gains) else np.array(
+            [d if x is None else float(x) for x, d in zip(gains, default_gain)], dtype=np.float64),
         joints=tuple(joints[j]["name"] for j in driven), damping=damping,
         force_limit=np.where(dry, friction, np.inf), explicit_damping=np.where(dry, joint_damping, 0.0),
         stiffness=np.array([float(joints[j].get("stiffness", 0.0)) for j in driven], dtype=np.float64),
@@ -386,7 +421,8 @@ def physx_drives(joints: Sequence[Mapping[str, Any]], actuators: Sequence[Mappin
         act_joint=np.array(act_joint, dtype=np.int64), gear=np.array(gear, dtype=np.float64),
         kp=np.array(kp, dtype=np.float64), kv=np.array(kv, dtype=np.float64), kind=np.array(kind, dtype="<U8"),
         force_range=np.array(fr, dtype=np.float64).reshape(-1, 2),
-        ctrl_range=np.array(cr, dtype=np.float64).reshape(-1, 2), kv_on_drive=np.array(on_drive, dtype=bool))
+        ctrl_range=np.array(cr, dtype=np.float64).reshape(-1, 2), kv_on_drive=np.array(on_drive, dtype=bool),
+        moment=moment if any(int(a.get("tendon", -1)) >= 0 for a in actuators) else None)
 
 
 #: :class:`PhysxDrives` fields that :func:`stack_drives` stacks per env (the rest is the model's structure).
@@ -419,7 +455,8 @@ def explicit_damping_ratio(lite: Any, drives: PhysxDrives, dt: float) -> np.ndar
 
     dry = np.isfinite(drives.force_limit)
     explicit = drives.explicit_damping.copy()  # + the kv of servos on those joints, explicit there too
-    np.add.at(explicit, drives.act_joint, np.where(dry[drives.act_joint], drives.gear ** 2 * drives.kv, 0.0))
+    j = drives.act_joint[drives.act_joint >= 0]  # a tendon actuator's kv: its own implicit step
+    np.add.at(explicit, j, np.where(dry[j], (drives.gear ** 2 * drives.kv)[drives.act_joint >= 0], 0.0))
     out = np.zeros(len(drives.joints))
     rows = [j for j in lite.joints if j["type"] in ("hinge", "slide")]
     for c, j in enumerate(rows):

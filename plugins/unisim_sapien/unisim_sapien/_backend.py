@@ -44,7 +44,7 @@ from ._build import (
     posed,
     world_pose,
 )
-from ._equality import joint_tendons
+from ._equality import connects, joint_tendons
 from ._friction import physx_materials
 from ._hooks import REFUSED_TERMS
 from ._mjcf_extra import acting_tendons, read_meshes
@@ -61,7 +61,18 @@ __all__ = ["SapienBackend"]
 
 #: mjcf_lite's optional features this backend simulates (``unisim_core.plugin.mjcf_lite.OPTIONAL_FEATURES``).
 ACCEPTED = frozenset({"frictionloss", "body_gravcomp", "hfield", "mocap", "multi_joint_body",
-                      "joint_stiffness", "fixed_tendon", "dampratio", "joint_equality", "site_transmission"})
+                      "joint_stiffness", "fixed_tendon", "dampratio", "joint_equality", "site_transmission",
+                      "tendon_transmission", "connect_equality", "general_actuator"})
+#: Features the reader refuses that SAPIEN's PhysX has no counterpart for: the refusal carries the engine's reason.
+ENGINE_LIMITS = {
+    "ball_joint": "SAPIEN 3's articulation joints are fixed, revolute, prismatic or free: it has no spherical joint",
+    "spatial_tendon": "SAPIEN 3 builds PhysX fixed tendons only (joint coordinates); a spatial tendon's path through "
+                      "sites and wrapping geoms has no counterpart",
+    "plugin": "MuJoCo's engine plugins run inside MuJoCo only",
+    "plugin_actuator": "MuJoCo's engine plugins run inside MuJoCo only",
+    "joint_actuatorgravcomp": "PhysX compensates gravity per link (its gravity off, or a force at its COM); nothing "
+                              "routes a joint's share through its actuators' force clamp",
+}
 
 
 def _xyz(v) -> np.ndarray:
@@ -82,9 +93,9 @@ def _engine_ordered(drives, rows: np.ndarray) -> tuple[Any, np.ndarray]:
     scatter per substep); ``order``: the MJCF actuator of each drives actuator (ctrl columns)."""
     inv = np.empty(len(rows), dtype=np.int64)
     inv[rows] = np.arange(len(rows))
-    act_joint = inv[drives.act_joint]
+    act_joint = np.where(drives.act_joint >= 0, inv[drives.act_joint], -1)  # -1: an actuator on a fixed tendon
     order = np.arange(len(act_joint))
-    if len(act_joint) == len(rows) and len(set(act_joint.tolist())) == len(rows):
+    if drives.moment is None and len(act_joint) == len(rows) and len(set(act_joint.tolist())) == len(rows):
         order = np.argsort(act_joint)
     return dataclasses.replace(  # per-env fields may carry a leading env axis (stack_drives): the last one is indexed
         drives, joints=tuple(drives.joints[r] for r in rows), damping=drives.damping[..., rows],
@@ -95,7 +106,8 @@ def _engine_ordered(drives, rows: np.ndarray) -> tuple[Any, np.ndarray]:
         kv_on_drive=drives.kv_on_drive[..., order],
         gain=None if drives.gain is None else drives.gain[..., order],
         stiffness=None if drives.stiffness is None else drives.stiffness[..., rows],
-        springref=None if drives.springref is None else drives.springref[..., rows]), order
+        springref=None if drives.springref is None else drives.springref[..., rows],
+        moment=None if drives.moment is None else drives.moment[order][:, rows]), order
 
 
 class SapienBackend(SimBackend):
@@ -144,7 +156,7 @@ class SapienBackend(SimBackend):
     def __init__(self, scene, num_envs, sim_dt, **options) -> None:
         super().__init__(scene, num_envs, sim_dt, **options)
         path = str(self.scene.model_file)
-        self._lite = lite = load_mjcf_or_refuse(path, self.name, accept=ACCEPTED)
+        self._lite = lite = load_mjcf_or_refuse(path, self.name, accept=ACCEPTED, reasons=ENGINE_LIMITS)
         acting = acting_tendons(path) if lite.constraints.get("fixed_tendon") else []
         if acting:
             raise UnsupportedCapabilityError(self.name, "fixed_tendon", f"{path}: fixed tendons {acting} act on their "
@@ -175,19 +187,20 @@ class SapienBackend(SimBackend):
         _ = self.model_info  # names given by the options are checked before the engine loads
         # a frictionloss joint's damping: explicit, with MuJoCo's dt D as armature (physx_drives' dt)
         #: the joint actuators' ctrl columns (``None``: every actuator drives a joint); site motors apart
-        joint_acts = [a for a, act in enumerate(lite.actuators) if act["joint"] >= 0]
+        joint_acts = [a for a, act in enumerate(lite.actuators) if act["site"] < 0]  # on joints and fixed tendons
         self._joint_cols = None if len(joint_acts) == len(lite.actuators) else np.array(joint_acts, dtype=np.int64)
         self._drives = physx_drives(lite.joints, [lite.actuators[a] for a in joint_acts], implicit_kv=implicit_kv,
-                                    dt=self.sim_dt)
+                                    dt=self.sim_dt, tendons=lite.tendons)
         tendons = joint_tendons(path, lite, self.sim_dt, self.name) if lite.constraints.get("joint_equality") else []
         check_tendons(lite, tendons, path)
+        joins = connects(path, lite, self.name) if lite.constraints.get("connect_equality") else []
         check_thread_keys(self._num_envs)
         cfg = self.options.physx
         configure_engine(cfg, lite.gravity)
         self._scenes, self._arts, self._shapes, kinematic = [], [], [], []
         for _ in range(self._num_envs):
             scene_, arts, shapes, mocap = build_env(lite, assets, self._drives, cfg, self.sim_dt, friction, tendons,
-                                                    path=path)
+                                                    joins, path=path)
             self._scenes.append(scene_)
             self._arts.append(arts)
             self._shapes.append(shapes)

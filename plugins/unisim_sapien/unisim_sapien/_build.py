@@ -32,7 +32,7 @@ from unisim_core import LiteModel, UnsupportedCapabilityError
 from unisim_core.contract import quat as Q
 from unisim_physx import MUJOCO_BODY_PROPERTIES, PhysxDrives, PhysxSolverConfig
 
-from ._equality import JointTendon
+from ._equality import Connect, JointTendon
 from ._mjcf_extra import MeshFile
 
 __all__ = ["Layout", "actors", "build_env", "check_scene", "check_tendons", "configure_engine", "friction_ranks",
@@ -371,11 +371,12 @@ def _set_groups(component, lite: LiteModel, geoms: list[int], path: str, bits: n
 
 def build_env(lite: LiteModel, assets: list[MeshFile | None], drives: PhysxDrives,
               config: PhysxSolverConfig, dt: float, friction: np.ndarray, tendons: Sequence[JointTendon] = (),
-              scene: sapien.Scene | None = None,
+              joins: Sequence[Connect] = (), scene: sapien.Scene | None = None,
               origin: tuple[float, float] = (0.0, 0.0), path: str = "") -> tuple[sapien.Scene, list, dict, dict]:
     """One env: its scene, articulations, ``{colliding geom: PhysX shape}`` and ``{mocap body: kinematic
     PhysxRigidDynamicComponent}`` (``configure_engine`` must have run). ``friction (G,)``: each geom's PhysX
-    material friction (:func:`._friction.physx_frictions`); ``tendons``: the joint equalities as fixed tendons.
+    material friction (:func:`._friction.physx_frictions`); ``tendons``: the joint equalities as fixed tendons;
+    ``joins``: the connect equalities as D6 joints with locked translations (``_equality``).
     ``scene``: add the articulations, placed at ``origin`` (x, y; m), to that scene instead, without its
     world geoms (the former ``benchmarks/sapien_overhead.py`` measured N articulations in one scene this way)."""
     cols = set(_colliding(lite))
@@ -458,7 +459,28 @@ def build_env(lite: LiteModel, assets: list[MeshFile | None], drives: PhysxDrive
         _add_tendons(art, tendons)
         _gravity_off(art, lite, fixed)
         arts.append(art)
+    _add_connects(scene, lite, arts, joins, shift)
     return scene, arts, shapes, kinematic
+
+
+def _add_connects(scene: sapien.Scene, lite: LiteModel, arts: list, joins: Sequence[Connect],
+                  shift: sapien.Pose) -> None:
+    """Each connect equality as a PhysX D6 joint between its bodies' links (a body welded to the world, or the
+    world: the joint's world side at the anchor's pose), its three translations locked, its rotations free."""
+    if not joins:
+        return
+    link = {int(x.name[1:]): x for art in arts for x in art.get_links() if x.name.startswith("b")}
+    for c in joins:
+        ends = []
+        for b, anchor in ((c.body1, c.anchor1), (c.body2, c.anchor2)):
+            if b in link:
+                ends.append((link[b], sapien.Pose(list(anchor))))
+            else:  # the world or a body welded to it
+                ends.append((None, shift * world_pose(lite, b) * sapien.Pose(list(anchor))))
+        (body0, pose0), (body1, pose1) = ends if ends[1][0] is not None else ends[::-1]
+        joint = scene.create_drive(body0, pose0, body1, pose1)
+        for lock in (joint.set_limit_x, joint.set_limit_y, joint.set_limit_z):
+            lock(0.0, 0.0)
 
 
 def _kinematic_actor(scene, lite: LiteModel, m: int, geoms: list[int], assets, friction: np.ndarray,
@@ -520,7 +542,8 @@ def _add_tendons(art, tendons: Sequence[JointTendon]) -> None:
                 link = link.parent
             paths.append(path)
         up = [[link.index for link in path] for path in paths]
-        root = paths[0][1] if len(paths) == 1 else next(link for link in paths[0] if link.index in up[1])
+        root = paths[0][1] if len(paths) == 1 else next(link for link in paths[0]
+                                                        if all(link.index in ids for ids in up[1:]))
         chain, coefficients = [root], [0.0]
         for path, ids, c in zip(paths, up, t.coefficients):
             for link in reversed(path[:ids.index(root.index)]):

@@ -15,6 +15,13 @@ tendon gets that spring-damper on the coordinate's own inertia ``m``: the same d
 steady load (a gripper's fingers held against each other), a response ``1 / sqrt(1 - d)`` faster and
 more damped. A polynomial equality (``a2..a4``) or one coupling joints of two articulations is refused
 by name; an inactive one is skipped (MuJoCo does not apply it).
+
+``<equality><connect>`` (a ball joint closing a loop: cassie's rods, a gripper's four-bar linkage) becomes a
+PhysX D6 joint between the two bodies' links with its three translations locked and its rotations free
+(:class:`Connect`): PhysX solves it as a hard constraint beside the articulations (a loop closure), where
+MuJoCo's is soft (``solref``: 0.005-0.02 s): the anchors coincide in PhysX, MuJoCo lets them part by the
+constraint force over its stiffness. ``anchor`` is in ``body1``'s frame; ``body2``'s anchor is the same
+world point at ``qpos0`` (MuJoCo's compiler); with ``site1``/``site2`` the two sites coincide.
 """
 
 from __future__ import annotations
@@ -24,9 +31,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from unisim_core import LiteModel, UnsupportedCapabilityError
+from unisim_core.contract import quat as Q
 from unisim_core.plugin.mjcf_lite import mass_matrix0, read_tree
 
-__all__ = ["JointTendon", "joint_tendons"]
+__all__ = ["Connect", "JointTendon", "connects", "joint_tendons"]
 
 _SOLREF = (0.02, 1.0)  # MuJoCo's defaults for equality constraints
 _SOLIMP = (0.9, 0.95, 0.001, 0.5, 2.0)
@@ -104,3 +112,52 @@ def joint_tendons(path: str, lite: LiteModel, dt: float, backend: str) -> list[J
         tendons.append(JointTendon(joints=joints, coefficients=coefficients, rest=float(poly[0]),
                                    stiffness=scale * dk, damping=scale * db))
     return tendons
+
+
+@dataclass(frozen=True)
+class Connect:
+    """A ball joint between bodies ``body1`` and ``body2`` (MJCF body ids; 0: the world) at ``anchor1``/``anchor2``
+    (m, in each body's frame), the same point at ``qpos0``."""
+
+    body1: int
+    body2: int
+    anchor1: tuple[float, float, float]
+    anchor2: tuple[float, float, float]
+
+
+def _frames0(lite: LiteModel) -> tuple[np.ndarray, np.ndarray]:
+    """Every body frame's world position ``(nbody, 3)`` and orientation ``(nbody, 4)`` (wxyz) at ``qpos0``."""
+    pos, quat = np.zeros((len(lite.body_names), 3)), np.tile([1.0, 0.0, 0.0, 0.0], (len(lite.body_names), 1))
+    for b in range(1, len(lite.body_names)):
+        p = lite.body_parent[b]
+        pos[b] = pos[p] + Q.quat_apply(quat[p], np.asarray(lite.body_pos[b], dtype=np.float64))
+        quat[b] = Q.quat_mul(quat[p], np.asarray(lite.body_quat[b], dtype=np.float64))
+    return pos, quat
+
+
+def connects(path: str, lite: LiteModel, backend: str) -> list[Connect]:
+    """The active ``<equality><connect>`` elements of ``path`` (module docstring); one on a mocap body is refused
+    as ``connect_equality`` naming it (a kinematic actor is no link to join)."""
+    root = read_tree(path)
+    defaults = _equality_defaults(root)
+    bodies, sites = list(lite.body_names), [x["name"] for x in lite.sites]
+    pos, quat = _frames0(lite)
+    out = []
+    for eq in (e for section in root.findall("equality") for e in section.findall("connect")):
+        a = {**defaults.get(eq.get("class", "main"), {}), **eq.attrib}
+        if a.get("active", "true") == "false":  # off from the start: MuJoCo does not apply it
+            continue
+        if "site1" in a:  # the two sites coincide
+            s1, s2 = lite.sites[sites.index(a["site1"])], lite.sites[sites.index(a["site2"])]
+            b1, b2, p1, p2 = s1["body"], s2["body"], np.asarray(s1["pos"]), np.asarray(s2["pos"])
+        else:  # body1's anchor and the point of body2 there at qpos0
+            b1, b2 = bodies.index(a["body1"]), bodies.index(a["body2"]) if a.get("body2") else 0
+            p1 = np.array([float(x) for x in a.get("anchor", "0 0 0").split()])
+            world = pos[b1] + Q.quat_apply(quat[b1], p1)
+            p2 = Q.quat_apply_inverse(quat[b2], world - pos[b2])
+        mocap = [lite.body_names[b] for b in (b1, b2) if lite.body_mocap[b]]
+        if mocap:
+            raise UnsupportedCapabilityError(backend, "connect_equality", f"{path}: a connect equality joins mocap "
+                                             f"body {mocap[0]!r}, a kinematic PhysX actor here, not a link")
+        out.append(Connect(b1, b2, tuple(float(x) for x in p1), tuple(float(x) for x in p2)))
+    return out

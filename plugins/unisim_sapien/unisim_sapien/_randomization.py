@@ -58,9 +58,9 @@ class ModelFields:
                    "actuator_kp": info.actuator_kp, "actuator_kd": info.actuator_kd, "gravity": info.gravity}
         self.tables = {t: np.repeat(np.asarray(v, dtype=np.float64)[None], n, axis=0) for t, v in nominal.items()}
         drives = backend._drives
-        self._acts = [a for a, act in enumerate(lite.actuators) if act["joint"] >= 0]  # those of the drives
+        self._acts = [a for a, act in enumerate(lite.actuators) if act["site"] < 0]  # those of the drives
         gain = np.ones(len(lite.actuators))  # MuJoCo's gainprm[0] per actuator (a site motor's: 1)
-        gain[self._acts] = drives._default_gain
+        gain[self._acts] = drives._default_gain if drives.gain is None else drives.gain
         self._gain = np.repeat(gain[None], n, axis=0)
         self._driven = [j for j, row in enumerate(lite.joints) if row["type"] in ("hinge", "slide")]
         self._dof_col = np.full(info.nv, -1, dtype=np.int64)  # dof -> hinge/slide column, -1: a free joint's
@@ -172,7 +172,7 @@ class ModelFields:
             joints[j].update(damping=tables["dof_damping"][d], armature=tables["dof_armature"][d],
                              frictionloss=tables["dof_frictionloss"][d])
         acts = [dict(lite.actuators[a], kv=float(tables["actuator_kd"][a])) for a in self._acts]
-        drives = physx_drives(joints, acts, implicit_kv=self._implicit_kv, dt=self._b.sim_dt)
+        drives = physx_drives(joints, acts, implicit_kv=self._implicit_kv, dt=self._b.sim_dt, tendons=lite.tendons)
         return dataclasses.replace(drives, kp=np.array(tables["actuator_kp"], dtype=np.float64)[self._acts],
                                    gain=self._gain[env, self._acts].copy())
 

@@ -22,7 +22,7 @@ class SiteMotors:
     """The site motors of ``lite``: their ctrl columns, sites (body, pose in it), gears and ranges."""
 
     def __init__(self, lite: LiteModel) -> None:
-        acts = [a for a, act in enumerate(lite.actuators) if act["joint"] < 0]
+        acts = [a for a, act in enumerate(lite.actuators) if act["site"] >= 0]
         rows = [lite.actuators[a] for a in acts]
         sites = [lite.sites[r["site"]] for r in rows]
         self._cols = np.array(acts, dtype=np.int64)

@@ -2,7 +2,8 @@
 
 MuJoCo (``mj_setConst``) turns a damping ratio ``zeta`` into ``kv = zeta * 2 * sqrt(kp * m)``, where
 ``m = 1 / (J M^-1 J^T)`` is the inertia the actuator sees: ``M`` the joint-space mass matrix at
-``qpos0`` (armature on its diagonal) and ``J`` the actuator's moment (``gear`` on its joint's dof).
+``qpos0`` (armature on its diagonal) and ``J`` the actuator's moment (``gear`` on its joint's dof, or ``gear``
+times the coefficients of its fixed tendon's joints).
 At ``qpos0`` every body sits where the file puts it (a hinge or slide moves by ``qpos - qpos0``), so
 ``M`` follows from the reader's tables alone: ``M = sum_b m_b Jv_b^T Jv_b + Jw_b^T I_b Jw_b`` over the
 bodies, with ``Jv_b``/``Jw_b`` the linear (at the COM) and angular Jacobians of body ``b``.
@@ -74,7 +75,13 @@ def resolve_dampratio(m) -> None:
         return
     minv = np.linalg.inv(mass_matrix0(m))
     for a in acts:
-        d = m.joints[a["joint"]]["dofadr"]
-        inv_weight = a["gear"] ** 2 * minv[d, d]
+        moment = np.zeros(len(minv))  # the transmission's d(length)/d(qvel) without gear
+        if a.get("tendon", -1) >= 0:
+            t = m.tendons[a["tendon"]]
+            for j, c in zip(t["joints"], t["coef"]):
+                moment[m.joints[j]["dofadr"]] += c
+        else:
+            moment[m.joints[a["joint"]]["dofadr"]] = 1.0
+        inv_weight = a["gear"] ** 2 * float(moment @ minv @ moment)
         mass = 1.0 / inv_weight if inv_weight > _MJ_MINVAL else 0.0
         a["kv"] = a["dampratio"] * 2.0 * np.sqrt(a["kp"] * mass)

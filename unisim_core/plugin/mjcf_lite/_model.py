@@ -79,9 +79,12 @@ class LiteModel:
     #: ``forcerange``, which is the whole clamp unless an accepted ``actuatorgravcomp`` adds the joint's gravity
     #: compensation under it), ``actuatorgravcomp`` bool
     joints: list = field(default_factory=list)
-    #: dicts ``name kind joint site gear gear6 ctrlrange forcerange kp kv dampratio``: ``kind`` motor | position |
-    #: velocity, ``joint`` a joint id (-1 for a site motor, read only when ``site_transmission`` is accepted: then
-    #: ``site`` is its site id, else -1), ``gear6`` MuJoCo's 6-vector gear (``gear`` its first value), ranges (2,)
+    #: dicts ``name kind joint site tendon gear gear6 ctrlrange forcerange kp kv dampratio``: ``kind`` motor |
+    #: position | velocity, ``joint`` a joint id (-1 for a site motor, read only when ``site_transmission`` is
+    #: accepted: then ``site`` is its site id, else -1; -1 for an actuator on a fixed tendon, read only when
+    #: ``tendon_transmission`` is accepted: then ``tendon`` is its row of :attr:`tendons`, else -1), ``gear6``
+    #: MuJoCo's 6-vector gear (``gear`` its first value), ranges (2,); a ``<general>`` actuator read as a servo
+    #: with its own ctrl coefficient (``general_actuator`` accepted: ``gain u - kp q - kv qd``) has ``gain``
     #: (``±inf`` when unlimited); a position actuator's ``dampratio`` (0 for none, read only when accepted) gave
     #: its ``kv`` as MuJoCo's compiler does (``_dampratio``)
     actuators: list = field(default_factory=list)
@@ -92,6 +95,9 @@ class LiteModel:
     #: length: gear * qpos of its joint, 0 for a site motor) only when accepted (``<type>_sensor``)
     sensors: list = field(default_factory=list)
     sites: list = field(default_factory=list)  #: dicts ``name body pos quat`` (in the body frame)
+    #: ``<tendon><fixed>`` rows, read when the caller accepts ``tendon_transmission``: dicts ``name joints coef``
+    #: (joint ids and coefficients: MuJoCo's tendon length is ``sum coef q``)
+    tendons: list = field(default_factory=list)
     #: dicts ``name type body size pos quat hfield friction solref solimp contype conaffinity``: ``size`` (3,)
     #: (a height field's is MuJoCo's ``(x half, y half, z / 4 + base / 2)``), ``pos``/``quat`` the geom in
     #: its body's frame (m, wxyz), ``hfield`` the row of :attr:`hfields` of a height-field geom (-1 otherwise)

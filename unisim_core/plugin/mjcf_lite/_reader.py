@@ -31,7 +31,7 @@ __all__ = ["load_mjcf", "OPTIONAL_FEATURES"]
 OPTIONAL_FEATURES = frozenset({"frictionloss", "multi_joint_body", "joint_stiffness", "joint_equality",
                                "connect_equality", "weld_equality", "fixed_tendon", "body_gravcomp",
                                "joint_actuatorgravcomp", "hfield", "mocap", "dampratio", "site_transmission",
-                               "magnetometer_sensor", "actuatorpos_sensor",
+                               "magnetometer_sensor", "actuatorpos_sensor", "tendon_transmission", "general_actuator",
                                "ball_joint"})
 #: Sensors read only when the caller evaluates them (``<tag>_sensor`` in ``accept``).
 _GATED_SENSORS = ("magnetometer", "actuatorpos")
@@ -45,6 +45,14 @@ _IGNORED_IN_BODY = {"light", "camera"}
 #: Sections the reader does not read that hold nothing when empty (``<equality/>``)
 _EMPTY_OK = {"equality", "tendon", "deformable", "extension"}
 _ASSETS_OK = {"hfield", "texture", "material", "mesh"}
+#: MuJoCo's ``<option><flag>`` attributes and their default values (MuJoCo 4's ``mjtDisableBit``: on by default;
+#: ``mjtEnableBit``: off by default). A flag at its default changes nothing, so it is read on every backend.
+_FLAG_DEFAULTS = {**dict.fromkeys(("actuation", "autoreset", "clampctrl", "constraint", "contact", "damper", "equality",
+                                   "eulerdamp", "filterparent", "frictionloss", "gravity", "island", "limit",
+                                   "midphase", "multiccd", "nativeccd", "refsafe", "sensor", "spring", "warmstart"),
+                                  "enable"),
+                  **dict.fromkeys(("diagexact", "energy", "fwdinv", "invdiscrete", "ipc", "override", "sleep",
+                                   "speculative"), "disable")}
 #: ``<compiler>`` attributes that change masses or inertias; the reader refuses them by name
 _MASS_COMPILER = ("boundmass", "boundinertia", "balanceinertia", "exactmeshinertia")
 _GEOM_DEFAULTS = {"type": "sphere", "friction": "1 0.005 0.0001", "solref": "0.02 1",
@@ -206,9 +214,12 @@ class _Parser:
             magnetic = _vec(o.get("magnetic"), 3, magnetic, "option.magnetic")
             timestep = float(o.get("timestep", timestep))
             for flag in o:
-                if flag.tag != "flag" or set(flag.attrib) - {"gravity", "contact"}:
-                    raise self.fail(flag, "is not supported; <option> children: <flag gravity contact>",
-                                    f"option_{flag.tag}")
+                changed = {k for k, v in flag.attrib.items() if k not in ("gravity", "contact")
+                           and _FLAG_DEFAULTS.get(k) != v}
+                if flag.tag != "flag" or changed:
+                    off = f" ({sorted(changed)} off their defaults)" if changed else ""
+                    raise self.fail(flag, f"is not supported{off}; <option> children: <flag gravity contact> (other "
+                                          "flags at MuJoCo's default)", f"option_{flag.tag}")
                 if flag.get("gravity") == "disable":
                     gravity = np.zeros(3)
                 contact = contact and flag.get("contact") != "disable"
@@ -239,6 +250,8 @@ class _Parser:
             m.mass_scale = scale
         m.geoms.sort(key=lambda g: g["body"])  # MuJoCo numbers geoms and sites body by body (stable)
         m.sites.sort(key=lambda x: x["body"])
+        if "tendon_transmission" in self.accept:
+            m.tendons = self._fixed_tendons(root, m)
         for act in root.findall("actuator"):
             for a in act:
                 self._actuator(m, a)
@@ -547,13 +560,27 @@ class _Parser:
                             f"{elem.tag}_actuator")
         a = self.attrs(elem, "main")
         kind = elem.tag if elem.tag != "general" else self._general_kind(a, elem)
+        extra = {}
         if elem.tag == "general":  # as the shortcut it equals (MuJoCo's own gain/bias of that shortcut)
             gain = _padded(_vec(a.get("gainprm"), None, [1.0], "gainprm"), [1.0, 0.0, 0.0])
             bias = _padded(_vec(a.get("biasprm"), None, [0.0], "biasprm"), [0.0, 0.0, 0.0])
-            a = {**a, "kp": str(gain[0]), "kv": str(gain[0] if kind == "velocity" else -bias[2])}
-        joint, site, ids = a.get("joint"), -1, [-1]
-        if joint is None:  # a motor on a site (a wrench along gear in the site's frame) when accepted
-            trn = next((t for t, attr in TRANSMISSIONS.items() if attr in a), None)
+            if kind == "general":  # gain u + bias1 q + bias2 qd: a servo with its own ctrl gain
+                kind, extra = "position", {"gain": float(gain[0])}
+                bias = bias if a.get("biastype") == "affine" else np.zeros(3)
+                a = {**a, "kp": str(-bias[1]), "kv": str(-bias[2])}
+            else:
+                a = {**a, "kp": str(gain[0]), "kv": str(gain[0] if kind == "velocity" else -bias[2])}
+        joint, site, tendon, ids = a.get("joint"), -1, -1, [-1]
+        trn = next((t for t, attr in TRANSMISSIONS.items() if attr in a), None)
+        if trn == "tendon" and "tendon_transmission" in self.accept:  # on a fixed tendon: its length
+            tendons = [t["name"] for t in m.tendons]
+            if a["tendon"] not in tendons:
+                raise self.fail(elem, f"has tendon={a['tendon']!r}, which is not a fixed tendon of the model", None)
+            tendon = tendons.index(a["tendon"])
+            if float(a.get("inheritrange", "0")) > 0:
+                raise self.fail(elem, "has inheritrange on a tendon (the tendon's range is not read)",
+                                "tendon_transmission")
+        elif joint is None:  # a motor on a site (a wrench along gear in the site's frame) when accepted
             if trn != "site" or "site_transmission" not in self.accept or "refsite" in a or kind != "motor":
                 raise self.fail(elem, f"has a {trn or 'missing'} transmission; only joint= actuators are supported "
                                       "(and site= motors without refsite when the backend accepts site_transmission)",
@@ -590,12 +617,30 @@ class _Parser:
             ctrlrange = (lo + hi) / 2 + np.array([-1.0, 1.0]) * inherit * (hi - lo) / 2
         gear = _padded(_vec(a.get("gear"), None, [1.0], "gear"), [1.0, 0.0, 0.0, 0.0, 0.0, 0.0])
         m.actuators.append({
-            "name": a.get("name", ""), "kind": kind, "joint": ids[0], "site": site, "gear6": gear,
+            "name": a.get("name", ""), "kind": kind, "joint": ids[0], "site": site, "tendon": tendon, "gear6": gear,
             "gear": float(gear[0]), "ctrlrange": ctrlrange,
             "forcerange": limit("force"), "kp": float(a.get("kp", "1")) if pos else 0.0,
             "kv": float(a.get("kv", "1" if kind == "velocity" else "0")) if servo else 0.0,
             "dampratio": dampratio,  # kv from it once the model is read (resolve_dampratio)
+            **extra,
         })
+
+    def _fixed_tendons(self, root: ET.Element, m: LiteModel) -> list[dict]:
+        """The ``<tendon><fixed>`` elements as dicts ``name joints coef``: joint ids and their coefficients
+        (MuJoCo's tendon length ``sum coef q``); unnamed ones too (no actuator can name them)."""
+        names = [j["name"] for j in m.joints]
+        out = []
+        for fixed in (f for section in root.findall("tendon") for f in section.findall("fixed")):
+            joints, coef = [], []
+            for j in fixed.findall("joint"):
+                jid = names.index(j.get("joint")) if j.get("joint") in names else -1
+                if jid < 0 or m.joints[jid]["type"] not in ("hinge", "slide"):
+                    raise self.fail(fixed, f"has joint={j.get('joint')!r}, which is not a hinge/slide joint of the "
+                                           "model", None)
+                joints.append(jid)
+                coef.append(float(j.get("coef", "0")))
+            out.append({"name": fixed.get("name", ""), "joints": joints, "coef": coef})
+        return out
 
     def _fold_actuatorfrcrange(self, m: LiteModel) -> None:
         """MuJoCo clamps the actuator force a joint receives to its ``actuatorfrcrange``; for a joint
@@ -606,6 +651,10 @@ class _Parser:
             lo, hi = j["actuatorfrcrange"]
             if lo == -np.inf and hi == np.inf:
                 continue
+            if any(jid in m.tendons[a["tendon"]]["joints"] for a in m.actuators if a.get("tendon", -1) >= 0):
+                raise MjcfLiteError(f"{self.path}: <joint name={j['name']!r}> has actuatorfrcrange and a tendon "
+                                    "actuator acts on it; the reader folds it into the forcerange of a joint's only "
+                                    "actuator", "joint_actuatorfrcrange")
             acts = [a for a in m.actuators if a["joint"] == jid]
             if len(acts) > 1:
                 raise MjcfLiteError(f"{self.path}: <joint name={j['name']!r}> has actuatorfrcrange and "
@@ -618,7 +667,9 @@ class _Parser:
 
     def _general_kind(self, a: dict, elem: ET.Element) -> str:
         """The shortcut a ``<general>`` actuator equals: ``motor`` (gain 1, no bias), ``position`` (gain
-        kp, bias ``0 -kp -kv``) or ``velocity`` (gain kv, bias ``0 0 -kv``); anything else is refused."""
+        kp, bias ``0 -kp -kv``) or ``velocity`` (gain kv, bias ``0 0 -kv``); when the caller accepts
+        ``general_actuator``, ``general`` for any other fixed gain with no or an affine bias without offset
+        (``gain u - kp q - kv qd``: read as a position servo with its own ``gain``); anything else is refused."""
         gain = _padded(_vec(a.get("gainprm"), None, [1.0], "gainprm"), [1.0] + [0.0] * 9)
         bias = _padded(_vec(a.get("biasprm"), None, [0.0], "biasprm"), [0.0] * 10)
         dyn, gtype, btype = a.get("dyntype", "none"), a.get("gaintype", "fixed"), a.get("biastype", "none")
@@ -629,6 +680,8 @@ class _Parser:
                 return "position"
             if btype == "affine" and bias[0] == 0.0 and bias[1] == 0.0 and bias[2] == -gain[0] and gain[0] > 0:
                 return "velocity"
+            if (btype == "none" or btype == "affine" and bias[0] == 0.0) and "general_actuator" in self.accept:
+                return "general"
         raise self.fail(elem, f"(dyntype={dyn!r} gaintype={gtype!r} biastype={btype!r} gainprm={gain[:3].tolist()} "
                               f"biasprm={bias[:3].tolist()}) is not a motor, position or velocity actuator",
                         "general_actuator")
