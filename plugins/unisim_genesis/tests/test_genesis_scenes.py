@@ -37,8 +37,9 @@ BUMPS = """<mujoco model="bumps">
 #: What Genesis' importer needs help with, in one scene: several joints on one body, joints with ``ref`` (an
 #: actuator's law and a spring measured from 0 by MuJoCo, from qpos0 by Genesis), joint stiffness and limits,
 #: unnamed bodies, a ball joint, a joint equality (polycoef), an inert fixed tendon, bodies with gravcomp 1 and
-#: 0.5, motor, position and velocity actuators, a motor on a site (a wrench in the site frame, force-clamped),
-#: MuJoCo's default solref (Genesis' importer would put its own), actuatorpos/magnetometer/cutoff sensors.
+#: 0.5, motor, position, velocity and general (own ctrl gain: 0.4 u - 6 q - 0.5 qd) actuators, a motor on a site
+#: (a wrench in the site frame, force-clamped), MuJoCo's default solref (Genesis' importer would put its own),
+#: actuatorpos/magnetometer/cutoff sensors.
 FEATURES = """<mujoco model="features">
   <compiler angle="radian"/>
   <option timestep="0.002" integrator="{integrator}"/>
@@ -80,6 +81,7 @@ FEATURES = """<mujoco model="features">
     <position name="pb1" joint="b1" kp="10" kv="0.5"/>
     <motor name="mc1" joint="c1"/>
     <velocity name="vh1" joint="h1" kv="0.5"/>
+    <general name="gh2" joint="h2" gainprm="0.4" biasprm="0 -6 -0.5" biastype="affine"/>
     <motor name="thrust" site="push" gear="1 0 0.5 0 0.2 0" ctrlrange="-1 1" forcerange="-0.15 0.15"/>
   </actuator>
   <sensor>

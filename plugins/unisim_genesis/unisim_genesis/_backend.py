@@ -261,7 +261,7 @@ class GenesisBackend(SimBackend):
             want_gain, want_bias, want_force = [], [], []
             for a in acts:
                 kind, kp, kv, gear = a["kind"], a["kp"], a["kv"], a["gear"]
-                want_gain.append({"motor": gear, "position": kp, "velocity": kv}[kind])
+                want_gain.append(a.get("gain", {"motor": gear, "position": kp, "velocity": kv}[kind]))
                 want_bias.append({"motor": (0, 0, 0), "position": (0, -kp, -kv), "velocity": (0, 0, -kv)}[kind])
                 force = np.asarray(a["forcerange"], dtype=np.float64)
                 if kind == "motor" and np.isfinite(a["ctrlrange"]).all():

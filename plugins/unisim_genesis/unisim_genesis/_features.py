@@ -29,7 +29,8 @@ __all__ = ["ACCEPTED", "ENGINE_LIMITS", "check_model", "contact_options", "with_
 #: ``mjcf_lite`` optional features Genesis honours (the reader refuses the others by name).
 ACCEPTED = frozenset({"frictionloss", "hfield", "multi_joint_body", "joint_stiffness", "joint_equality",
                       "connect_equality", "weld_equality", "fixed_tendon", "body_gravcomp", "dampratio", "mocap",
-                      "ball_joint", "site_transmission", "actuatorpos_sensor", "magnetometer_sensor"})
+                      "ball_joint", "site_transmission", "actuatorpos_sensor", "magnetometer_sensor",
+                      "general_actuator"})
 
 
 #: Features ``mjcf_lite`` refuses because Genesis has no counterpart: the refusal carries Genesis' reason.
