@@ -33,7 +33,7 @@ def test_a_tendon_servo_and_a_general_servo_read_as_mujoco_compiles_them(tmp_pat
     path = write_scene(tmp_path, GRIPPER)
     lite = load_mjcf(str(path), accept=ACCEPT)
     m = mujoco.MjModel.from_xml_path(str(path))
-    assert lite.tendons == [{"name": "split", "joints": [0, 1], "coef": [0.5, 0.7]}]
+    assert lite.tendons == [{"name": "split", "type": "fixed", "joints": [0, 1], "coef": [0.5, 0.7]}]
     grip, general = lite.actuators
     assert (grip["joint"], grip["tendon"], grip["gear"]) == (-1, 0, 2.0)
     assert grip["kv"] == pytest.approx(-m.actuator_biasprm[0, 2], rel=1e-10)

@@ -45,15 +45,69 @@ def test_edge_inertia_scene_is_refused_by_feature(make, tmp_path):
     assert info.value.capability == "edge_inertia" and "A + B >= C" in str(info.value)
 
 
-def test_feature_outside_the_reader_is_refused_by_name(make, tmp_path):
-    """A tendon (outside mjcf_lite's subset, and not simulated by this adapter) is refused naming it."""
+TENDON = """<mujoco><option integrator="implicitfast"/><worldbody><body name="base" pos="0 0 1">
+  <body name="l" pos="0.1 0 0"><joint name="jl" axis="0 1 0" damping="0.01"/>
+    <inertial pos="0 0 -0.1" mass="0.3" diaginertia="0.002 0.002 0.001"/></body>
+  <body name="r" pos="-0.1 0 0"><joint name="jr" axis="1 0 0" damping="0.01"/>
+    <inertial pos="0 0 -0.1" mass="0.2" diaginertia="0.002 0.002 0.001"/></body></body></worldbody>
+  <tendon><fixed name="t" stiffness="2" springlength="0.1" damping="0.05"><joint joint="jl" coef="1"/>
+    <joint joint="jr" coef="-0.5"/></fixed></tendon>
+  <actuator><general name="g" tendon="t" gainprm="0.5" biasprm="0 -4 -0.2" biastype="affine" gear="2"/></actuator>
+  <sensor><actuatorpos name="len" actuator="g"/></sensor></mujoco>"""
+
+
+def test_fixed_tendons_and_their_actuators_act_as_in_mujoco(make, tmp_path):
+    """A fixed tendon over two hinges (coefficients 1 and -0.5) with a spring, damping, and a <general> servo
+    on it (its own ctrl gain, gear 2): Newton's importer hands them to MuJoCo Warp as MuJoCo compiles them, and
+    200 steps give MuJoCo's qpos (float32: 1e-5 rad); the actuator's length sensor reads MuJoCo's
+    ``actuator_length`` of that state."""
+    mujoco = pytest.importorskip("mujoco", reason="the reference is MuJoCo")
     path = tmp_path / "tendon.xml"
-    path.write_text('<mujoco><worldbody><body name="a"><joint name="j" type="hinge"/><geom size="0.1" mass="1"/>'
-                    '</body></worldbody><tendon><fixed name="t"><joint joint="j" coef="1"/></fixed></tendon>'
-                    '</mujoco>')
+    path.write_text(TENDON)
+    b = make(path, num_envs=1, sim_dt=0.002)
+    b.step(np.full((1, 1), 0.8), 200)
+    m = mujoco.MjModel.from_xml_path(str(path))
+    d = mujoco.MjData(m)
+    d.ctrl[:] = 0.8
+    mujoco.mj_step(m, d, 200)
+    assert np.abs(d.qpos).min() > 0.02  # both joints move
+    np.testing.assert_allclose(b.get_qpos()[0], d.qpos, atol=1e-5)
+    mujoco.mj_forward(m, d)
+    np.testing.assert_allclose(b.get_sensor_data("len")[0], d.actuator_length, atol=2e-5)
+
+
+def test_a_tendon_newtons_importer_would_shorten_is_refused(make, tmp_path):
+    """A fixed tendon over an axis of a multi-joint body (``rooty``): Newton 1.8's importer keeps only the
+    wrap on ``a``; the scene is refused as ``fixed_tendon`` naming the wraps rather than simulated shorter."""
+    path = tmp_path / "multi.xml"
+    path.write_text(MULTI_JOINT.format(springref=0).replace(
+        "<actuator>", '<tendon><fixed name="t" stiffness="1"><joint joint="a" coef="1"/><joint joint="rooty" '
+        'coef="1"/></fixed></tendon><actuator>'))
     with pytest.raises(UnsupportedCapabilityError) as info:
         make(path)
-    assert info.value.capability == "fixed_tendon"  # unisim_core.plugin.mjcf_features' name
+    assert info.value.capability == "fixed_tendon" and "wraps" in str(info.value)
+
+
+ROPE = """<mujoco><worldbody><site name="hook" pos="0.3 0 1.05"/>
+  <body name="bob" pos="0 0 1"><joint name="j" axis="0 1 0"/><geom type="sphere" size="0.05" pos="0.3 0 0" mass="1"
+    contype="0" conaffinity="0"/><site name="tip" pos="0.3 0 0"/></body></worldbody>
+  <tendon><spatial name="rope" limited="true" range="0 0.35"><site site="hook"/><site site="tip"/></spatial></tendon>
+</mujoco>"""
+
+
+def test_a_spatial_tendon_holds_as_in_mujoco(make, tmp_path):
+    """A rope (spatial tendon, range [0, 0.35] m) from a world site to a pendulum's tip, 0.05 m apart at rest: the
+    bob swings down until the rope is taut (at 0.35 m) and hangs there, as in MuJoCo (1e-4 rad)."""
+    mujoco = pytest.importorskip("mujoco", reason="the reference is MuJoCo")
+    path = tmp_path / "rope.xml"
+    path.write_text(ROPE)
+    b = make(path, num_envs=1, sim_dt=0.002)
+    b.step(np.zeros((1, 0)), 300)
+    m = mujoco.MjModel.from_xml_path(str(path))
+    d = mujoco.MjData(m)
+    mujoco.mj_step(m, d, 300)
+    assert 0.3 < d.qpos[0] < 1.4  # held by the rope, well short of hanging straight down (pi / 2)
+    np.testing.assert_allclose(b.get_qpos()[0], d.qpos, atol=1e-4)
 
 
 def test_free_root_state_round_trips_in_mujoco_conventions(quadruped):

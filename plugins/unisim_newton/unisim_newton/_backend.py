@@ -29,6 +29,7 @@ import warp as wp
 
 from unisim_core.contract import quat as Q
 from unisim_core.contract.backend import SimBackend, diverged_rows
+from unisim_core.contract.errors import UnsupportedCapabilityError
 from unisim_core.contract.heightfield import HFieldSampler
 from unisim_core.contract.kinematics import site_jacobian
 from unisim_core.contract.model import ModelInfo
@@ -91,7 +92,14 @@ class NewtonBackend(SimBackend):
         super().__init__(scene, num_envs, sim_dt, **options)
         path = str(self.scene.model_file)
         check_engine_limits(path)
-        self._lite = load_mjcf_or_refuse(path, self.name, accept=ACCEPTED, reasons=ENGINE_LIMITS)
+        self._lite = lite = load_mjcf_or_refuse(path, self.name, accept=ACCEPTED, reasons=ENGINE_LIMITS)
+        spatial = [s["name"] for s in lite.sensors if s["type"] == "actuatorpos"
+                   and lite.actuators[s["obj"]]["tendon"] >= 0
+                   and lite.tendons[lite.actuators[s["obj"]]["tendon"]]["type"] != "fixed"]
+        if spatial:
+            raise UnsupportedCapabilityError(self.name, "actuatorpos_sensor", f"{path}: actuatorpos sensors {spatial} "
+                                             "read actuators on spatial tendons; this backend reads an actuator's "
+                                             "length from the joints (a fixed tendon's), not along a spatial path")
         _ = self.model_info  # names given by the options (base_name, ...) are checked before the engine loads
         self._device = warp_device(wp, self.options.device)
         n, opts = self._num_envs, self.options
@@ -334,8 +342,12 @@ class NewtonBackend(SimBackend):
             return self.get_qpos()[:, info.joint_qposadr[obj], None]
         if kind == "jointvel":
             return self.get_qvel()[:, info.joint_dofadr[obj], None]
-        if kind == "actuatorpos":  # the actuator's length: gear * qpos of its joint (a site motor's is 0)
-            a = self._lite.actuators[obj]
+        if kind == "actuatorpos":  # the actuator's length: gear * qpos of its joint or gear * sum coef q of its
+            a = self._lite.actuators[obj]  # fixed tendon (a site motor's is 0)
+            if a["tendon"] >= 0:
+                t = self._lite.tendons[a["tendon"]]
+                cols = [info.joint_qposadr[j] for j in t["joints"]]
+                return a["gear"] * (self.get_qpos()[:, cols] @ np.asarray(t["coef"], dtype=np.float64))[:, None]
             if a["joint"] < 0:
                 return np.zeros((self._num_envs, 1))
             return a["gear"] * self.get_qpos()[:, info.joint_qposadr[a["joint"]], None]

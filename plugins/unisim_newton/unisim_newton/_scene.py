@@ -29,13 +29,14 @@ from unisim_mjwarp import buffer_sizes
 __all__ = ["ACCEPTED", "ENGINE_LIMITS", "Layout", "NewtonModellingWarning", "build_model", "build_solver",
            "check_engine_limits", "geom_maps", "scene_buffer_sizes"]
 
-#: ``mjcf_lite`` optional features the importer and SolverMuJoCo simulate (each checked after the build)
-#: (not ``fixed_tendon``: a tendon spring moves the joints otherwise than MuJoCo does, docs/newton.md);
+#: ``mjcf_lite`` optional features the importer and SolverMuJoCo simulate (each checked after the build: fixed
+#: tendons and the actuators on them against MuJoCo's compile, ``_check_tendons``);
 #: ``gravcomp``/``actuatorgravcomp`` reach MuJoCo Warp as its ``body_gravcomp``/``jnt_actgravcomp``
 ACCEPTED = frozenset({"frictionloss", "multi_joint_body", "joint_stiffness", "joint_equality", "connect_equality",
                       "ball_joint", "magnetometer_sensor", "actuatorpos_sensor",
                       "weld_equality", "body_gravcomp", "joint_actuatorgravcomp", "hfield", "mocap", "dampratio",
-                      "site_transmission"})
+                      "site_transmission", "fixed_tendon", "tendon_transmission", "general_actuator",
+                      "spatial_tendon", "option_flag"})
 
 
 _JOINT_TYPES = {"free": newton.JointType.FREE, "hinge": newton.JointType.REVOLUTE,
@@ -310,8 +311,10 @@ def _check_actuators(model: newton.Model, lite: LiteModel, layout: Layout, path:
         _check_close(f"actuator_{key}", path, f"actuator {key}s", got[limited], want[limited])
     gain, bias = mj.actuator_gainprm.numpy()[:nu], mj.actuator_biasprm.numpy()[:nu]
     kind = np.array([a["kind"] for a in A])
-    kp = np.where(kind == "velocity", 0.0, np.where(kind == "position", gain[:, 0], 0.0))
+    kp = np.where(kind == "position", -bias[:, 1], 0.0)
     kv = np.where(kind == "motor", 0.0, -bias[:, 2])
+    _check_close("actuator_gains", path, "actuator ctrl gains", gain[:, 0],  # a <general> servo's own "gain"
+                 [a.get("gain", {"motor": 1.0, "position": a["kp"], "velocity": a["kv"]}[a["kind"]]) for a in A])
     _check_close("actuator_gains", path, "actuator kp", kp, [a["kp"] if a["kind"] == "position" else 0.0 for a in A])
     fixed = [i for i, a in enumerate(A) if not a["dampratio"]]  # a dampratio's kv is SolverMuJoCo's (_freeze_kv)
     _check_close("actuator_gains", path, "actuator kv", kv[fixed], [A[i]["kv"] if A[i]["kind"] != "motor" else 0.0
@@ -414,6 +417,73 @@ def _check_constraints(solver: SolverMuJoCo, lite: LiteModel, path: str) -> None
                           f"gives {got} {kind} rows to SolverMuJoCo, the file has {want}")
 
 
+#: MuJoCo's per-tendon values SolverMuJoCo must hand MuJoCo Warp as the file's compile has them
+_TENDON_FIELDS = ("tendon_num", "tendon_limited", "tendon_range", "tendon_stiffness", "tendon_damping",
+                  "tendon_frictionloss", "tendon_lengthspring", "tendon_armature", "tendon_margin", "tendon_solref_lim",
+                  "tendon_solimp_lim", "tendon_solref_fri", "tendon_solimp_fri")
+
+
+def _wraps(m, body_of, dof_of) -> list[tuple]:
+    """Each tendon wrap of MuJoCo model ``m`` in the contract's terms: ``(tendon, kind, object, values)`` with
+    the joint's contract dof and coefficient, a site's contract body and position in it, a wrapping geom's body,
+    type, size, position and side site (its body and position; none: -1), a pulley's divisor. ``body_of``/
+    ``dof_of`` map ``m``'s body and joint ids to the contract's."""
+    out = []
+    for t in range(m.ntendon):
+        for w in range(m.tendon_adr[t], m.tendon_adr[t] + m.tendon_num[t]):
+            kind, obj, prm = int(m.wrap_type[w]), int(m.wrap_objid[w]), float(m.wrap_prm[w])
+            if kind == mujoco.mjtWrap.mjWRAP_JOINT:
+                out.append((t, kind, dof_of(obj), [prm]))
+            elif kind == mujoco.mjtWrap.mjWRAP_SITE:
+                out.append((t, kind, body_of(m.site_bodyid[obj]), list(m.site_pos[obj])))
+            elif kind in (mujoco.mjtWrap.mjWRAP_SPHERE, mujoco.mjtWrap.mjWRAP_CYLINDER):
+                side = int(prm)
+                out.append((t, kind, body_of(m.geom_bodyid[obj]), [*m.geom_size[obj], *m.geom_pos[obj]] + (
+                    [body_of(m.site_bodyid[side]), *m.site_pos[side]] if side >= 0 else [-1, 0.0, 0.0, 0.0])))
+            else:  # a pulley: its divisor
+                out.append((t, kind, -1, [prm]))
+    return out
+
+
+def _check_tendons(solver: SolverMuJoCo, lite: LiteModel, layout: Layout, path: str) -> None:
+    """The tendons SolverMuJoCo compiled (world 0) against MuJoCo's compile of the file: each tendon's values
+    (:data:`_TENDON_FIELDS`), each wrap in the contract's terms (:func:`_wraps`: joints as contract dofs with
+    their coefficients, sites and wrapping geoms on the same bodies where the file puts them), and each
+    actuator on a tendon driving that tendon. Newton 1.8's importer drops a wrap on an axis of a multi-joint
+    body (its D6 joint): such a tendon is refused by name rather than simulated shorter."""
+    mj = solver.mj_model
+    if not mj.ntendon:
+        return
+    ref = mujoco.MjModel.from_xml_path(path)  # its bodies and joints are the contract's (file order)
+    contract = {int(nb): cb for cb, nb in enumerate(layout.body_src) if nb >= 0}
+    newton_body, newton_dof = solver.mjc_body_to_newton.numpy()[0], solver.mjc_jnt_to_newton_dof.numpy()[0]
+    dof_src = {int(d): c for c, d in enumerate(layout.qd_src)}
+    got = _wraps(mj, lambda b: contract.get(int(newton_body[b]), 0), lambda j: dof_src.get(int(newton_dof[j]), -1))
+    want = _wraps(ref, int, lambda j: int(ref.jnt_dofadr[j]))
+    if [w[:3] for w in got] != [w[:3] for w in want] or not all(
+            np.allclose(a[3], b[3], rtol=_RTOL, atol=_FRAME_TOL) for a, b in zip(got, want)):
+        raise _refuse(f"{'spatial' if any(w[1] != mujoco.mjtWrap.mjWRAP_JOINT for w in want) else 'fixed'}_tendon",
+                      path, f"gives tendon wraps {[w[:3] for w in got]}, the file {[w[:3] for w in want]} (Newton's "
+                      "importer drops a wrap on an axis of a multi-joint body)")
+    for field in _TENDON_FIELDS:
+        _check_close("fixed_tendon", path, field, getattr(mj, field), getattr(ref, field))
+    for i, a in enumerate(lite.actuators):
+        if a["tendon"] >= 0 and (mj.actuator_trntype[i] != mujoco.mjtTrn.mjTRN_TENDON
+                                 or mj.actuator_trnid[i, 0] != a["tendon"]):
+            raise _refuse("tendon_transmission", path, f"does not drive actuator {a['name']!r} on its tendon")
+
+
+def _check_flags(solver: SolverMuJoCo, path: str) -> None:
+    """MuJoCo's disable and enable flags as SolverMuJoCo hands them MuJoCo Warp (the importer reads the file's
+    ``<option><flag>``) against MuJoCo's compile of the file."""
+    got, want = solver.mj_model.opt, mujoco.MjModel.from_xml_path(path).opt
+    for name, table in (("disable", mujoco.mjtDisableBit), ("enable", mujoco.mjtEnableBit)):
+        differ = getattr(got, f"{name}flags") ^ getattr(want, f"{name}flags")
+        if differ:
+            bits = [b.name for b in table if int(b) & differ]
+            raise _refuse("option_flag", path, f"sets MuJoCo's {name} flags {bits} otherwise than the file")
+
+
 def scene_buffer_sizes(path: str, keyframe: str | None) -> tuple[int, int]:
     """``(nconmax, njmax)`` per world for the scene, sized as ``unisim-mjwarp`` sizes them
     (``unisim_mjwarp.buffer_sizes``) from MuJoCo's compile of the file, at ``qpos0`` (the state
@@ -444,6 +514,8 @@ def build_solver(model: newton.Model, path: str, lite: LiteModel | None = None,
         _freeze_kv(solver, model, lite, path)
     if lite is not None and layout is not None:
         _check_site_motors(solver, lite, layout, path)
+        _check_tendons(solver, lite, layout, path)
+        _check_flags(solver, path)
         _check_geoms(solver, lite, geom_maps(model, solver, lite, layout.body_src, 1)[1][0], path)
     if layout is not None and layout.mocap:
         # SolverMuJoCo makes a root fixed to the world a MuJoCo mocap body posed from the joint's X_p every step

@@ -377,6 +377,8 @@ def physx_drives(joints: Sequence[Mapping[str, Any]], actuators: Sequence[Mappin
     for i, a in enumerate(actuators):
         name, j, t = a.get("name") or f"#{i}", int(a["joint"]), int(a.get("tendon", -1))
         if t >= 0:
+            if tendons[t].get("type", "fixed") != "fixed":
+                raise ValueError(f"actuator {name!r}: its tendon {tendons[t]['name']!r} is not a fixed tendon")
             for tj, c in zip(tendons[t]["joints"], tendons[t]["coef"]):
                 moment[i, column[tj]] += c
         elif j not in column:

@@ -95,8 +95,9 @@ class LiteModel:
     #: length: gear * qpos of its joint, 0 for a site motor) only when accepted (``<type>_sensor``)
     sensors: list = field(default_factory=list)
     sites: list = field(default_factory=list)  #: dicts ``name body pos quat`` (in the body frame)
-    #: ``<tendon><fixed>`` rows, read when the caller accepts ``tendon_transmission``: dicts ``name joints coef``
-    #: (joint ids and coefficients: MuJoCo's tendon length is ``sum coef q``)
+    #: ``<tendon>`` rows in file order, read when the caller accepts ``tendon_transmission``: dicts ``name type
+    #: joints coef`` (``type`` fixed | spatial; a fixed tendon's joint ids and coefficients, its length ``sum coef
+    #: q``; a spatial one's lists empty: its path through sites and wrapping geoms is the engine's)
     tendons: list = field(default_factory=list)
     #: dicts ``name type body size pos quat hfield friction solref solimp contype conaffinity``: ``size`` (3,)
     #: (a height field's is MuJoCo's ``(x half, y half, z / 4 + base / 2)``), ``pos``/``quat`` the geom in

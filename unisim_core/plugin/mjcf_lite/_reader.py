@@ -32,6 +32,7 @@ OPTIONAL_FEATURES = frozenset({"frictionloss", "multi_joint_body", "joint_stiffn
                                "connect_equality", "weld_equality", "fixed_tendon", "body_gravcomp",
                                "joint_actuatorgravcomp", "hfield", "mocap", "dampratio", "site_transmission",
                                "magnetometer_sensor", "actuatorpos_sensor", "tendon_transmission", "general_actuator",
+                               "spatial_tendon", "option_flag",
                                "ball_joint"})
 #: Sensors read only when the caller evaluates them (``<tag>_sensor`` in ``accept``).
 _GATED_SENSORS = ("magnetometer", "actuatorpos")
@@ -215,7 +216,7 @@ class _Parser:
             timestep = float(o.get("timestep", timestep))
             for flag in o:
                 changed = {k for k, v in flag.attrib.items() if k not in ("gravity", "contact")
-                           and _FLAG_DEFAULTS.get(k) != v}
+                           and _FLAG_DEFAULTS.get(k) != v and "option_flag" not in self.accept}
                 if flag.tag != "flag" or changed:
                     off = f" ({sorted(changed)} off their defaults)" if changed else ""
                     raise self.fail(flag, f"is not supported{off}; <option> children: <flag gravity contact> (other "
@@ -251,7 +252,7 @@ class _Parser:
         m.geoms.sort(key=lambda g: g["body"])  # MuJoCo numbers geoms and sites body by body (stable)
         m.sites.sort(key=lambda x: x["body"])
         if "tendon_transmission" in self.accept:
-            m.tendons = self._fixed_tendons(root, m)
+            m.tendons = self._tendons(root, m)
         for act in root.findall("actuator"):
             for a in act:
                 self._actuator(m, a)
@@ -575,7 +576,7 @@ class _Parser:
         if trn == "tendon" and "tendon_transmission" in self.accept:  # on a fixed tendon: its length
             tendons = [t["name"] for t in m.tendons]
             if a["tendon"] not in tendons:
-                raise self.fail(elem, f"has tendon={a['tendon']!r}, which is not a fixed tendon of the model", None)
+                raise self.fail(elem, f"has tendon={a['tendon']!r}, which is not a tendon of the model", None)
             tendon = tendons.index(a["tendon"])
             if float(a.get("inheritrange", "0")) > 0:
                 raise self.fail(elem, "has inheritrange on a tendon (the tendon's range is not read)",
@@ -625,13 +626,17 @@ class _Parser:
             **extra,
         })
 
-    def _fixed_tendons(self, root: ET.Element, m: LiteModel) -> list[dict]:
-        """The ``<tendon><fixed>`` elements as dicts ``name joints coef``: joint ids and their coefficients
-        (MuJoCo's tendon length ``sum coef q``); unnamed ones too (no actuator can name them)."""
+    def _tendons(self, root: ET.Element, m: LiteModel) -> list[dict]:
+        """The ``<tendon>`` elements as dicts ``name type joints coef``: a ``<fixed>`` one's joint ids and their
+        coefficients (MuJoCo's tendon length ``sum coef q``), a ``<spatial>`` one's empty (its path through sites
+        and wrapping geoms is the engine's to follow); unnamed ones too (no actuator can name them)."""
         names = [j["name"] for j in m.joints]
         out = []
-        for fixed in (f for section in root.findall("tendon") for f in section.findall("fixed")):
+        for fixed in (f for section in root.findall("tendon") for f in section):
             joints, coef = [], []
+            if fixed.tag == "spatial":  # its length runs through sites and wrapping geoms: the backend's to compute
+                out.append({"name": fixed.get("name", ""), "type": "spatial", "joints": joints, "coef": coef})
+                continue
             for j in fixed.findall("joint"):
                 jid = names.index(j.get("joint")) if j.get("joint") in names else -1
                 if jid < 0 or m.joints[jid]["type"] not in ("hinge", "slide"):
@@ -639,7 +644,7 @@ class _Parser:
                                            "model", None)
                 joints.append(jid)
                 coef.append(float(j.get("coef", "0")))
-            out.append({"name": fixed.get("name", ""), "joints": joints, "coef": coef})
+            out.append({"name": fixed.get("name", ""), "type": "fixed", "joints": joints, "coef": coef})
         return out
 
     def _fold_actuatorfrcrange(self, m: LiteModel) -> None:
