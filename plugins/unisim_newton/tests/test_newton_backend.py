@@ -110,6 +110,21 @@ def test_a_spatial_tendon_holds_as_in_mujoco(make, tmp_path):
     np.testing.assert_allclose(b.get_qpos()[0], d.qpos, atol=1e-4)
 
 
+@pytest.mark.parametrize(("flag", "accepted"), [('eulerdamp="disable"', True), ('filterparent="disable"', False)])
+def test_option_flags_reach_mujoco_warp_or_are_refused(make, tmp_path, flag, accepted):
+    """The file's ``<option><flag>``: Newton's importer hands ``eulerdamp`` to MuJoCo Warp (audited against
+    MuJoCo's disable bits); it ignores ``filterparent`` (a warning), and the scene is refused naming the flag."""
+    path = tmp_path / "flag.xml"
+    path.write_text(f'<mujoco><option><flag {flag}/></option><worldbody><body name="a"><joint name="j" axis="0 1 0" '
+                    'damping="1"/><geom size="0.1" mass="1"/></body></worldbody></mujoco>')
+    if accepted:
+        assert make(path).num_dof == 1
+        return
+    with pytest.warns(UserWarning, match="filterparent"), pytest.raises(UnsupportedCapabilityError) as info:
+        make(path)
+    assert info.value.capability == "option_flag" and "FILTERPARENT" in str(info.value)
+
+
 def test_free_root_state_round_trips_in_mujoco_conventions(quadruped):
     """A yawed, spinning base: qpos (wxyz) and qvel (origin velocity world, angular body frame) read back
     as written (float32), and the base's world angular velocity is the body-frame one rotated."""

@@ -480,7 +480,7 @@ def _check_flags(solver: SolverMuJoCo, path: str) -> None:
     for name, table in (("disable", mujoco.mjtDisableBit), ("enable", mujoco.mjtEnableBit)):
         differ = getattr(got, f"{name}flags") ^ getattr(want, f"{name}flags")
         if differ:
-            bits = [b.name for b in table if int(b) & differ]
+            bits = [n for n in dir(table) if n.startswith("mj") and int(getattr(table, n)) & differ]
             raise _refuse("option_flag", path, f"sets MuJoCo's {name} flags {bits} otherwise than the file")
 
 
