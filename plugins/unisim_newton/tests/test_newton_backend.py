@@ -92,12 +92,13 @@ ROPE = """<mujoco><worldbody><site name="hook" pos="0.3 0 1.05"/>
   <body name="bob" pos="0 0 1"><joint name="j" axis="0 1 0"/><geom type="sphere" size="0.05" pos="0.3 0 0" mass="1"
     contype="0" conaffinity="0"/><site name="tip" pos="0.3 0 0"/></body></worldbody>
   <tendon><spatial name="rope" limited="true" range="0 0.35"><site site="hook"/><site site="tip"/></spatial></tendon>
-</mujoco>"""
+  <sensor><tendonpos name="rope_length" tendon="rope"/></sensor></mujoco>"""
 
 
 def test_a_spatial_tendon_holds_as_in_mujoco(make, tmp_path):
     """A rope (spatial tendon, range [0, 0.35] m) from a world site to a pendulum's tip, 0.05 m apart at rest: the
-    bob swings down until the rope is taut (at 0.35 m) and hangs there, as in MuJoCo (1e-4 rad)."""
+    bob swings down until the rope is taut (at 0.35 m) and hangs there, as in MuJoCo (1e-4 rad); the rope's
+    tendonpos sensor reads its length at that state (after a set_state too: 0.05 m at rest)."""
     mujoco = pytest.importorskip("mujoco", reason="the reference is MuJoCo")
     path = tmp_path / "rope.xml"
     path.write_text(ROPE)
@@ -108,6 +109,11 @@ def test_a_spatial_tendon_holds_as_in_mujoco(make, tmp_path):
     mujoco.mj_step(m, d, 300)
     assert 0.3 < d.qpos[0] < 1.4  # held by the rope, well short of hanging straight down (pi / 2)
     np.testing.assert_allclose(b.get_qpos()[0], d.qpos, atol=1e-4)
+    mujoco.mj_forward(m, d)
+    assert abs(d.ten_length[0] - 0.35) < 1e-3
+    np.testing.assert_allclose(b.get_sensor_data("rope_length")[0], d.ten_length, atol=1e-5)
+    b.set_state(np.arange(1), np.zeros((1, 1)), np.zeros((1, 1)))
+    np.testing.assert_allclose(b.get_sensor_data("rope_length")[0], [0.05], atol=1e-6)
 
 
 @pytest.mark.parametrize(("flag", "accepted"), [('eulerdamp="disable"', True), ('filterparent="disable"', False)])

@@ -23,6 +23,7 @@ import os
 import sys
 import warnings
 
+import mujoco_warp as mjw
 import newton
 import numpy as np
 import warp as wp
@@ -104,6 +105,7 @@ class NewtonBackend(SimBackend):
         self._device = warp_device(wp, self.options.device)
         n, opts = self._num_envs, self.options
         self._cache: tuple[np.ndarray, ...] | None = None
+        self._ten: np.ndarray | None = None  # MuJoCo Warp's tendon lengths of the current state (_tendon_lengths)
         sized = (None, None) if opts.nconmax and opts.njmax else scene_buffer_sizes(path, self.scene.default_keyframe)
         buffers = (opts.nconmax or sized[0], opts.njmax or sized[1])
         with WarpKernelNotice(wp, "unisim-newton", self._device, "Newton and MuJoCo Warp kernels") as notice:
@@ -197,6 +199,17 @@ class NewtonBackend(SimBackend):
                 np.concatenate((world([1, 0, 0, 0]), quat), axis=1),
                 np.concatenate((world([0, 0, 0]), lin), axis=1), np.concatenate((world([0, 0, 0]), ang), axis=1))
 
+    def _tendon_lengths(self) -> np.ndarray:
+        """``(n, ntendon)`` MuJoCo Warp's tendon lengths at the current state (m or rad): Newton's state pushed into
+        its data (``SolverMuJoCo._update_mjc_data``, Newton 1.8), then its kinematics and tendon passes."""
+        if self._ten is None:
+            solver = self._solver
+            solver._update_mjc_data(solver.mjw_data, self._model, self._state)
+            for stage in (mjw.kinematics, mjw.com_pos, mjw.tendon):
+                stage(solver.mjw_model, solver.mjw_data)
+            self._ten = solver.mjw_data.ten_length.numpy().reshape(self._num_envs, -1).astype(np.float64)
+        return self._ten
+
     def _now(self) -> tuple[np.ndarray, ...]:
         if self._cache is None:
             self._cache = self._kinematics(self._state)
@@ -211,7 +224,7 @@ class NewtonBackend(SimBackend):
                 self._write_wrench()
             self._substep()
             self._state, self._prev = self._prev, self._state
-            self._cache = None
+            self._cache = self._ten = None
         self._time += nsteps * self.sim_dt
         self._fresh[:] = False  # a non-finite state is caught by the core's divergence policy
         self._check_overflow()
@@ -296,7 +309,7 @@ class NewtonBackend(SimBackend):
             body_q[others], body_qd[others] = keep_q[others], keep_qd[others]
             st.body_q.assign(body_q.reshape(-1, 7))
             st.body_qd.assign(body_qd.reshape(-1, 6))
-        self._cache = None
+        self._cache = self._ten = None
 
     def get_qpos(self) -> np.ndarray:
         qpos = self._host(self._state)[0][:, self._layout.q_src]
@@ -342,6 +355,8 @@ class NewtonBackend(SimBackend):
             return self.get_qpos()[:, info.joint_qposadr[obj], None]
         if kind == "jointvel":
             return self.get_qvel()[:, info.joint_dofadr[obj], None]
+        if kind == "tendonpos":
+            return self._tendon_lengths()[:, obj, None]
         if kind == "actuatorpos":  # the actuator's length: gear * qpos of its joint or gear * sum coef q of its
             a = self._lite.actuators[obj]  # fixed tendon (a site motor's is 0)
             if a["tendon"] >= 0:
@@ -439,7 +454,7 @@ class NewtonBackend(SimBackend):
         if kept is not None:
             self._com = self._body_com()
             self._write_state(env_ids, *kept)
-        self._cache = None
+        self._cache = self._ten = None
 
     # ------------------------------------------------------------------ mocap
     def _bind_mocap_pose(self, body_id: int) -> NewtonMocapPoseBinding:
@@ -486,7 +501,7 @@ class NewtonBackend(SimBackend):
         for array, table in zip(self._engine_arrays(), engine):
             array.assign(table.reshape(array.numpy().shape))
         self._time = state[:, 0].copy()
-        self._cache = None
+        self._cache = self._ten = None
 
     # ------------------------------------------------------------------ lifecycle
     def _close(self) -> None:

@@ -36,7 +36,7 @@ ACCEPTED = frozenset({"frictionloss", "multi_joint_body", "joint_stiffness", "jo
                       "ball_joint", "magnetometer_sensor", "actuatorpos_sensor",
                       "weld_equality", "body_gravcomp", "joint_actuatorgravcomp", "hfield", "mocap", "dampratio",
                       "site_transmission", "fixed_tendon", "tendon_transmission", "general_actuator",
-                      "spatial_tendon", "option_flag"})
+                      "spatial_tendon", "option_flag", "tendonpos_sensor"})
 
 
 _JOINT_TYPES = {"free": newton.JointType.FREE, "hinge": newton.JointType.REVOLUTE,
@@ -423,6 +423,16 @@ _TENDON_FIELDS = ("tendon_num", "tendon_limited", "tendon_range", "tendon_stiffn
                   "tendon_solimp_lim", "tendon_solref_fri", "tendon_solimp_fri")
 
 
+_WRAP_NAMES = {int(mujoco.mjtWrap.mjWRAP_JOINT): "joint", int(mujoco.mjtWrap.mjWRAP_SITE): "site",
+               int(mujoco.mjtWrap.mjWRAP_SPHERE): "sphere", int(mujoco.mjtWrap.mjWRAP_CYLINDER): "cylinder",
+               int(mujoco.mjtWrap.mjWRAP_PULLEY): "pulley"}
+
+
+def _wrap_names(wraps: list[tuple]) -> list[str]:
+    """:func:`_wraps` rows as ``"<kind> <contract dof or body>"``."""
+    return [f"{_WRAP_NAMES[w[1]]} {w[2]}" for w in wraps]
+
+
 def _wraps(m, body_of, dof_of) -> list[tuple]:
     """Each tendon wrap of MuJoCo model ``m`` in the contract's terms: ``(tendon, kind, object, values)`` with
     the joint's contract dof and coefficient, a site's contract body and position in it, a wrapping geom's body,
@@ -460,11 +470,14 @@ def _check_tendons(solver: SolverMuJoCo, lite: LiteModel, layout: Layout, path: 
     dof_src = {int(d): c for c, d in enumerate(layout.qd_src)}
     got = _wraps(mj, lambda b: contract.get(int(newton_body[b]), 0), lambda j: dof_src.get(int(newton_dof[j]), -1))
     want = _wraps(ref, int, lambda j: int(ref.jnt_dofadr[j]))
-    if [w[:3] for w in got] != [w[:3] for w in want] or not all(
-            np.allclose(a[3], b[3], rtol=_RTOL, atol=_FRAME_TOL) for a, b in zip(got, want)):
-        raise _refuse(f"{'spatial' if any(w[1] != mujoco.mjtWrap.mjWRAP_JOINT for w in want) else 'fixed'}_tendon",
-                      path, f"gives tendon wraps {[w[:3] for w in got]}, the file {[w[:3] for w in want]} (Newton's "
-                      "importer drops a wrap on an axis of a multi-joint body)")
+    for t in range(ref.ntendon):
+        mine, theirs = [w for w in got if w[0] == t], [w for w in want if w[0] == t]
+        if [w[1:3] for w in mine] != [w[1:3] for w in theirs] or not all(
+                np.allclose(a[3], b[3], rtol=_RTOL, atol=_FRAME_TOL) for a, b in zip(mine, theirs)):
+            kind = "fixed" if all(w[1] == mujoco.mjtWrap.mjWRAP_JOINT for w in theirs) else "spatial"
+            raise _refuse(f"{kind}_tendon", path, f"gives tendon {ref.tendon(t).name or t!r} the wraps (kind, contract "
+                          f"dof or body) {_wrap_names(mine)}, the file {_wrap_names(theirs)} (Newton 1.8's importer "
+                          "keeps no wrapping geom of a spatial tendon and no joint axis of a multi-joint body)")
     for field in _TENDON_FIELDS:
         _check_close("fixed_tendon", path, field, getattr(mj, field), getattr(ref, field))
     for i, a in enumerate(lite.actuators):

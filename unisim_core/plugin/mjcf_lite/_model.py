@@ -12,7 +12,7 @@ from unisim_core.contract.model import ModelInfo
 __all__ = ["LiteModel", "collision_candidates", "SENSOR_DIMS"]
 
 SENSOR_DIMS = {"jointpos": 1, "jointvel": 1, "framepos": 3, "framequat": 4, "framelinvel": 3, "frameangvel": 3,
-               "gyro": 3, "velocimeter": 3, "accelerometer": 3, "magnetometer": 3, "actuatorpos": 1}
+               "gyro": 3, "velocimeter": 3, "accelerometer": 3, "magnetometer": 3, "actuatorpos": 1, "tendonpos": 1}
 
 def collision_candidates(body_parent, body_has_joint, geom_body, geom_contype, geom_conaffinity,
                          body_mocap=None) -> list[tuple[int, int]]:
@@ -91,8 +91,9 @@ class LiteModel:
     #: dicts ``name type obj objtype cutoff``: ``obj`` a joint, site, body or actuator id as ``objtype`` says
     #: (joint | site | body | xbody | actuator; ``body`` frame sensors read the inertial frame, as MuJoCo);
     #: ``cutoff`` MuJoCo's clamp of a real-valued sensor's output to [-cutoff, cutoff] (0: none; a quaternion
-    #: is never clamped). ``magnetometer`` (``magnetic`` in the site frame) and ``actuatorpos`` (the actuator's
-    #: length: gear * qpos of its joint, 0 for a site motor) only when accepted (``<type>_sensor``)
+    #: is never clamped). ``magnetometer`` (``magnetic`` in the site frame), ``actuatorpos`` (the actuator's
+    #: length: gear * qpos of its joint, 0 for a site motor) and ``tendonpos`` (objtype ``tendon``, a row of
+    #: :attr:`tendons`: its length, the engine's to compute) only when accepted (``<type>_sensor``)
     sensors: list = field(default_factory=list)
     sites: list = field(default_factory=list)  #: dicts ``name body pos quat`` (in the body frame)
     #: ``<tendon>`` rows in file order, read when the caller accepts ``tendon_transmission``: dicts ``name type

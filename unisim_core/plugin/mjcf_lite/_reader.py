@@ -32,10 +32,10 @@ OPTIONAL_FEATURES = frozenset({"frictionloss", "multi_joint_body", "joint_stiffn
                                "connect_equality", "weld_equality", "fixed_tendon", "body_gravcomp",
                                "joint_actuatorgravcomp", "hfield", "mocap", "dampratio", "site_transmission",
                                "magnetometer_sensor", "actuatorpos_sensor", "tendon_transmission", "general_actuator",
-                               "spatial_tendon", "option_flag",
+                               "spatial_tendon", "option_flag", "tendonpos_sensor",
                                "ball_joint"})
 #: Sensors read only when the caller evaluates them (``<tag>_sensor`` in ``accept``).
-_GATED_SENSORS = ("magnetometer", "actuatorpos")
+_GATED_SENSORS = ("magnetometer", "actuatorpos", "tendonpos")
 #: Sections whose elements a caller that accepts them all simulates itself; the reader only counts them
 #: (:attr:`LiteModel.constraints`): they change no layout (nq, nv, nu, sensors).
 _COUNTED_SECTIONS = ("equality", "tendon")
@@ -251,7 +251,7 @@ class _Parser:
             m.mass_scale = scale
         m.geoms.sort(key=lambda g: g["body"])  # MuJoCo numbers geoms and sites body by body (stable)
         m.sites.sort(key=lambda x: x["body"])
-        if "tendon_transmission" in self.accept:
+        if {"tendon_transmission", "tendonpos_sensor"} & self.accept:
             m.tendons = self._tendons(root, m)
         for act in root.findall("actuator"):
             for a in act:
@@ -693,12 +693,15 @@ class _Parser:
 
     def _sensor(self, m: LiteModel, elem: ET.Element) -> None:
         if elem.tag not in SENSOR_DIMS or (elem.tag in _GATED_SENSORS and f"{elem.tag}_sensor" not in self.accept):
-            raise self.fail(elem, f"is not supported; sensors: {', '.join(SENSOR_DIMS)} (magnetometer and actuatorpos "
-                                  "when the backend accepts them)", f"{elem.tag}_sensor")
+            raise self.fail(elem, f"is not supported; sensors: {', '.join(SENSOR_DIMS)} (magnetometer, actuatorpos "
+                                  "and tendonpos when the backend accepts them)", f"{elem.tag}_sensor")
         a = elem.attrib
         if elem.tag == "actuatorpos":
             objtype, names = "actuator", [x["name"] for x in m.actuators]
             ids = [i for i, n in enumerate(names) if n == a.get("actuator")]
+        elif elem.tag == "tendonpos":
+            objtype, names = "tendon", [t["name"] for t in m.tendons]
+            ids = [i for i, n in enumerate(names) if n == a.get("tendon")]
         elif elem.tag in ("jointpos", "jointvel"):
             ids = [i for i, j in enumerate(m.joints) if j["name"] == a.get("joint") and j["type"] != "free"]
             objtype, names = "joint", []
