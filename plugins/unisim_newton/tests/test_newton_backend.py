@@ -88,6 +88,19 @@ def test_a_tendon_newtons_importer_would_shorten_is_refused(make, tmp_path):
     assert info.value.capability == "fixed_tendon" and "wraps" in str(info.value)
 
 
+def test_an_attached_model_is_refused_naming_newtons_importer(make, tmp_path):
+    """``<attach>`` of an ``<asset><model>`` (iit_softfoot): Newton 1.8's importer does not expand it (it loads
+    the bodies around it only); refused as ``model_asset`` before any reader."""
+    (tmp_path / "child.xml").write_text('<mujoco><worldbody><body name="c"><joint name="j"/><geom size="0.1" '
+                                        'mass="1"/></body></worldbody></mujoco>')
+    path = tmp_path / "parent.xml"
+    path.write_text('<mujoco><asset><model name="kid" file="child.xml"/></asset><worldbody><body name="p">'
+                    '<attach model="kid" body="c" prefix="k_"/></body></worldbody></mujoco>')
+    with pytest.raises(UnsupportedCapabilityError) as info:
+        make(path)
+    assert info.value.capability == "model_asset" and "attach" in str(info.value)
+
+
 ROPE = """<mujoco><worldbody><site name="hook" pos="0.3 0 1.05"/>
   <body name="bob" pos="0 0 1"><joint name="j" axis="0 1 0"/><geom type="sphere" size="0.05" pos="0.3 0 0" mass="1"
     contype="0" conaffinity="0"/><site name="tip" pos="0.3 0 0"/></body></worldbody>

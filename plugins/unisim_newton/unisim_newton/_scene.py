@@ -145,11 +145,17 @@ ENGINE_LIMITS = {"plugin": "SolverMuJoCo runs MuJoCo Warp, which has no engine p
 def check_engine_limits(path: str) -> None:
     """Refuse, before anything is read, what Newton's engine cannot run whatever the readers do:
     ``<option solver="PGS">`` (gymnasium's humanoids; MuJoCo Warp has CG and Newton only, and Newton's
-    importer fails parsing the name as a number)."""
-    solver = next((o.get("solver") for o in reversed(list(read_tree(path).iter("option"))) if o.get("solver")), "")
+    importer fails parsing the name as a number); ``<attach>`` of an ``<asset><model>`` (iit_softfoot:
+    Newton 1.8's importer does not expand it and loads the bodies around it only)."""
+    tree = read_tree(path)
+    solver = next((o.get("solver") for o in reversed(list(tree.iter("option"))) if o.get("solver")), "")
     if solver.upper() not in ("", "CG", "NEWTON", "1", "2"):
         raise UnsupportedCapabilityError("newton", "option_solver", f"{path}: <option solver={solver!r}>: "
                                          "SolverMuJoCo runs MuJoCo Warp, which has the CG and Newton solvers only")
+    attached = next((a.get("model") for a in tree.iter("attach")), None)
+    if attached is not None:
+        raise UnsupportedCapabilityError("newton", "model_asset", f"{path}: <attach model={attached!r}>: Newton "
+                                         "1.8's MJCF importer does not expand attached models")
 
 
 def _welded(lite: LiteModel, body: int) -> bool:
