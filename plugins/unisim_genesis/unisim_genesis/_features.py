@@ -41,6 +41,9 @@ ENGINE_LIMITS = {
     "plugin": "Genesis runs no MuJoCo engine plugins",
     "plugin_actuator": "Genesis runs no MuJoCo engine plugins",
     "flex": "Genesis' rigid solver has no MuJoCo flex bodies",
+    "joint_actuatorgravcomp": "Genesis has no gravity compensation (the backend applies MuJoCo's as wrenches at the "
+                              "COMs), and its actuators clamp their own law only: nothing routes a joint's share "
+                              "through an actuator's force range",
 }
 
 

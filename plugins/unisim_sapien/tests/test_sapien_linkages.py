@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from unisim_core import SceneCfg, create_backend
+from unisim_core import SceneCfg, UnsupportedCapabilityError, create_backend
 from unisim_core.contract import quat as Q
 
 pytest.importorskip("mujoco", reason="the reference trajectories come from MuJoCo (pip install mujoco)")
@@ -128,3 +128,19 @@ def test_menagerie_grippers_close_as_in_mujoco():
             b.close()
         assert np.abs(finals[0]).max() > 0.03  # it closed
         assert np.abs(finals[1] - finals[0]).max() < tol, robot
+
+
+@pytest.mark.parametrize(("scene", "feature", "reason"), [
+    ('<worldbody><body name="a"><joint name="j" type="ball"/><geom size="0.1" mass="1"/></body></worldbody>',
+     "ball_joint", "no spherical joint"),
+    ('<worldbody><body name="a" gravcomp="1"><joint name="j" axis="0 1 0" actuatorgravcomp="true"/>'
+     '<geom size="0.1" mass="1"/></body></worldbody><actuator><motor joint="j"/></actuator>',
+     "joint_actuatorgravcomp", "PhysX compensates gravity per link"),
+])
+def test_a_refusal_names_sapiens_limit(tmp_path, scene, feature, reason):
+    """What SAPIEN's PhysX has no counterpart for is refused by its MJCF feature name with the engine's reason."""
+    path = tmp_path / "scene.xml"
+    path.write_text(f"<mujoco>{scene}</mujoco>")
+    with pytest.raises(UnsupportedCapabilityError) as info:
+        create_backend("sapien", SceneCfg(model_file=str(path)), 1, 0.002)
+    assert info.value.capability == feature and reason in str(info.value)

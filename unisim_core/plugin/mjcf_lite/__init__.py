@@ -28,7 +28,8 @@ conventions, prefixed names, the actuators/sensors/equalities/tendons/contacts a
 The subset it reads (everything else raises :class:`MjcfLiteError`):
 
 - ``<compiler angle eulerseq="xyz" autolimits inertiafromgeom inertiagrouprange>``; ``<option
-  timestep gravity>`` with ``<flag gravity contact>``;
+  timestep gravity>`` with ``<flag gravity contact>`` (any other flag at MuJoCo 4's default, which changes
+  nothing; one off its default only when the caller's engine reads the file's flags itself: ``option_flag``);
 - bodies (``pos``, one of ``quat``/``euler``/``axisangle``/``xyaxes``/``zaxis``), one joint per
   body: ``<freejoint>``/``type="free"`` on a world child, ``hinge``, ``slide`` with ``pos axis
   range limited damping armature ref``; only when the caller accepts them (:data:`OPTIONAL_FEATURES`):
@@ -56,7 +57,12 @@ The subset it reads (everything else raises :class:`MjcfLiteError`):
   samples MuJoCo compiles (:mod:`._hfield`), each geom's ``hfield`` id, and
   :meth:`LiteModel.geom_pose_w` for static geoms;
 - mocap bodies, only when the caller poses them (``accept={"mocap"}``): :attr:`LiteModel.body_mocap`,
-  ``ModelInfo.mocap_body_names``, and MuJoCo's collision filter for them (a mocap body is its own weld, static).
+  ``ModelInfo.mocap_body_names``, and MuJoCo's collision filter for them (a mocap body is its own weld, static);
+- grippers and hands, each only when accepted: actuators on tendons (``tendon_transmission``:
+  :attr:`LiteModel.tendons` with a fixed tendon's joints and coefficients, the actuator's ``tendon``, its
+  ``dampratio`` kv through the tendon's moment), ``<general>`` servos with their own ctrl gain
+  (``general_actuator``: ``gain u - kp q - kv qd``), spatial tendons counted (``spatial_tendon``) and
+  ``tendonpos`` sensors (``tendonpos_sensor``).
 
 Outside the subset (tendons, equality constraints, ball joints, several joints in one body or joint
 stiffness unless accepted, other actuators, transmissions or sensors, ``boundmass``/
