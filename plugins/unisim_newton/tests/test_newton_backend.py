@@ -101,6 +101,16 @@ def test_an_attached_model_is_refused_naming_newtons_importer(make, tmp_path):
     assert info.value.capability == "model_asset" and "attach" in str(info.value)
 
 
+def test_a_model_without_bodies_is_refused_by_name(make, tmp_path):
+    """Only world geoms (dm_control's lqr template before it adds its bodies): Newton's state has no body arrays;
+    refused as ``empty_model`` (it raised a bare AttributeError)."""
+    path = tmp_path / "empty.xml"
+    path.write_text('<mujoco><worldbody><geom type="plane" size="1 1 0.1"/></worldbody></mujoco>')
+    with pytest.raises(UnsupportedCapabilityError) as info:
+        make(path)
+    assert info.value.capability == "empty_model"
+
+
 ROPE = """<mujoco><worldbody><site name="hook" pos="0.3 0 1.05"/>
   <body name="bob" pos="0 0 1"><joint name="j" axis="0 1 0"/><geom type="sphere" size="0.05" pos="0.3 0 0" mass="1"
     contype="0" conaffinity="0"/><site name="tip" pos="0.3 0 0"/></body></worldbody>

@@ -328,7 +328,11 @@ def _check_actuators(model: newton.Model, lite: LiteModel, layout: Layout, path:
 
 
 def build_model(path: str, lite: LiteModel, num_envs: int, device: str) -> tuple[newton.Model, Layout]:
-    """``num_envs`` copies of the scene in separate worlds on ``device``, and their layout."""
+    """``num_envs`` copies of the scene in separate worlds on ``device``, and their layout. A model without a
+    body (only world geoms: dm_control's lqr template) is refused: Newton's state holds no body arrays then."""
+    if len(lite.body_names) == 1:
+        raise UnsupportedCapabilityError("newton", "empty_model", f"{path}: the model has no body; a Newton state "
+                                         "without bodies has no body arrays to simulate or read")
     template, layout = _template(path, lite)
     scene = newton.ModelBuilder()
     scene.replicate(template, num_envs)
