@@ -39,7 +39,7 @@ BUMPS = """<mujoco model="bumps">
 #: unnamed bodies, a ball joint, a joint equality (polycoef), an inert fixed tendon, bodies with gravcomp 1 and
 #: 0.5, motor, position, velocity and general (own ctrl gain: 0.4 u - 6 q - 0.5 qd) actuators, a motor on a site
 #: (a wrench in the site frame, force-clamped), MuJoCo's default solref (Genesis' importer would put its own),
-#: actuatorpos/magnetometer/cutoff sensors.
+#: actuatorpos/magnetometer/cutoff/subtree sensors.
 FEATURES = """<mujoco model="features">
   <compiler angle="radian"/>
   <option timestep="0.002" integrator="{integrator}"/>
@@ -89,6 +89,8 @@ FEATURES = """<mujoco model="features">
     <magnetometer name="compass" site="push"/>
     <framepos name="clipped" objtype="site" objname="push" cutoff="0.5"/>
     <jointvel name="c1_vel" joint="c1"/>
+    <subtreecom name="a_com" body="a"/>
+    <subtreelinvel name="held_vel" body="held"/>
   </sensor>
 </mujoco>
 """

@@ -28,6 +28,7 @@ from unisim_core.contract.errors import EngineError, UnsupportedCapabilityError
 from unisim_core.contract.heightfield import HFieldSampler
 from unisim_core.contract.kinematics import site_jacobian
 from unisim_core.contract.model import ModelInfo
+from unisim_core.contract.subtree import SUBTREE_SENSORS, subtree_sensor
 from unisim_core.plugin.mjcf_lite import LiteModel, read_tree
 from unisim_core.plugin.plugin_support import SnapshotMemory, load_mjcf_or_refuse
 
@@ -472,16 +473,6 @@ class GenesisBackend(SimBackend):
         return self._links("ang", body_ids, (0.0, 0.0, 0.0)).astype(self.np_dtype)
 
     # ------------------------------------------------------------------ sensors
-    def _sensor_frame(self, s: dict) -> tuple[int, np.ndarray, np.ndarray]:
-        """``(body, offset pos, offset quat)`` of a frame sensor's object in its body's frame."""
-        lite = self._lite
-        if s["objtype"] == "site":
-            site = lite.sites[s["obj"]]
-            return site["body"], np.asarray(site["pos"]), np.asarray(site["quat"])
-        if s["objtype"] == "body":  # MuJoCo: the inertial frame
-            return s["obj"], np.asarray(lite.body_ipos[s["obj"]]), np.asarray(lite.body_iquat[s["obj"]])
-        return s["obj"], np.zeros(3), np.array([1.0, 0.0, 0.0, 0.0])
-
     def _read_sensor(self, index: int) -> np.ndarray:
         s = self._lite.sensors[index]
         value = self._sensor_value(s)
@@ -501,7 +492,9 @@ class GenesisBackend(SimBackend):
             if a["joint"] < 0:
                 return np.zeros((self._num_envs, 1))
             return a["gear"] * self.get_qpos()[:, self._lite.joints[a["joint"]]["qposadr"], None].astype(np.float64)
-        body, off_pos, off_quat = self._sensor_frame(s)
+        if kind in SUBTREE_SENSORS:
+            return subtree_sensor(self, kind, s["obj"])
+        body, off_pos, off_quat = (np.asarray(x) for x in self._lite.frame_offset(s["objtype"], s["obj"]))
         ids = np.array([body])
         quat_b = self._links("quat", ids, (1.0, 0.0, 0.0, 0.0))[:, 0]
         arm = Q.quat_apply(quat_b, np.broadcast_to(off_pos, quat_b.shape[:-1] + (3,)))

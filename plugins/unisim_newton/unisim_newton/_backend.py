@@ -34,6 +34,7 @@ from unisim_core.contract.errors import UnsupportedCapabilityError
 from unisim_core.contract.heightfield import HFieldSampler
 from unisim_core.contract.kinematics import site_jacobian
 from unisim_core.contract.model import ModelInfo
+from unisim_core.contract.subtree import SUBTREE_SENSORS, subtree_sensor
 from unisim_core.plugin.plugin_support import SnapshotMemory, WarpKernelNotice, load_mjcf_or_refuse, warp_device
 from unisim_mjwarp import FATAL_OVERFLOWS, overflow_error
 
@@ -357,6 +358,8 @@ class NewtonBackend(SimBackend):
             return self.get_qvel()[:, info.joint_dofadr[obj], None]
         if kind == "tendonpos":
             return self._tendon_lengths()[:, obj, None]
+        if kind in SUBTREE_SENSORS:
+            return subtree_sensor(self, kind, obj)
         if kind == "actuatorpos":  # the actuator's length: gear * qpos of its joint or gear * sum coef q of its
             a = self._lite.actuators[obj]  # fixed tendon (a site motor's is 0)
             if a["tendon"] >= 0:

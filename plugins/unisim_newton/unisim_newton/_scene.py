@@ -36,7 +36,8 @@ ACCEPTED = frozenset({"frictionloss", "multi_joint_body", "joint_stiffness", "jo
                       "ball_joint", "magnetometer_sensor", "actuatorpos_sensor",
                       "weld_equality", "body_gravcomp", "joint_actuatorgravcomp", "hfield", "mocap", "dampratio",
                       "site_transmission", "fixed_tendon", "tendon_transmission", "general_actuator",
-                      "spatial_tendon", "option_flag", "tendonpos_sensor"})
+                      "spatial_tendon", "option_flag", "tendonpos_sensor", "subtreecom_sensor",
+                      "subtreelinvel_sensor"})
 
 
 _JOINT_TYPES = {"free": newton.JointType.FREE, "hinge": newton.JointType.REVOLUTE,

@@ -29,6 +29,7 @@ from unisim_core.contract.contacts import ContactSums
 from unisim_core.contract.heightfield import HFieldSampler
 from unisim_core.contract.kinematics import site_jacobian
 from unisim_core.contract.model import ModelInfo
+from unisim_core.contract.subtree import SUBTREE_SENSORS, subtree_sensor
 from unisim_core.plugin.plugin_support import SnapshotMemory, load_mjcf_or_refuse
 from unisim_physx import IMPLICIT_KV, mujoco_integrator, physx_drives
 
@@ -62,7 +63,8 @@ __all__ = ["SapienBackend"]
 #: mjcf_lite's optional features this backend simulates (``unisim_core.plugin.mjcf_lite.OPTIONAL_FEATURES``).
 ACCEPTED = frozenset({"frictionloss", "body_gravcomp", "hfield", "mocap", "multi_joint_body",
                       "joint_stiffness", "fixed_tendon", "dampratio", "joint_equality", "site_transmission",
-                      "tendon_transmission", "connect_equality", "general_actuator"})
+                      "tendon_transmission", "connect_equality", "general_actuator", "subtreecom_sensor",
+                      "subtreelinvel_sensor"})
 #: Features the reader refuses that SAPIEN's PhysX has no counterpart for: the refusal carries the engine's reason.
 ENGINE_LIMITS = {
     "ball_joint": "SAPIEN 3's articulation joints are fixed, revolute, prismatic or free: it has no spherical joint",
@@ -234,7 +236,7 @@ class SapienBackend(SimBackend):
         self.solver_readback = read_solver_values(self._systems, self._arts, cfg)
         self._all_bodies = np.arange(1, len(lite.body_names))
         self._free_bodies = np.array([f[3] for f in lay.free], dtype=np.int64)
-        self._sensor_frames = [lite.frame_offset(s["objtype"], s["obj"]) if s["type"] not in ("jointpos", "jointvel")
+        self._sensor_frames = [lite.frame_offset(s["objtype"], s["obj"]) if s["objtype"] not in ("joint", "subtree")
                                else None for s in lite.sensors]
         accel = [f[0] for f, s in zip(self._sensor_frames, lite.sensors) if s["type"] == "accelerometer"]
         self._accel = bool(accel)
@@ -504,6 +506,8 @@ class SapienBackend(SimBackend):
             obj = self._lite.sensors[index]["obj"]
             col = info.joint_qposadr[obj] if kind == "jointpos" else info.joint_dofadr[obj]
             return (self.get_qpos() if kind == "jointpos" else self.get_qvel())[:, col, None]
+        if kind in SUBTREE_SENSORS:
+            return subtree_sensor(self, kind, self._lite.sensors[index]["obj"]).astype(self.np_dtype)
         kin = self._now()
         point = self._sensor_point(kin, index)
         if kind == "accelerometer":  # proper acceleration of the point, in its frame

@@ -12,7 +12,8 @@ from unisim_core.contract.model import ModelInfo
 __all__ = ["LiteModel", "collision_candidates", "SENSOR_DIMS"]
 
 SENSOR_DIMS = {"jointpos": 1, "jointvel": 1, "framepos": 3, "framequat": 4, "framelinvel": 3, "frameangvel": 3,
-               "gyro": 3, "velocimeter": 3, "accelerometer": 3, "magnetometer": 3, "actuatorpos": 1, "tendonpos": 1}
+               "gyro": 3, "velocimeter": 3, "accelerometer": 3, "magnetometer": 3, "actuatorpos": 1, "tendonpos": 1,
+               "subtreecom": 3, "subtreelinvel": 3}
 
 def collision_candidates(body_parent, body_has_joint, geom_body, geom_contype, geom_conaffinity,
                          body_mocap=None) -> list[tuple[int, int]]:
@@ -93,7 +94,8 @@ class LiteModel:
     #: ``cutoff`` MuJoCo's clamp of a real-valued sensor's output to [-cutoff, cutoff] (0: none; a quaternion
     #: is never clamped). ``magnetometer`` (``magnetic`` in the site frame), ``actuatorpos`` (the actuator's
     #: length: gear * qpos of its joint, 0 for a site motor) and ``tendonpos`` (objtype ``tendon``, a row of
-    #: :attr:`tendons`: its length, the engine's to compute) only when accepted (``<type>_sensor``)
+    #: :attr:`tendons`: its length, the engine's to compute), ``subtreecom``/``subtreelinvel`` (objtype
+    #: ``subtree``, a body id: :mod:`unisim_core.contract.subtree`) only when accepted (``<type>_sensor``)
     sensors: list = field(default_factory=list)
     sites: list = field(default_factory=list)  #: dicts ``name body pos quat`` (in the body frame)
     #: ``<tendon>`` rows in file order, read when the caller accepts ``tendon_transmission``: dicts ``name type
@@ -141,10 +143,10 @@ class LiteModel:
 
     def frame_offset(self, objtype: str, obj: int) -> tuple[int, np.ndarray, np.ndarray]:
         """``(body, pos, quat)``: the body a sensor's frame object is fixed to and the frame's pose in
-        that body's frame (m, wxyz). ``objtype``: ``"site"``, ``"body"`` (the inertial frame) or
+        that body's frame (m, wxyz). ``objtype``: ``"site"``, ``"geom"``, ``"body"`` (the inertial frame) or
         ``"xbody"`` (the body frame itself)."""
-        if objtype == "site":
-            s = self.sites[obj]
+        if objtype in ("site", "geom"):
+            s = (self.sites if objtype == "site" else self.geoms)[obj]
             return s["body"], s["pos"], s["quat"]
         if objtype == "body":
             return obj, self.body_ipos[obj], self.body_iquat[obj]

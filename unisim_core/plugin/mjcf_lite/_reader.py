@@ -32,10 +32,11 @@ OPTIONAL_FEATURES = frozenset({"frictionloss", "multi_joint_body", "joint_stiffn
                                "connect_equality", "weld_equality", "fixed_tendon", "body_gravcomp",
                                "joint_actuatorgravcomp", "hfield", "mocap", "dampratio", "site_transmission",
                                "magnetometer_sensor", "actuatorpos_sensor", "tendon_transmission", "general_actuator",
-                               "spatial_tendon", "option_flag", "tendonpos_sensor",
+                               "spatial_tendon", "option_flag", "tendonpos_sensor", "subtreecom_sensor",
+                               "subtreelinvel_sensor",
                                "ball_joint"})
 #: Sensors read only when the caller evaluates them (``<tag>_sensor`` in ``accept``).
-_GATED_SENSORS = ("magnetometer", "actuatorpos", "tendonpos")
+_GATED_SENSORS = ("magnetometer", "actuatorpos", "tendonpos", "subtreecom", "subtreelinvel")
 #: Sections whose elements a caller that accepts them all simulates itself; the reader only counts them
 #: (:attr:`LiteModel.constraints`): they change no layout (nq, nv, nu, sensors).
 _COUNTED_SECTIONS = ("equality", "tendon")
@@ -54,6 +55,9 @@ _FLAG_DEFAULTS = {**dict.fromkeys(("actuation", "autoreset", "clampctrl", "const
                                   "enable"),
                   **dict.fromkeys(("diagexact", "energy", "fwdinv", "invdiscrete", "ipc", "override", "sleep",
                                    "speculative"), "disable")}
+#: Flags that change only what MuJoCo computes beside the forward dynamics (energy, forward-inverse statistics,
+#: discrete-time inverse dynamics, the reset on a bad state): read at any value on every backend.
+_NEUTRAL_FLAGS = ("energy", "fwdinv", "invdiscrete", "autoreset")
 #: ``<compiler>`` attributes that change masses or inertias; the reader refuses them by name
 _MASS_COMPILER = ("boundmass", "boundinertia", "balanceinertia", "exactmeshinertia")
 _GEOM_DEFAULTS = {"type": "sphere", "friction": "1 0.005 0.0001", "solref": "0.02 1",
@@ -96,6 +100,7 @@ class _Parser:
         self.root = read_tree(path)
         self.angle = math.pi / 180.0  # MJCF default: degrees
         self.autolimits = True
+        self.constraints_off: ET.Element | None = None  # the <flag constraint="disable"> element, if any
         self.eulerseq = "xyz"  # <compiler eulerseq>
         self.fromgeom = "auto"  # <compiler inertiafromgeom>
         self.groups = np.array([0.0, 5.0])  # <compiler inertiagrouprange>
@@ -215,7 +220,8 @@ class _Parser:
             magnetic = _vec(o.get("magnetic"), 3, magnetic, "option.magnetic")
             timestep = float(o.get("timestep", timestep))
             for flag in o:
-                changed = {k for k, v in flag.attrib.items() if k not in ("gravity", "contact")
+                changed = {k for k, v in flag.attrib.items() if k not in ("gravity", "contact", "constraint",
+                                                                          *_NEUTRAL_FLAGS)
                            and _FLAG_DEFAULTS.get(k) != v and "option_flag" not in self.accept}
                 if flag.tag != "flag" or changed:
                     off = f" ({sorted(changed)} off their defaults)" if changed else ""
@@ -224,6 +230,8 @@ class _Parser:
                 if flag.get("gravity") == "disable":
                     gravity = np.zeros(3)
                 contact = contact and flag.get("contact") != "disable"
+                if flag.get("constraint") == "disable":  # no contact, limit, friction or equality acts
+                    contact, self.constraints_off = False, flag
         for asset in root.findall("asset"):
             for a in asset:
                 if a.tag not in _ASSETS_OK:
@@ -239,6 +247,7 @@ class _Parser:
                       magnetic=magnetic)
         for wb in root.findall("worldbody"):
             self._body_children(m, wb, 0, "main")
+        self._check_constraints_off(m)
         self._check_actuatorgravcomp(m)
         if self.totalmass > 0:  # MuJoCo's compiler: one factor on every mass and inertia, after inertiafromgeom
             total = sum(m.body_mass[1:])
@@ -626,6 +635,20 @@ class _Parser:
             **extra,
         })
 
+    def _check_constraints_off(self, m: LiteModel) -> None:
+        """``<flag constraint="disable"/>`` (dm_control's acrobot, fish): read as contacts off when nothing else
+        would constrain the model; with a joint limit, a frictionloss or an active equality MuJoCo would also
+        drop, refused as ``option_flag`` (every backend would enforce them; a limited tendon is refused by the
+        backends that read tendons as acting)."""
+        if self.constraints_off is None or "option_flag" in self.accept:  # (an engine reading the flag itself)
+            return
+        kept = [f"joint {j['name']!r} range" for j in m.joints if np.isfinite(j["range"]).any()]
+        kept += [f"joint {j['name']!r} frictionloss" for j in m.joints if j.get("frictionloss", 0.0)]
+        kept += [f"{n} {k}" for k, n in m.constraints.items() if n and k.endswith("_equality")]
+        if kept:
+            raise self.fail(self.constraints_off, f"has constraint=\"disable\" beside constraints MuJoCo then drops: "
+                                                  f"{', '.join(kept)}", "option_flag")
+
     def _tendons(self, root: ET.Element, m: LiteModel) -> list[dict]:
         """The ``<tendon>`` elements as dicts ``name type joints coef``: a ``<fixed>`` one's joint ids and their
         coefficients (MuJoCo's tendon length ``sum coef q``), a ``<spatial>`` one's empty (its path through sites
@@ -693,8 +716,8 @@ class _Parser:
 
     def _sensor(self, m: LiteModel, elem: ET.Element) -> None:
         if elem.tag not in SENSOR_DIMS or (elem.tag in _GATED_SENSORS and f"{elem.tag}_sensor" not in self.accept):
-            raise self.fail(elem, f"is not supported; sensors: {', '.join(SENSOR_DIMS)} (magnetometer, actuatorpos "
-                                  "and tendonpos when the backend accepts them)", f"{elem.tag}_sensor")
+            raise self.fail(elem, f"is not supported; sensors: {', '.join(SENSOR_DIMS)} ({', '.join(_GATED_SENSORS)} "
+                                  "when the backend accepts them)", f"{elem.tag}_sensor")
         a = elem.attrib
         if elem.tag == "actuatorpos":
             objtype, names = "actuator", [x["name"] for x in m.actuators]
@@ -705,11 +728,16 @@ class _Parser:
         elif elem.tag in ("jointpos", "jointvel"):
             ids = [i for i, j in enumerate(m.joints) if j["name"] == a.get("joint") and j["type"] != "free"]
             objtype, names = "joint", []
+        elif elem.tag in ("subtreecom", "subtreelinvel"):
+            objtype, names = "subtree", m.body_names
+            ids = [i for i, n in enumerate(names) if n == a.get("body")]
         elif elem.tag.startswith("frame"):
             objtype = a.get("objtype")
-            if objtype not in ("site", "body", "xbody"):
-                raise self.fail(elem, f"has objtype={objtype!r}; supported: site, body, xbody", "frame_sensor_objtype")
-            names = [s["name"] for s in m.sites] if objtype == "site" else m.body_names
+            if objtype not in ("site", "body", "xbody", "geom"):
+                raise self.fail(elem, f"has objtype={objtype!r}; supported: site, body, xbody, geom",
+                                "frame_sensor_objtype")
+            names = {"site": [s["name"] for s in m.sites], "geom": [g["name"] for g in m.geoms]}.get(objtype,
+                                                                                                  m.body_names)
             ids = [i for i, n in enumerate(names) if n == a.get("objname")]
         else:
             objtype, names = "site", [s["name"] for s in m.sites]
