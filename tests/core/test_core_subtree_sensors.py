@@ -1,6 +1,6 @@
-"""``subtreecom``/``subtreelinvel`` sensors (the core's ``contract.subtree``, from each engine's body state) and
-frame sensors of geoms (``LiteModel.frame_offset``), on the engines that read sensors through ``mjcf_lite``,
-against MuJoCo's ``sensordata`` at the engine's own state."""
+"""``subtreecom``/``subtreelinvel`` sensors (the core's ``contract.subtree``, from each engine's body state),
+frame sensors of geoms (``LiteModel.frame_offset``) and frame axes (``framexaxis``...), on the engines that read
+sensors through ``mjcf_lite``, against MuJoCo's ``sensordata`` at the engine's own state."""
 
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ SCENE = """<option timestep="0.002"/><worldbody><geom name="floor" type="plane" 
 <sensor><subtreecom name="com" body="torso"/><subtreelinvel name="vel" body="torso"/>
   <subtreecom name="leg_com" body="leg"/><subtreelinvel name="leg_vel" body="leg"/>
   <framepos name="foot_pos" objtype="geom" objname="fg"/><framequat name="shin_quat" objtype="geom" objname="lg"/>
-  <framelinvel name="foot_vel" objtype="geom" objname="fg"/></sensor>"""
+  <framelinvel name="foot_vel" objtype="geom" objname="fg"/><framexaxis name="foot_x" objtype="geom" objname="fg"/>
+  <framezaxis name="shin_z" objtype="body" objname="leg"/></sensor>"""
 
 #: The engines whose sensors ``mjcf_lite`` defines; one not installed is skipped (the numpy 1.26 subset of
 #: .ci/run has none); Genesis' own test is in plugins/unisim_genesis (the heavy extra).
@@ -40,7 +41,8 @@ def test_subtree_sensors_are_gated_and_geom_frames_read(tmp_path):
     with pytest.raises(MjcfLiteError) as info:
         load_mjcf(str(path))
     assert info.value.feature == "subtreecom_sensor"
-    lite = load_mjcf(str(path), accept={"subtreecom_sensor", "subtreelinvel_sensor"})
+    lite = load_mjcf(str(path), accept={"subtreecom_sensor", "subtreelinvel_sensor", "framexaxis_sensor",
+                                        "framezaxis_sensor"})
     assert [(s["objtype"], s["obj"]) for s in lite.sensors[:2]] == [("subtree", 1), ("subtree", 1)]
     body, pos, _ = lite.frame_offset("geom", lite.sensors[4]["obj"])
     assert body == 3 and np.allclose(pos, [0.05, 0, 0])

@@ -29,7 +29,7 @@ from unisim_core.contract.heightfield import HFieldSampler
 from unisim_core.contract.kinematics import site_jacobian
 from unisim_core.contract.model import ModelInfo
 from unisim_core.contract.subtree import SUBTREE_SENSORS, subtree_sensor
-from unisim_core.plugin.mjcf_lite import LiteModel, read_tree
+from unisim_core.plugin.mjcf_lite import FRAME_AXES, LiteModel, read_tree
 from unisim_core.plugin.plugin_support import SnapshotMemory, load_mjcf_or_refuse
 
 from . import _hooks
@@ -505,6 +505,8 @@ class GenesisBackend(SimBackend):
             out = self._links("pos", ids, (0.0, 0.0, 0.0))[:, 0] + arm
         elif kind == "framequat":
             out = quat
+        elif kind in FRAME_AXES:
+            out = Q.quat_apply(quat, np.eye(3)[FRAME_AXES[kind]])
         else:
             w = self._links("ang", ids, (0.0, 0.0, 0.0))[:, 0]
             if kind in ("frameangvel", "gyro"):

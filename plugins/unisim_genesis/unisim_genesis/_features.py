@@ -30,7 +30,8 @@ __all__ = ["ACCEPTED", "ENGINE_LIMITS", "check_model", "contact_options", "with_
 ACCEPTED = frozenset({"frictionloss", "hfield", "multi_joint_body", "joint_stiffness", "joint_equality",
                       "connect_equality", "weld_equality", "fixed_tendon", "body_gravcomp", "dampratio", "mocap",
                       "ball_joint", "site_transmission", "actuatorpos_sensor", "magnetometer_sensor",
-                      "general_actuator", "subtreecom_sensor", "subtreelinvel_sensor"})
+                      "general_actuator", "subtreecom_sensor", "subtreelinvel_sensor", "framexaxis_sensor",
+                      "frameyaxis_sensor", "framezaxis_sensor"})
 
 
 #: Features ``mjcf_lite`` refuses because Genesis has no counterpart: the refusal carries Genesis' reason.
@@ -38,6 +39,7 @@ ENGINE_LIMITS = {
     "spatial_tendon": "Genesis has no tendons",
     "fixed_tendon": "Genesis has no tendons",
     "tendon_transmission": "Genesis has no tendons to drive",
+    "tendon_equality": "Genesis has no tendons to couple",
     "plugin": "Genesis runs no MuJoCo engine plugins",
     "plugin_actuator": "Genesis runs no MuJoCo engine plugins",
     "flex": "Genesis' rigid solver has no MuJoCo flex bodies",

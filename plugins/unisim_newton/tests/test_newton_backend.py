@@ -51,14 +51,16 @@ TENDON = """<mujoco><option integrator="implicitfast"/><worldbody><body name="ba
   <body name="r" pos="-0.1 0 0"><joint name="jr" axis="1 0 0" damping="0.01"/>
     <inertial pos="0 0 -0.1" mass="0.2" diaginertia="0.002 0.002 0.001"/></body></body></worldbody>
   <tendon><fixed name="t" stiffness="2" springlength="0.1" damping="0.05"><joint joint="jl" coef="1"/>
-    <joint joint="jr" coef="-0.5"/></fixed></tendon>
+    <joint joint="jr" coef="-0.5"/></fixed><fixed name="lever"><joint joint="jr" coef="2"/></fixed></tendon>
+  <equality><tendon tendon1="lever" tendon2="t" polycoef="0 0.3 0 0 0"/></equality>
   <actuator><general name="g" tendon="t" gainprm="0.5" biasprm="0 -4 -0.2" biastype="affine" gear="2"/></actuator>
   <sensor><actuatorpos name="len" actuator="g"/></sensor></mujoco>"""
 
 
 def test_fixed_tendons_and_their_actuators_act_as_in_mujoco(make, tmp_path):
     """A fixed tendon over two hinges (coefficients 1 and -0.5) with a spring, damping, and a <general> servo
-    on it (its own ctrl gain, gear 2): Newton's importer hands them to MuJoCo Warp as MuJoCo compiles them, and
+    on it (its own ctrl gain, gear 2), and a second tendon tied to it by a tendon equality: Newton's importer
+    hands them to MuJoCo Warp as MuJoCo compiles them, and
     200 steps give MuJoCo's qpos (float32: 1e-5 rad); the actuator's length sensor reads MuJoCo's
     ``actuator_length`` of that state."""
     mujoco = pytest.importorskip("mujoco", reason="the reference is MuJoCo")
@@ -70,7 +72,7 @@ def test_fixed_tendons_and_their_actuators_act_as_in_mujoco(make, tmp_path):
     d = mujoco.MjData(m)
     d.ctrl[:] = 0.8
     mujoco.mj_step(m, d, 200)
-    assert np.abs(d.qpos).min() > 0.02  # both joints move
+    assert np.abs(d.qpos).min() > 5e-3  # both joints move
     np.testing.assert_allclose(b.get_qpos()[0], d.qpos, atol=1e-5)
     mujoco.mj_forward(m, d)
     np.testing.assert_allclose(b.get_sensor_data("len")[0], d.actuator_length, atol=2e-5)

@@ -30,6 +30,7 @@ from unisim_core.contract.heightfield import HFieldSampler
 from unisim_core.contract.kinematics import site_jacobian
 from unisim_core.contract.model import ModelInfo
 from unisim_core.contract.subtree import SUBTREE_SENSORS, subtree_sensor
+from unisim_core.plugin.mjcf_lite import FRAME_AXES
 from unisim_core.plugin.plugin_support import SnapshotMemory, load_mjcf_or_refuse
 from unisim_physx import IMPLICIT_KV, mujoco_integrator, physx_drives
 
@@ -64,7 +65,8 @@ __all__ = ["SapienBackend"]
 ACCEPTED = frozenset({"frictionloss", "body_gravcomp", "hfield", "mocap", "multi_joint_body",
                       "joint_stiffness", "fixed_tendon", "dampratio", "joint_equality", "site_transmission",
                       "tendon_transmission", "connect_equality", "general_actuator", "subtreecom_sensor",
-                      "subtreelinvel_sensor"})
+                      "subtreelinvel_sensor", "framexaxis_sensor", "frameyaxis_sensor", "framezaxis_sensor",
+                      "tendon_equality"})
 #: Features the reader refuses that SAPIEN's PhysX has no counterpart for: the refusal carries the engine's reason.
 ENGINE_LIMITS = {
     "ball_joint": "SAPIEN 3's articulation joints are fixed, revolute, prismatic or free: it has no spherical joint",
@@ -193,7 +195,8 @@ class SapienBackend(SimBackend):
         self._joint_cols = None if len(joint_acts) == len(lite.actuators) else np.array(joint_acts, dtype=np.int64)
         self._drives = physx_drives(lite.joints, [lite.actuators[a] for a in joint_acts], implicit_kv=implicit_kv,
                                     dt=self.sim_dt, tendons=lite.tendons)
-        tendons = joint_tendons(path, lite, self.sim_dt, self.name) if lite.constraints.get("joint_equality") else []
+        tendons = (joint_tendons(path, lite, self.sim_dt, self.name)
+                   if lite.constraints.get("joint_equality") or lite.constraints.get("tendon_equality") else [])
         check_tendons(lite, tendons, path)
         joins = connects(path, lite, self.name) if lite.constraints.get("connect_equality") else []
         check_thread_keys(self._num_envs)
@@ -515,6 +518,8 @@ class SapienBackend(SimBackend):
                                          - self._fields.gravity())
         elif kind in ("gyro", "velocimeter"):  # body-frame angular / linear velocity of the point
             value = Q.quat_apply_inverse(point[1], point[3] if kind == "gyro" else point[2])
+        elif kind in FRAME_AXES:
+            value = Q.quat_apply(point[1], np.eye(3)[FRAME_AXES[kind]])
         else:
             value = point[("framepos", "framequat", "framelinvel", "frameangvel").index(kind)]
         return np.ascontiguousarray(value, dtype=self.np_dtype)

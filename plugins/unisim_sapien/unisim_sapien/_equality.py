@@ -14,7 +14,8 @@ a spring-damper of ``m d k / (1 - d)`` and ``m d b / (1 - d)`` on an inertia ``m
 tendon gets that spring-damper on the coordinate's own inertia ``m``: the same deflection under a
 steady load (a gripper's fingers held against each other), a response ``1 / sqrt(1 - d)`` faster and
 more damped. A polynomial equality (``a2..a4``) or one coupling joints of two articulations is refused
-by name; an inactive one is skipped (MuJoCo does not apply it).
+by name; an inactive one is skipped (MuJoCo does not apply it). ``<equality><tendon>`` between fixed tendons
+is the same constraint on their joints (``L1 - a1 L2 = a0``, lengths from ``qpos0``: coefficients ``c1 - a1 c2``).
 
 ``<equality><connect>`` (a ball joint closing a loop: cassie's rods, a gripper's four-bar linkage) becomes a
 PhysX D6 joint between the two bodies' links with its three translations locked and its rotations free
@@ -76,25 +77,47 @@ def _equality_defaults(root) -> dict[str, dict[str, str]]:
     return defaults
 
 
+def _linear_terms(eq, a: dict, lite: LiteModel, path: str, backend: str) -> tuple[dict[int, float], float]:
+    """``({joint id: coefficient}, rest)`` of a linear joint or tendon equality: ``x1 - a1 x2 = a0`` with
+    ``x`` a joint's position or a fixed tendon's length ``sum c q``, both measured from ``qpos0`` (PhysX's joint
+    zero here); a polynomial one, or one on a spatial tendon, is refused by its feature naming it."""
+    kind = eq.tag
+    label = a.get("name") or f"{a.get(f'{kind}1')}-{a.get(f'{kind}2')}"
+    poly = _floats(a.get("polycoef"), (0.0, 1.0, 0.0, 0.0, 0.0))
+    if np.any(poly[2:]):
+        raise UnsupportedCapabilityError(backend, f"{kind}_equality", f"{path}: {kind} equality {label!r} has "
+                                         f"polycoef {poly.tolist()}; a PhysX fixed tendon couples joints linearly")
+    if kind == "joint":
+        names = [j["name"] for j in lite.joints]
+        rows = [{names.index(a[key]): 1.0} if a.get(key) else {} for key in ("joint1", "joint2")]
+    else:
+        tendons = {t["name"]: t for t in lite.tendons}
+        rows = []
+        for key in ("tendon1", "tendon2"):
+            t = tendons.get(a.get(key)) if a.get(key) else None
+            if t is not None and t["type"] != "fixed":
+                raise UnsupportedCapabilityError(backend, "tendon_equality", f"{path}: tendon equality {label!r} "
+                                                 f"couples spatial tendon {t['name']!r}; SAPIEN builds fixed tendons "
+                                                 "only")
+            rows.append({} if t is None else dict(zip(t["joints"], t["coef"])))
+    terms = dict(rows[0])
+    for j, c in rows[1].items():
+        terms[j] = terms.get(j, 0.0) - float(poly[1]) * c
+    return terms, float(poly[0])
+
+
 def joint_tendons(path: str, lite: LiteModel, dt: float, backend: str) -> list[JointTendon]:
-    """The active ``<equality><joint>`` elements of ``path`` as tendons (module docstring); a polynomial one is
-    refused as ``joint_equality`` naming it."""
+    """The active ``<equality><joint>`` and ``<equality><tendon>`` (of fixed tendons) elements of ``path`` as PhysX
+    fixed tendons (module docstring: a tendon equality is the same linear constraint on its tendons' joints)."""
     root = read_tree(path)
     defaults = _equality_defaults(root)
-    names = [j["name"] for j in lite.joints]
     tendons, inverse = [], None
-    for eq in (e for section in root.findall("equality") for e in section.findall("joint")):
+    for eq in (e for section in root.findall("equality") for e in section if e.tag in ("joint", "tendon")):
         a = {**defaults.get(eq.get("class", "main"), {}), **eq.attrib}
         if a.get("active", "true") == "false":  # off from the start: MuJoCo does not apply it
             continue
-        label = a.get("name") or f"{a.get('joint1')}-{a.get('joint2')}"
-        poly = _floats(a.get("polycoef"), (0.0, 1.0, 0.0, 0.0, 0.0))
-        if np.any(poly[2:]):
-            raise UnsupportedCapabilityError(backend, "joint_equality", f"{path}: joint equality {label!r} has "
-                                             f"polycoef {poly.tolist()}; a PhysX fixed tendon couples joints linearly")
-        j1 = names.index(a["joint1"])
-        joints = (j1,) if not a.get("joint2") else (j1, names.index(a["joint2"]))
-        coefficients = (1.0,) if len(joints) == 1 else (1.0, -float(poly[1]))
+        terms, rest = _linear_terms(eq, a, lite, path, backend)
+        joints, coefficients = tuple(terms), tuple(terms.values())
         if inverse is None:
             inverse = np.linalg.inv(mass_matrix0(lite))
         c = np.zeros(lite.nv)
@@ -109,7 +132,7 @@ def joint_tendons(path: str, lite: LiteModel, dt: float, backend: str) -> list[J
         else:  # direct stiffness and damping: d k = -solref[0], d b = -solref[1]
             dk, db = -float(solref[0]), -float(solref[1])
         scale = inertia / (1.0 - d)  # MuJoCo's response held by the coordinate's inertia (module docstring)
-        tendons.append(JointTendon(joints=joints, coefficients=coefficients, rest=float(poly[0]),
+        tendons.append(JointTendon(joints=joints, coefficients=coefficients, rest=rest,
                                    stiffness=scale * dk, damping=scale * db))
     return tendons
 

@@ -33,10 +33,12 @@ OPTIONAL_FEATURES = frozenset({"frictionloss", "multi_joint_body", "joint_stiffn
                                "joint_actuatorgravcomp", "hfield", "mocap", "dampratio", "site_transmission",
                                "magnetometer_sensor", "actuatorpos_sensor", "tendon_transmission", "general_actuator",
                                "spatial_tendon", "option_flag", "tendonpos_sensor", "subtreecom_sensor",
-                               "subtreelinvel_sensor",
+                               "subtreelinvel_sensor", "framexaxis_sensor", "frameyaxis_sensor",
+                               "framezaxis_sensor", "tendon_equality",
                                "ball_joint"})
 #: Sensors read only when the caller evaluates them (``<tag>_sensor`` in ``accept``).
-_GATED_SENSORS = ("magnetometer", "actuatorpos", "tendonpos", "subtreecom", "subtreelinvel")
+_GATED_SENSORS = ("magnetometer", "actuatorpos", "tendonpos", "subtreecom", "subtreelinvel", "framexaxis",
+                  "frameyaxis", "framezaxis")
 #: Sections whose elements a caller that accepts them all simulates itself; the reader only counts them
 #: (:attr:`LiteModel.constraints`): they change no layout (nq, nv, nu, sensors).
 _COUNTED_SECTIONS = ("equality", "tendon")
