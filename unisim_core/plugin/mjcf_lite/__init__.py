@@ -61,8 +61,9 @@ The subset it reads (everything else raises :class:`MjcfLiteError`):
 - grippers and hands, each only when accepted: actuators on tendons (``tendon_transmission``:
   :attr:`LiteModel.tendons` with a fixed tendon's joints and coefficients, the actuator's ``tendon``, its
   ``dampratio`` kv through the tendon's moment), ``<general>`` servos with their own ctrl gain
-  (``general_actuator``: ``gain u - kp q - kv qd``), spatial tendons counted (``spatial_tendon``) and
-  ``tendonpos`` sensors (``tendonpos_sensor``).
+  (``general_actuator``: ``gain u - kp q - kv qd``), spatial tendons and tendon equalities counted
+  (``spatial_tendon``, ``tendon_equality``), ``tendonpos``, ``subtreecom``, ``subtreelinvel`` and frame-axis
+  sensors (``<tag>_sensor``); frame sensors of geoms (``objtype="geom"``) always.
 
 Outside the subset (tendons, equality constraints, ball joints, several joints in one body or joint
 stiffness unless accepted, other actuators, transmissions or sensors, ``boundmass``/
