@@ -1,6 +1,6 @@
-"""``mjcf_lite`` on grippers: actuators on fixed tendons (``tendon_transmission``), ``<general>`` servos with
-their own ctrl gain (``general_actuator``) and ``<option><flag>`` at MuJoCo's defaults, checked against
-``mujoco.MjModel`` of the same file."""
+"""``mjcf_lite`` on grippers and classic RL models: actuators on fixed tendons (``tendon_transmission``),
+``<general>`` servos with their own ctrl gain (``general_actuator``), ``<option><flag>`` at MuJoCo's defaults and
+asset skins, checked against ``mujoco.MjModel`` of the same file."""
 
 from __future__ import annotations
 
@@ -62,3 +62,14 @@ def test_flags_at_mujocos_defaults_are_read_and_others_refused(tmp_path):
     with pytest.raises(MjcfLiteError, match="warmstart") as info:
         load_mjcf(str(off))
     assert info.value.feature == "option_flag"
+
+
+def test_an_asset_skin_is_drawn_not_simulated(tmp_path):
+    """``<asset><skin>`` (dm_control's dog) only dresses bodies for the renderer: read, the model unchanged."""
+    skin = ('<asset><skin name="s" vertex="0 0 0 1 0 0 0 1 0" face="0 1 2"><bone body="a" bindpos="0 0 0" '
+            'bindquat="1 0 0 0" vertid="0 1 2" vertweight="1 1 1"/></skin></asset>')
+    body = ('<worldbody><body name="a" pos="0 0 1"><joint name="j" axis="0 1 0"/><geom size="0.1" mass="1"/></body>'
+            '</worldbody>')
+    with_skin = load_mjcf(str(write_scene(tmp_path, skin + body)))
+    without = load_mjcf(str(write_scene(tmp_path, body, "plain.xml")))
+    assert with_skin.body_names == without.body_names and with_skin.body_mass == without.body_mass

@@ -48,7 +48,7 @@ _TOP = {"compiler", "option", "size", "visual", "statistic", "default", "asset",
 _IGNORED_IN_BODY = {"light", "camera"}
 #: Sections the reader does not read that hold nothing when empty (``<equality/>``)
 _EMPTY_OK = {"equality", "tendon", "deformable", "extension"}
-_ASSETS_OK = {"hfield", "texture", "material", "mesh"}
+_ASSETS_OK = {"hfield", "texture", "material", "mesh", "skin"}  # a skin (dm_control's dog) is drawn, not simulated
 #: MuJoCo's ``<option><flag>`` attributes and their default values (MuJoCo 4's ``mjtDisableBit``: on by default;
 #: ``mjtEnableBit``: off by default). A flag at its default changes nothing, so it is read on every backend.
 _FLAG_DEFAULTS = {**dict.fromkeys(("actuation", "autoreset", "clampctrl", "constraint", "contact", "damper", "equality",
