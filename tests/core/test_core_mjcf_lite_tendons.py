@@ -73,3 +73,14 @@ def test_an_asset_skin_is_drawn_not_simulated(tmp_path):
     with_skin = load_mjcf(str(write_scene(tmp_path, skin + body)))
     without = load_mjcf(str(write_scene(tmp_path, body, "plain.xml")))
     assert with_skin.body_names == without.body_names and with_skin.body_mass == without.body_mass
+
+
+def test_constraints_off_is_contacts_off_unless_a_limit_would_be_dropped(tmp_path):
+    """dm_control's ``<flag constraint="disable" energy="enable"/>``: with nothing but contacts to drop, read as
+    contacts off (``energy`` changes nothing in the dynamics); with a limited joint, refused naming its range."""
+    flag = '<option><flag constraint="disable" energy="enable"/></option>'
+    body = '<worldbody><body><joint name="j" axis="0 1 0"{}/><geom size="0.1" mass="1"/></body></worldbody>'
+    assert load_mjcf(str(write_scene(tmp_path, flag + body.format("")))).contact is False
+    with pytest.raises(MjcfLiteError, match="joint 'j' range") as info:
+        load_mjcf(str(write_scene(tmp_path, flag + body.format(' range="-1 1"'), "limited.xml")))
+    assert info.value.feature == "option_flag"
