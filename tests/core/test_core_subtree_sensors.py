@@ -1,6 +1,7 @@
 """``subtreecom``/``subtreelinvel`` sensors (the core's ``contract.subtree``, from each engine's body state),
-frame sensors of geoms (``LiteModel.frame_offset``) and frame axes (``framexaxis``...), on the engines that read
-sensors through ``mjcf_lite``, against MuJoCo's ``sensordata`` at the engine's own state."""
+frame sensors of geoms (``LiteModel.frame_offset``), frame axes (``framexaxis``...) and frame sensors measured in
+another frame (``reftype``/``refname``: mjlab's projected-gravity ``framezaxis`` of the world in the IMU's frame), on
+the engines that read sensors through ``mjcf_lite``, against MuJoCo's ``sensordata`` at the engine's own state."""
 
 from __future__ import annotations
 
@@ -27,13 +28,28 @@ SCENE = """<option timestep="0.002"/><worldbody><geom name="floor" type="plane" 
   <subtreecom name="leg_com" body="leg"/><subtreelinvel name="leg_vel" body="leg"/>
   <framepos name="foot_pos" objtype="geom" objname="fg"/><framequat name="shin_quat" objtype="geom" objname="lg"/>
   <framelinvel name="foot_vel" objtype="geom" objname="fg"/><framexaxis name="foot_x" objtype="geom" objname="fg"/>
-  <framezaxis name="shin_z" objtype="body" objname="leg"/></sensor>"""
+  <framezaxis name="shin_z" objtype="body" objname="leg"/>
+  <framezaxis name="up" objtype="body" objname="world" reftype="geom" refname="tg"/>
+  <framepos name="foot_in_torso" objtype="geom" objname="fg" reftype="xbody" refname="torso"/>
+  <framequat name="foot_in_leg" objtype="body" objname="foot" reftype="body" refname="leg"/></sensor>"""
 
 #: The engines whose sensors ``mjcf_lite`` defines; one not installed is skipped (the numpy 1.26 subset of
 #: .ci/run has none); Genesis' own test is in plugins/unisim_genesis (the heavy extra).
 BACKENDS = [pytest.param(name, marks=pytest.mark.skipif(importlib.util.find_spec(f"unisim_{name}") is None,
                                                         reason=f"unisim-{name} is not installed"))
             for name in ("sapien", "newton")]
+
+
+def test_a_velocity_in_a_reference_frame_is_refused_by_name(tmp_path):
+    """``framelinvel`` with ``reftype``: MuJoCo's relative velocity in a moving frame is not evaluated: refused,
+    never read in the world frame."""
+    path = write_scene(tmp_path, SCENE.replace('<framelinvel name="foot_vel" objtype="geom" objname="fg"/>',
+                                               '<framelinvel name="foot_vel" objtype="geom" objname="fg" '
+                                               'reftype="site" refname="nope"/>'))
+    with pytest.raises(MjcfLiteError) as info:
+        load_mjcf(str(path), accept={"subtreecom_sensor", "subtreelinvel_sensor", "framexaxis_sensor",
+                                     "framezaxis_sensor"})
+    assert info.value.feature == "frame_sensor_reftype" and "foot_vel" in str(info.value)
 
 
 def test_subtree_sensors_are_gated_and_geom_frames_read(tmp_path):

@@ -92,6 +92,7 @@ FEATURES = """<mujoco model="features">
     <subtreecom name="a_com" body="a"/>
     <subtreelinvel name="held_vel" body="held"/>
     <frameyaxis name="push_y" objtype="site" objname="push"/>
+    <framezaxis name="up" objtype="body" objname="world" reftype="site" refname="push"/>
   </sensor>
 </mujoco>
 """

@@ -29,7 +29,7 @@ from unisim_core.contract.heightfield import HFieldSampler
 from unisim_core.contract.kinematics import site_jacobian
 from unisim_core.contract.model import ModelInfo
 from unisim_core.contract.subtree import SUBTREE_SENSORS, subtree_sensor
-from unisim_core.plugin.mjcf_lite import FRAME_AXES, LiteModel, read_tree
+from unisim_core.plugin.mjcf_lite import FRAME_AXES, LiteModel, in_reference_frame, read_tree
 from unisim_core.plugin.plugin_support import SnapshotMemory, load_mjcf_or_refuse
 
 from . import _hooks
@@ -480,6 +480,15 @@ class GenesisBackend(SimBackend):
             value = np.clip(value, -s["cutoff"], s["cutoff"])
         return np.ascontiguousarray(value, dtype=self.np_dtype)
 
+    def _frame_pose(self, objtype: str, obj: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(body ids (1,), arm (n, 3), quat (n, 4))`` of a sensor's frame object: its body, the frame's origin
+        from the body's (world), its world orientation (wxyz)."""
+        body, off_pos, off_quat = (np.asarray(x) for x in self._lite.frame_offset(objtype, obj))
+        ids = np.array([body])
+        quat_b = self._links("quat", ids, (1.0, 0.0, 0.0, 0.0))[:, 0]
+        arm = Q.quat_apply(quat_b, np.broadcast_to(off_pos, quat_b.shape[:-1] + (3,)))
+        return ids, arm, Q.quat_mul(quat_b, np.broadcast_to(off_quat, quat_b.shape))
+
     def _sensor_value(self, s: dict) -> np.ndarray:
         """``(num_envs, dim)`` float64 value of sensor row ``s`` by MuJoCo's definition."""
         kind = s["type"]
@@ -494,11 +503,11 @@ class GenesisBackend(SimBackend):
             return a["gear"] * self.get_qpos()[:, self._lite.joints[a["joint"]]["qposadr"], None].astype(np.float64)
         if kind in SUBTREE_SENSORS:
             return subtree_sensor(self, kind, s["obj"])
-        body, off_pos, off_quat = (np.asarray(x) for x in self._lite.frame_offset(s["objtype"], s["obj"]))
-        ids = np.array([body])
-        quat_b = self._links("quat", ids, (1.0, 0.0, 0.0, 0.0))[:, 0]
-        arm = Q.quat_apply(quat_b, np.broadcast_to(off_pos, quat_b.shape[:-1] + (3,)))
-        quat = Q.quat_mul(quat_b, np.broadcast_to(off_quat, quat_b.shape))
+        ids, arm, quat = self._frame_pose(s["objtype"], s["obj"])
+        if "reftype" in s:  # measured in another frame (site, body, xbody or geom)
+            ref_ids, ref_arm, ref_quat = self._frame_pose(s["reftype"], s["ref"])
+            return in_reference_frame(kind, self._links("pos", ids, (0.0, 0.0, 0.0))[:, 0] + arm, quat,
+                                      self._links("pos", ref_ids, (0.0, 0.0, 0.0))[:, 0] + ref_arm, ref_quat)
         if kind == "magnetometer":  # the global magnetic flux in the sensor frame
             return Q.quat_apply_inverse(quat, np.broadcast_to(self._lite.magnetic, quat.shape[:-1] + (3,)))
         if kind == "framepos":

@@ -57,6 +57,18 @@ def test_unloadable_model_names_the_element(tmp_path):
     assert info.value.capability == "flex"
 
 
+def test_a_sensor_on_the_world_body_is_refused_naming_it(tmp_path):
+    """mjlab's Go1 and G1: ``<framezaxis objtype="body" objname="world" reftype="site" ...>`` (projected gravity) is
+    valid MJCF MotrixSim's loader rejects ("invalid link name: world"): a refusal by name, not an engine error."""
+    xml = tmp_path / "up.xml"
+    xml.write_text("""<mujoco><worldbody><body name="b"><freejoint/><geom type="sphere" size="0.1"/><site name="imu"/>
+      </body></worldbody><sensor><framezaxis name="up" objtype="body" objname="world" reftype="site" refname="imu"/>
+      </sensor></mujoco>""")
+    with pytest.raises(UnsupportedCapabilityError, match="names the world body") as info:
+        MotrixBackend(SceneCfg(str(xml)), 1, 0.002)
+    assert info.value.capability == "world_body_sensor"
+
+
 def test_ignored_options_warn_once_naming_the_option(tmp_path):
     xml = tmp_path / "opt.xml"
     xml.write_text("""<mujoco><option cone="elliptic" impratio="10" integrator="RK4"/>

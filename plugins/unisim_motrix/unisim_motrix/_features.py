@@ -153,6 +153,10 @@ def load_error(backend: str, path: str, exc: BaseException, loaded: str | None =
     if loaded is not None and loaded != path:
         text = text.replace(loaded, f"{path} (as rewritten for MotrixSim, <include>s expanded)")
     first = text.splitlines()[0] if text else type(exc).__name__
+    if "invalid link name: world" in text:  # a sensor on (or relative to) the world body: valid MJCF (mjlab's Go1)
+        return UnsupportedCapabilityError(backend, "world_body_sensor", f"{path}: a sensor names the world body "
+                                          f"(objname or refname \"world\"); {_ENGINE}'s loader rejects it. Engine "
+                                          f"said: {first}")
     for pattern, tag in _PARSER_REJECTS:
         m = pattern.search(text)
         if m:

@@ -35,7 +35,7 @@ from unisim_core.contract.heightfield import HFieldSampler
 from unisim_core.contract.kinematics import site_jacobian
 from unisim_core.contract.model import ModelInfo
 from unisim_core.contract.subtree import SUBTREE_SENSORS, subtree_sensor
-from unisim_core.plugin.mjcf_lite import FRAME_AXES
+from unisim_core.plugin.mjcf_lite import FRAME_AXES, in_reference_frame
 from unisim_core.plugin.plugin_support import SnapshotMemory, WarpKernelNotice, load_mjcf_or_refuse, warp_device
 from unisim_mjwarp import FATAL_OVERFLOWS, overflow_error
 
@@ -385,8 +385,12 @@ class NewtonBackend(SimBackend):
         elif kind == "magnetometer":
             value = Q.quat_apply_inverse(quat, np.broadcast_to(self._lite.magnetic, vel.shape))
         else:
-            value = Q.quat_apply(quat, np.eye(3)[FRAME_AXES[kind]]) if kind in FRAME_AXES else {
-                "framepos": pos, "framequat": quat, "framelinvel": vel, "frameangvel": ang}[kind]
+            if "reftype" in s:  # measured in another frame (site, body, xbody or geom)
+                ref_pos, ref_quat = self._frame(self._now(), s["reftype"], s["ref"])[:2]
+                value = in_reference_frame(kind, pos, quat, ref_pos, ref_quat)
+            else:
+                value = Q.quat_apply(quat, np.eye(3)[FRAME_AXES[kind]]) if kind in FRAME_AXES else {
+                    "framepos": pos, "framequat": quat, "framelinvel": vel, "frameangvel": ang}[kind]
         return np.ascontiguousarray(value, dtype=self.np_dtype)
 
     def _probe_step(self) -> tuple[np.ndarray, ...]:

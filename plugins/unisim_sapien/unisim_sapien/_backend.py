@@ -30,7 +30,7 @@ from unisim_core.contract.heightfield import HFieldSampler
 from unisim_core.contract.kinematics import site_jacobian
 from unisim_core.contract.model import ModelInfo
 from unisim_core.contract.subtree import SUBTREE_SENSORS, subtree_sensor
-from unisim_core.plugin.mjcf_lite import FRAME_AXES
+from unisim_core.plugin.mjcf_lite import FRAME_AXES, in_reference_frame
 from unisim_core.plugin.plugin_support import SnapshotMemory, load_mjcf_or_refuse
 from unisim_physx import IMPLICIT_KV, mujoco_integrator, physx_drives
 
@@ -496,9 +496,14 @@ class SapienBackend(SimBackend):
 
     # ------------------------------------------------------------------ sensors
     def _sensor_point(self, kin, index: int) -> tuple[np.ndarray, ...]:
-        """World ``(pos, quat, lin_vel, ang_vel)`` of sensor ``index``'s frame (its site, body
+        """World ``(pos, quat, lin_vel, ang_vel)`` of sensor ``index``'s frame (its site, geom, body
         inertial frame or body frame: ``LiteModel.frame_offset``) from body kinematics ``kin``."""
-        body, off_pos, off_quat = self._sensor_frames[index]
+        return self._frame_at(kin, self._sensor_frames[index])
+
+    @staticmethod
+    def _frame_at(kin, offset: tuple) -> tuple[np.ndarray, ...]:
+        """World ``(pos, quat, lin_vel, ang_vel)`` of the frame ``offset = (body, pos, quat)`` in its body."""
+        body, off_pos, off_quat = offset
         p, q, v, w = (k[:, body] for k in kin)
         arm = Q.quat_apply(q, np.broadcast_to(off_pos, p.shape))
         return p + arm, Q.quat_mul(q, np.broadcast_to(off_quat, q.shape)), v + Q.cross(w, arm), w
@@ -518,6 +523,10 @@ class SapienBackend(SimBackend):
                                          - self._fields.gravity())
         elif kind in ("gyro", "velocimeter"):  # body-frame angular / linear velocity of the point
             value = Q.quat_apply_inverse(point[1], point[3] if kind == "gyro" else point[2])
+        elif "reftype" in self._lite.sensors[index]:  # measured in another frame (site, body, xbody or geom)
+            s = self._lite.sensors[index]
+            ref = self._frame_at(kin, self._lite.frame_offset(s["reftype"], s["ref"]))
+            value = in_reference_frame(kind, point[0], point[1], ref[0], ref[1])
         elif kind in FRAME_AXES:
             value = Q.quat_apply(point[1], np.eye(3)[FRAME_AXES[kind]])
         else:

@@ -79,8 +79,14 @@ from __future__ import annotations
 from unisim_core.contract.mjcf_tree import read_tree
 from unisim_core.plugin.mjcf_lite._dampratio import mass_matrix0
 from unisim_core.plugin.mjcf_lite._errors import MjcfLiteError
-from unisim_core.plugin.mjcf_lite._model import FRAME_AXES, SENSOR_DIMS, LiteModel, collision_candidates
+from unisim_core.plugin.mjcf_lite._model import (
+                                                 FRAME_AXES,
+                                                 SENSOR_DIMS,
+                                                 LiteModel,
+                                                 collision_candidates,
+                                                 in_reference_frame,
+)
 from unisim_core.plugin.mjcf_lite._reader import OPTIONAL_FEATURES, load_mjcf
 
 __all__ = ["MjcfLiteError", "LiteModel", "load_mjcf", "read_tree", "collision_candidates", "OPTIONAL_FEATURES",
-           "FRAME_AXES", "SENSOR_DIMS", "mass_matrix0"]
+           "FRAME_AXES", "SENSOR_DIMS", "in_reference_frame", "mass_matrix0"]

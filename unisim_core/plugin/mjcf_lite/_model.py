@@ -9,13 +9,26 @@ import numpy as np
 from unisim_core.contract import quat as Q
 from unisim_core.contract.model import ModelInfo
 
-__all__ = ["LiteModel", "collision_candidates", "FRAME_AXES", "SENSOR_DIMS"]
+__all__ = ["LiteModel", "collision_candidates", "FRAME_AXES", "SENSOR_DIMS", "in_reference_frame"]
 
 SENSOR_DIMS = {"jointpos": 1, "jointvel": 1, "framepos": 3, "framequat": 4, "framelinvel": 3, "frameangvel": 3,
                "gyro": 3, "velocimeter": 3, "accelerometer": 3, "magnetometer": 3, "actuatorpos": 1, "tendonpos": 1,
                "subtreecom": 3, "subtreelinvel": 3, "framexaxis": 3, "frameyaxis": 3, "framezaxis": 3}
 #: The frame-axis sensors: the frame's x, y or z axis in the world (a column of its rotation matrix, unit).
 FRAME_AXES = {"framexaxis": 0, "frameyaxis": 1, "framezaxis": 2}
+
+
+def in_reference_frame(kind: str, pos: np.ndarray, quat: np.ndarray, ref_pos: np.ndarray,
+                       ref_quat: np.ndarray) -> np.ndarray:
+    """A frame sensor's value measured in a reference frame (``reftype``/``refname``), as MuJoCo's
+    ``mj_sensorPos``: ``framepos`` the position relative to the reference in its axes, ``framequat`` the
+    orientation relative to it, a frame axis in its axes. ``pos``/``quat``: the object's world frame ``(n, 3)``,
+    ``(n, 4)`` (wxyz), ``ref_*`` the reference's."""
+    if kind == "framepos":
+        return Q.quat_apply_inverse(ref_quat, pos - ref_pos)
+    if kind == "framequat":
+        return Q.quat_mul(Q.quat_conjugate(ref_quat), quat)
+    return Q.quat_apply_inverse(ref_quat, Q.quat_apply(quat, np.eye(3)[FRAME_AXES[kind]]))
 
 def collision_candidates(body_parent, body_has_joint, geom_body, geom_contype, geom_conaffinity,
                          body_mocap=None) -> list[tuple[int, int]]:

@@ -720,7 +720,7 @@ class _Parser:
         if elem.tag not in SENSOR_DIMS or (elem.tag in _GATED_SENSORS and f"{elem.tag}_sensor" not in self.accept):
             raise self.fail(elem, f"is not supported; sensors: {', '.join(SENSOR_DIMS)} ({', '.join(_GATED_SENSORS)} "
                                   "when the backend accepts them)", f"{elem.tag}_sensor")
-        a = elem.attrib
+        a, extra = elem.attrib, {}
         if elem.tag == "actuatorpos":
             objtype, names = "actuator", [x["name"] for x in m.actuators]
             ids = [i for i, n in enumerate(names) if n == a.get("actuator")]
@@ -738,16 +738,29 @@ class _Parser:
             if objtype not in ("site", "body", "xbody", "geom"):
                 raise self.fail(elem, f"has objtype={objtype!r}; supported: site, body, xbody, geom",
                                 "frame_sensor_objtype")
-            names = {"site": [s["name"] for s in m.sites], "geom": [g["name"] for g in m.geoms]}.get(objtype,
-                                                                                                  m.body_names)
-            ids = [i for i, n in enumerate(names) if n == a.get("objname")]
+            ids = [i for i, n in enumerate(self._frame_names(m, objtype)) if n == a.get("objname")]
+            if a.get("reftype") or a.get("refname"):  # measured in another frame (MuJoCo's mj_sensorPos)
+                reftype = a.get("reftype")
+                if elem.tag in ("framelinvel", "frameangvel") or reftype not in ("site", "body", "xbody", "geom"):
+                    raise self.fail(elem, f"is measured in the frame of {reftype} {a.get('refname')!r}; the reader "
+                                          "evaluates position, orientation and axis sensors in a site, body, xbody or "
+                                          "geom frame", "frame_sensor_reftype")
+                refs = [i for i, n in enumerate(self._frame_names(m, reftype)) if n == a.get("refname")]
+                if not refs:
+                    raise self.fail(elem, f"has refname={a.get('refname')!r}, not a {reftype} of the model", None)
+                extra = {"reftype": reftype, "ref": refs[0]}
         else:
             objtype, names = "site", [s["name"] for s in m.sites]
             ids = [i for i, n in enumerate(names) if n == a.get("site")]
         if not ids:
             raise self.fail(elem, "refers to an object that is not in the model (or is unsupported)", None)
         m.sensors.append({"name": a.get("name", ""), "type": elem.tag, "obj": ids[0], "objtype": objtype,
-                          "cutoff": float(a.get("cutoff", "0"))})
+                          "cutoff": float(a.get("cutoff", "0")), **extra})
+
+    @staticmethod
+    def _frame_names(m: LiteModel, objtype: str) -> list[str]:
+        """The names of a frame sensor's objects of ``objtype`` (site, geom, body or xbody), by id."""
+        return {"site": [s["name"] for s in m.sites], "geom": [g["name"] for g in m.geoms]}.get(objtype, m.body_names)
 
 
 def _below(parent: list, b: int, top: int) -> bool:
