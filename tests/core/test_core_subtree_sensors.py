@@ -25,6 +25,7 @@ SCENE = """<option timestep="0.002"/><worldbody><geom name="floor" type="plane" 
         <geom name="fg" type="box" size="0.1 0.05 0.02" pos="0.05 0 0" mass="0.5"/></body></body></body></worldbody>
 <actuator><motor joint="hip"/><motor joint="knee"/></actuator>
 <sensor><subtreecom name="com" body="torso"/><subtreelinvel name="vel" body="torso"/>
+  <subtreeangmom name="angmom" body="torso"/><subtreeangmom name="leg_angmom" body="leg"/>
   <subtreecom name="leg_com" body="leg"/><subtreelinvel name="leg_vel" body="leg"/>
   <framepos name="foot_pos" objtype="geom" objname="fg"/><framequat name="shin_quat" objtype="geom" objname="lg"/>
   <framelinvel name="foot_vel" objtype="geom" objname="fg"/><framexaxis name="foot_x" objtype="geom" objname="fg"/>
@@ -47,8 +48,8 @@ def test_a_velocity_in_a_reference_frame_is_refused_by_name(tmp_path):
                                                '<framelinvel name="foot_vel" objtype="geom" objname="fg" '
                                                'reftype="site" refname="nope"/>'))
     with pytest.raises(MjcfLiteError) as info:
-        load_mjcf(str(path), accept={"subtreecom_sensor", "subtreelinvel_sensor", "framexaxis_sensor",
-                                     "framezaxis_sensor"})
+        load_mjcf(str(path), accept={"subtreecom_sensor", "subtreelinvel_sensor", "subtreeangmom_sensor",
+                                     "framexaxis_sensor", "framezaxis_sensor"})
     assert info.value.feature == "frame_sensor_reftype" and "foot_vel" in str(info.value)
 
 
@@ -57,10 +58,11 @@ def test_subtree_sensors_are_gated_and_geom_frames_read(tmp_path):
     with pytest.raises(MjcfLiteError) as info:
         load_mjcf(str(path))
     assert info.value.feature == "subtreecom_sensor"
-    lite = load_mjcf(str(path), accept={"subtreecom_sensor", "subtreelinvel_sensor", "framexaxis_sensor",
-                                        "framezaxis_sensor"})
+    lite = load_mjcf(str(path), accept={"subtreecom_sensor", "subtreelinvel_sensor", "subtreeangmom_sensor",
+                                        "framexaxis_sensor", "framezaxis_sensor"})
     assert [(s["objtype"], s["obj"]) for s in lite.sensors[:2]] == [("subtree", 1), ("subtree", 1)]
-    body, pos, _ = lite.frame_offset("geom", lite.sensors[4]["obj"])
+    foot = next(s for s in lite.sensors if s["name"] == "foot_pos")
+    body, pos, _ = lite.frame_offset(foot["objtype"], foot["obj"])
     assert body == 3 and np.allclose(pos, [0.05, 0, 0])
 
 

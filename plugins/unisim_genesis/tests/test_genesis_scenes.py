@@ -91,6 +91,7 @@ FEATURES = """<mujoco model="features">
     <jointvel name="c1_vel" joint="c1"/>
     <subtreecom name="a_com" body="a"/>
     <subtreelinvel name="held_vel" body="held"/>
+    <subtreeangmom name="held_angmom" body="held"/>
     <frameyaxis name="push_y" objtype="site" objname="push"/>
     <framezaxis name="up" objtype="body" objname="world" reftype="site" refname="push"/>
   </sensor>

@@ -502,7 +502,7 @@ class GenesisBackend(SimBackend):
                 return np.zeros((self._num_envs, 1))
             return a["gear"] * self.get_qpos()[:, self._lite.joints[a["joint"]]["qposadr"], None].astype(np.float64)
         if kind in SUBTREE_SENSORS:
-            return subtree_sensor(self, kind, s["obj"])
+            return subtree_sensor(self, kind, s["obj"], self._lite.body_iquat)
         ids, arm, quat = self._frame_pose(s["objtype"], s["obj"])
         if "reftype" in s:  # measured in another frame (site, body, xbody or geom)
             ref_ids, ref_arm, ref_quat = self._frame_pose(s["reftype"], s["ref"])

@@ -30,7 +30,8 @@ __all__ = ["ACCEPTED", "ENGINE_LIMITS", "check_model", "contact_options", "with_
 ACCEPTED = frozenset({"frictionloss", "hfield", "multi_joint_body", "joint_stiffness", "joint_equality",
                       "connect_equality", "weld_equality", "fixed_tendon", "body_gravcomp", "dampratio", "mocap",
                       "ball_joint", "site_transmission", "actuatorpos_sensor", "magnetometer_sensor",
-                      "general_actuator", "subtreecom_sensor", "subtreelinvel_sensor", "framexaxis_sensor",
+                      "general_actuator", "subtreecom_sensor", "subtreelinvel_sensor", "subtreeangmom_sensor",
+                      "framexaxis_sensor",
                       "frameyaxis_sensor", "framezaxis_sensor"})
 
 

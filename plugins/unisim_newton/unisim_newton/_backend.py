@@ -360,7 +360,7 @@ class NewtonBackend(SimBackend):
         if kind == "tendonpos":
             return self._tendon_lengths()[:, obj, None]
         if kind in SUBTREE_SENSORS:
-            return subtree_sensor(self, kind, obj)
+            return subtree_sensor(self, kind, obj, self._lite.body_iquat)
         if kind == "actuatorpos":  # the actuator's length: gear * qpos of its joint or gear * sum coef q of its
             a = self._lite.actuators[obj]  # fixed tendon (a site motor's is 0)
             if a["tendon"] >= 0:

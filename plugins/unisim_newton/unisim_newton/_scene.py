@@ -37,8 +37,8 @@ ACCEPTED = frozenset({"frictionloss", "multi_joint_body", "joint_stiffness", "jo
                       "weld_equality", "body_gravcomp", "joint_actuatorgravcomp", "hfield", "mocap", "dampratio",
                       "site_transmission", "fixed_tendon", "tendon_transmission", "general_actuator",
                       "spatial_tendon", "option_flag", "tendonpos_sensor", "subtreecom_sensor",
-                      "subtreelinvel_sensor", "framexaxis_sensor", "frameyaxis_sensor", "framezaxis_sensor",
-                      "tendon_equality"})
+                      "subtreelinvel_sensor", "subtreeangmom_sensor", "framexaxis_sensor", "frameyaxis_sensor",
+                      "framezaxis_sensor", "tendon_equality"})
 
 
 _JOINT_TYPES = {"free": newton.JointType.FREE, "hinge": newton.JointType.REVOLUTE,

@@ -65,8 +65,8 @@ __all__ = ["SapienBackend"]
 ACCEPTED = frozenset({"frictionloss", "body_gravcomp", "hfield", "mocap", "multi_joint_body",
                       "joint_stiffness", "fixed_tendon", "dampratio", "joint_equality", "site_transmission",
                       "tendon_transmission", "connect_equality", "general_actuator", "subtreecom_sensor",
-                      "subtreelinvel_sensor", "framexaxis_sensor", "frameyaxis_sensor", "framezaxis_sensor",
-                      "tendon_equality"})
+                      "subtreelinvel_sensor", "subtreeangmom_sensor", "framexaxis_sensor", "frameyaxis_sensor",
+                      "framezaxis_sensor", "tendon_equality"})
 #: Features the reader refuses that SAPIEN's PhysX has no counterpart for: the refusal carries the engine's reason.
 ENGINE_LIMITS = {
     "ball_joint": "SAPIEN 3's articulation joints are fixed, revolute, prismatic or free: it has no spherical joint",
@@ -515,7 +515,8 @@ class SapienBackend(SimBackend):
             col = info.joint_qposadr[obj] if kind == "jointpos" else info.joint_dofadr[obj]
             return (self.get_qpos() if kind == "jointpos" else self.get_qvel())[:, col, None]
         if kind in SUBTREE_SENSORS:
-            return subtree_sensor(self, kind, self._lite.sensors[index]["obj"]).astype(self.np_dtype)
+            return subtree_sensor(self, kind, self._lite.sensors[index]["obj"], self._lite.body_iquat).astype(
+                self.np_dtype)
         kin = self._now()
         point = self._sensor_point(kin, index)
         if kind == "accelerometer":  # proper acceleration of the point, in its frame

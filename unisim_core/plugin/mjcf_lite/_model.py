@@ -13,7 +13,8 @@ __all__ = ["LiteModel", "collision_candidates", "FRAME_AXES", "SENSOR_DIMS", "in
 
 SENSOR_DIMS = {"jointpos": 1, "jointvel": 1, "framepos": 3, "framequat": 4, "framelinvel": 3, "frameangvel": 3,
                "gyro": 3, "velocimeter": 3, "accelerometer": 3, "magnetometer": 3, "actuatorpos": 1, "tendonpos": 1,
-               "subtreecom": 3, "subtreelinvel": 3, "framexaxis": 3, "frameyaxis": 3, "framezaxis": 3}
+               "subtreecom": 3, "subtreelinvel": 3, "subtreeangmom": 3, "framexaxis": 3, "frameyaxis": 3,
+               "framezaxis": 3}
 #: The frame-axis sensors: the frame's x, y or z axis in the world (a column of its rotation matrix, unit).
 FRAME_AXES = {"framexaxis": 0, "frameyaxis": 1, "framezaxis": 2}
 

@@ -33,11 +33,12 @@ OPTIONAL_FEATURES = frozenset({"frictionloss", "multi_joint_body", "joint_stiffn
                                "joint_actuatorgravcomp", "hfield", "mocap", "dampratio", "site_transmission",
                                "magnetometer_sensor", "actuatorpos_sensor", "tendon_transmission", "general_actuator",
                                "spatial_tendon", "option_flag", "tendonpos_sensor", "subtreecom_sensor",
-                               "subtreelinvel_sensor", "framexaxis_sensor", "frameyaxis_sensor",
+                               "subtreelinvel_sensor", "subtreeangmom_sensor", "framexaxis_sensor", "frameyaxis_sensor",
                                "framezaxis_sensor", "tendon_equality",
                                "ball_joint"})
 #: Sensors read only when the caller evaluates them (``<tag>_sensor`` in ``accept``).
-_GATED_SENSORS = ("magnetometer", "actuatorpos", "tendonpos", "subtreecom", "subtreelinvel", "framexaxis",
+_GATED_SENSORS = ("magnetometer", "actuatorpos", "tendonpos", "subtreecom", "subtreelinvel", "subtreeangmom",
+                  "framexaxis",
                   "frameyaxis", "framezaxis")
 #: Sections whose elements a caller that accepts them all simulates itself; the reader only counts them
 #: (:attr:`LiteModel.constraints`): they change no layout (nq, nv, nu, sensors).
@@ -730,7 +731,7 @@ class _Parser:
         elif elem.tag in ("jointpos", "jointvel"):
             ids = [i for i, j in enumerate(m.joints) if j["name"] == a.get("joint") and j["type"] != "free"]
             objtype, names = "joint", []
-        elif elem.tag in ("subtreecom", "subtreelinvel"):
+        elif elem.tag in ("subtreecom", "subtreelinvel", "subtreeangmom"):
             objtype, names = "subtree", m.body_names
             ids = [i for i, n in enumerate(names) if n == a.get("body")]
         elif elem.tag.startswith("frame"):
