@@ -14,6 +14,8 @@ subtree without mass reads its root body's COM (and its velocity), as MuJoCo doe
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from unisim_core.contract import quat as Q
@@ -26,22 +28,26 @@ __all__ = ["SUBTREE_SENSORS", "subtree_sensor"]
 SUBTREE_SENSORS = ("subtreecom", "subtreelinvel", "subtreeangmom")
 
 
-def _subtree(parent, root: int) -> np.ndarray:
-    """Ids of ``root`` and its descendants (bodies are numbered depth-first, a parent before its children)."""
+@functools.lru_cache(maxsize=256)
+def _subtree(parent: tuple[int, ...], root: int) -> np.ndarray:
+    """Ids of ``root`` and its descendants (bodies are numbered depth-first, a parent before its children); cached
+    per model (a sensor reads it every step)."""
     inside = np.zeros(len(parent), dtype=bool)
     inside[root] = True
     for b in range(root + 1, len(parent)):
         inside[b] = inside[parent[b]]
-    return np.flatnonzero(inside)
+    ids = np.flatnonzero(inside)
+    ids.flags.writeable = False
+    return ids
 
 
 def subtree_sensor(backend: Backend, kind: str, body: int, iquat=None) -> np.ndarray:
     """``(num_envs, 3)`` float64: sensor ``kind`` (:data:`SUBTREE_SENSORS`) of the subtree rooted at ``body``.
     ``iquat (nbody, 4)``: each body's inertial frame in its body frame (wxyz), needed by ``subtreeangmom``."""
     info = backend.model_info
-    ids = _subtree(info.body_parent, body)
+    ids = _subtree(tuple(np.asarray(info.body_parent).tolist()), body)
     n = backend.num_envs
-    randomized = bool({Capability.INIT_RANDOMIZATION, Capability.RESET_RANDOMIZATION} & set(backend.capabilities))
+    randomized = bool({Capability.INIT_RANDOMIZATION, Capability.RESET_RANDOMIZATION} & backend.capabilities)
     nominal = {"body_mass": info.body_mass, "body_com_offset": info.body_ipos, "body_inertia": info.body_inertia}
 
     def table(term: str) -> np.ndarray:

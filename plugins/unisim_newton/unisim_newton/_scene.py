@@ -357,15 +357,6 @@ def build_model(path: str, lite: LiteModel, num_envs: int, device: str) -> tuple
     return model, layout
 
 
-def _lite_frames(lite: LiteModel) -> tuple[np.ndarray, np.ndarray]:
-    """World positions ``(nbody, 3)`` and rotations ``(nbody, 3, 3)`` of ``lite``'s body frames at the file's pose."""
-    pos, rot = np.zeros((len(lite.body_names), 3)), np.tile(np.eye(3), (len(lite.body_names), 1, 1))
-    for b in range(1, len(lite.body_names)):
-        p = lite.body_parent[b]
-        pos[b], rot[b] = pos[p] + rot[p] @ lite.body_pos[b], rot[p] @ Q.matrix_from_quat(lite.body_quat[b])
-    return pos, rot
-
-
 def _check_frames(model: newton.Model, lite: LiteModel, layout: Layout, path: str) -> None:
     """World 0's body frames at the file's pose (forward kinematics of the importer's joints), each body's
     COM and inertia tensor, and each hinge's world anchor against ``mjcf_lite``'s: what ``<frame>``,
@@ -374,7 +365,8 @@ def _check_frames(model: newton.Model, lite: LiteModel, layout: Layout, path: st
     newton.eval_fk(model, model.joint_q, model.joint_qd, state)
     rows = layout.body_src[1:]
     body_q = state.body_q.numpy()[rows].astype(np.float64)
-    pos, rot = _lite_frames(lite)
+    pos, quat = lite.body_frames0()
+    rot = Q.matrix_from_quat(quat)
     got_rot = Q.matrix_from_quat(Q.quat_xyzw_to_wxyz(body_q[:, 3:]))
     # float32 kinematics: 1e-5 m and 1e-5 in rotation-matrix entries
     _check_close("body", path, "body positions at the file's pose", body_q[:, :3], pos[1:], _FRAME_TOL)

@@ -409,11 +409,7 @@ def physx_drives(joints: Sequence[Mapping[str, Any]], actuators: Sequence[Mappin
         kind.append(k)
         fr.append(tuple(float(x) for x in a["forcerange"]))
         cr.append(tuple(float(x) for x in a["ctrlrange"]))
-    gains = [a.get("gain") for a in actuators]  # a <general> servo's own ctrl coefficient
-    default_gain = [1.0 if k == "motor" else p if k == "position" else v for k, p, v in zip(kind, kp, kv)]
-    return PhysxDrives(
-        gain=None if all(x is None for x in gains) else np.array(
-            [d if x is None else float(x) for x, d in zip(gains, default_gain)], dtype=np.float64),
+    drives = PhysxDrives(
         joints=tuple(joints[j]["name"] for j in driven), damping=damping,
         force_limit=np.where(dry, friction, np.inf), explicit_damping=np.where(dry, joint_damping, 0.0),
         stiffness=np.array([float(joints[j].get("stiffness", 0.0)) for j in driven], dtype=np.float64),
@@ -425,6 +421,12 @@ def physx_drives(joints: Sequence[Mapping[str, Any]], actuators: Sequence[Mappin
         force_range=np.array(fr, dtype=np.float64).reshape(-1, 2),
         ctrl_range=np.array(cr, dtype=np.float64).reshape(-1, 2), kv_on_drive=np.array(on_drive, dtype=bool),
         moment=moment if any(int(a.get("tendon", -1)) >= 0 for a in actuators) else None)
+    own = [i for i, a in enumerate(actuators) if a.get("gain") is not None]  # a <general> servo's ctrl coefficient
+    if not own:
+        return drives
+    gain = drives._default_gain.copy()
+    gain[own] = [float(actuators[i]["gain"]) for i in own]
+    return dataclasses.replace(drives, gain=gain)
 
 
 #: :class:`PhysxDrives` fields that :func:`stack_drives` stacks per env (the rest is the model's structure).

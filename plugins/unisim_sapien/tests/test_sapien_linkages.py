@@ -144,32 +144,3 @@ def test_a_refusal_names_sapiens_limit(tmp_path, scene, feature, reason):
     with pytest.raises(UnsupportedCapabilityError) as info:
         create_backend("sapien", SceneCfg(model_file=str(path)), 1, 0.002)
     assert info.value.capability == feature and reason in str(info.value)
-
-
-#: Two hinged fingers, each under a fixed tendon (coefficients 2 and 0.5), coupled by a tendon equality
-#: (2 jl = 0.1 - 0.5 jr: mirrored with an offset through their tendons), one pushed by a motor.
-TENDON_EQUALITY = """<mujoco><option timestep="0.002" integrator="implicitfast"/><worldbody>
-  <body name="base" pos="0 0 0.5"><inertial pos="0 0 0" mass="1" diaginertia="0.01 0.01 0.01"/>
-    <body name="left" pos="0 0.05 0"><joint name="jl" type="hinge" axis="1 0 0" damping="0.01"/>
-      <inertial pos="0 0 -0.05" mass="0.05" diaginertia="5e-5 5e-5 1e-5"/></body>
-    <body name="right" pos="0 -0.05 0"><joint name="jr" type="hinge" axis="1 0 0" damping="0.01"/>
-      <inertial pos="0 0 -0.05" mass="0.05" diaginertia="5e-5 5e-5 1e-5"/></body></body></worldbody>
-  <tendon><fixed name="tl"><joint joint="jl" coef="2"/></fixed><fixed name="tr"><joint joint="jr" coef="0.5"/></fixed>
-  </tendon>
-  <equality><tendon tendon1="tl" tendon2="tr" polycoef="0.1 -1 0 0 0"/></equality>
-  <actuator><motor joint="jl" gear="1"/></actuator></mujoco>"""
-
-
-def test_a_tendon_equality_couples_its_tendons_joints(tmp_path):
-    """``tl = 0.1 - tr`` over fixed tendons (2 jl, 0.5 jr): the right finger follows the pushed left one through
-    the PhysX fixed tendon of coefficients (2, 0.5), within 3e-3 rad of MuJoCo over 0.6 s (measured 2.0e-3 of
-    0.086 and -0.137 rad travelled; the joint equality's mapping)."""
-    path = tmp_path / "tendon_equality.xml"
-    path.write_text(TENDON_EQUALITY)
-    out = []
-    for name in ("mujoco", "sapien"):
-        b = create_backend(name, SceneCfg(model_file=str(path)), 1, 0.002)
-        b.step(np.array([[0.02]]), 300)
-        out.append(b.get_qpos()[0].astype(np.float64))
-    assert out[0][0] > 0.05 and abs(2 * out[0][0] + 0.5 * out[0][1] - 0.1) < 5e-3  # MuJoCo's soft coupling: 0.104
-    np.testing.assert_allclose(out[1], out[0], atol=3e-3)

@@ -250,8 +250,23 @@ EQUALITY = """<mujoco><option timestep="0.002" integrator="implicitfast"/><world
       <inertial pos="0 0 -0.05" mass="0.05" diaginertia="5e-5 5e-5 1e-5"/></body>
     <body name="right" pos="0 -0.05 0"><joint name="jr" type="hinge" axis="1 0 0" damping="0.01"/>
       <inertial pos="0 0 -0.05" mass="0.05" diaginertia="5e-5 5e-5 1e-5"/></body></body></worldbody>
-  <equality><joint joint1="jl" joint2="jr" polycoef="{poly}"/></equality>
+  {coupling}
   <actuator><motor joint="jl" gear="1"/></actuator></mujoco>"""
+#: The coupling of EQUALITY's two fingers: their joints, or fixed tendons over them (coefficients 2 and 0.5).
+JOINTS = '<equality><joint joint1="jl" joint2="jr" polycoef="{poly}"/></equality>'
+TENDONS = ('<tendon><fixed name="tl"><joint joint="jl" coef="2"/></fixed>'
+           '<fixed name="tr"><joint joint="jr" coef="0.5"/></fixed></tendon>'
+           '<equality><tendon tendon1="tl" tendon2="tr" polycoef="0.1 -1 0 0 0"/></equality>')
+
+
+def _coupled(path) -> list[np.ndarray]:
+    """qpos of MuJoCo and SAPIEN after 0.6 s of the left finger pushed at 0.02 N m."""
+    out = []
+    for name in ("mujoco", "sapien"):
+        b = create_backend(name, SceneCfg(model_file=str(path)), 1, 0.002)
+        b.step(np.array([[0.02]]), 300)
+        out.append(b.get_qpos()[0].astype(np.float64))
+    return out
 
 
 def test_a_joint_equality_is_a_fixed_tendon_and_a_polynomial_one_is_refused(tmp_path):
@@ -260,15 +275,22 @@ def test_a_joint_equality_is_a_fixed_tendon_and_a_polynomial_one_is_refused(tmp_
     soft equality holds the sum to 2.0e-3 of 0.1, the tendon to 4.0e-3) while the fingers move 0.3 rad. A
     quadratic coupling is refused as joint_equality."""
     path = tmp_path / "eq.xml"
-    path.write_text(EQUALITY.format(poly="0.1 -1 0 0 0"))
-    out = []
-    for name in ("mujoco", "sapien"):
-        b = create_backend(name, SceneCfg(model_file=str(path)), 1, 0.002)
-        b.step(np.array([[0.02]]), 300)
-        out.append(b.get_qpos()[0])
+    path.write_text(EQUALITY.format(coupling=JOINTS.format(poly="0.1 -1 0 0 0")))
+    out = _coupled(path)
     assert out[0][0] > 0.3 and abs(out[0][0] + out[0][1] - 0.1) < 3e-3
     np.testing.assert_allclose(out[1], out[0], atol=2e-3)
-    path.write_text(EQUALITY.format(poly="0 -1 0.5 0 0"))
+    path.write_text(EQUALITY.format(coupling=JOINTS.format(poly="0 -1 0.5 0 0")))
     with pytest.raises(UnsupportedCapabilityError, match="polycoef") as info:
         create_backend("sapien", SceneCfg(model_file=str(path)), 1, 0.002)
     assert info.value.capability == "joint_equality"
+
+
+def test_a_tendon_equality_couples_its_tendons_joints(tmp_path):
+    """``tl = 0.1 - tr`` over fixed tendons (2 jl, 0.5 jr): the right finger follows the pushed left one through
+    the PhysX fixed tendon of coefficients (2, 0.5), within 3e-3 rad of MuJoCo over 0.6 s (measured 2.0e-3 of
+    0.086 and -0.137 rad travelled; the joint equality's mapping)."""
+    path = tmp_path / "tendon_equality.xml"
+    path.write_text(EQUALITY.format(coupling=TENDONS))
+    out = _coupled(path)
+    assert out[0][0] > 0.05 and abs(2 * out[0][0] + 0.5 * out[0][1] - 0.1) < 5e-3  # MuJoCo's soft coupling: 0.104
+    np.testing.assert_allclose(out[1], out[0], atol=3e-3)

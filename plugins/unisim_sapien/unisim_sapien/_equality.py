@@ -148,23 +148,13 @@ class Connect:
     anchor2: tuple[float, float, float]
 
 
-def _frames0(lite: LiteModel) -> tuple[np.ndarray, np.ndarray]:
-    """Every body frame's world position ``(nbody, 3)`` and orientation ``(nbody, 4)`` (wxyz) at ``qpos0``."""
-    pos, quat = np.zeros((len(lite.body_names), 3)), np.tile([1.0, 0.0, 0.0, 0.0], (len(lite.body_names), 1))
-    for b in range(1, len(lite.body_names)):
-        p = lite.body_parent[b]
-        pos[b] = pos[p] + Q.quat_apply(quat[p], np.asarray(lite.body_pos[b], dtype=np.float64))
-        quat[b] = Q.quat_mul(quat[p], np.asarray(lite.body_quat[b], dtype=np.float64))
-    return pos, quat
-
-
 def connects(path: str, lite: LiteModel, backend: str) -> list[Connect]:
     """The active ``<equality><connect>`` elements of ``path`` (module docstring); one on a mocap body is refused
     as ``connect_equality`` naming it (a kinematic actor is no link to join)."""
     root = read_tree(path)
     defaults = _equality_defaults(root)
     bodies, sites = list(lite.body_names), [x["name"] for x in lite.sites]
-    pos, quat = _frames0(lite)
+    pos, quat = lite.body_frames0()
     out = []
     for eq in (e for section in root.findall("equality") for e in section.findall("connect")):
         a = {**defaults.get(eq.get("class", "main"), {}), **eq.attrib}

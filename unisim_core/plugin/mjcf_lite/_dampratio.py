@@ -20,19 +20,10 @@ __all__ = ["mass_matrix0", "resolve_dampratio"]
 _MJ_MINVAL = 1e-15  # MuJoCo's mjMINVAL: a smaller inverse weight gives kv = 0
 
 
-def _world_frames(m) -> tuple[np.ndarray, np.ndarray]:
-    """World positions ``(nbody, 3)`` and rotations ``(nbody, 3, 3)`` of the body frames at ``qpos0``."""
-    pos, rot = np.zeros((len(m.body_names), 3)), np.tile(np.eye(3), (len(m.body_names), 1, 1))
-    for b in range(1, len(m.body_names)):
-        p = m.body_parent[b]
-        pos[b] = pos[p] + rot[p] @ m.body_pos[b]
-        rot[b] = rot[p] @ Q.matrix_from_quat(m.body_quat[b])
-    return pos, rot
-
-
 def mass_matrix0(m) -> np.ndarray:
     """MuJoCo's joint-space mass matrix ``(nv, nv)`` of ``m`` (a ``LiteModel``) at ``qpos0``, armature included."""
-    pos, rot = _world_frames(m)
+    pos, quat = m.body_frames0()
+    rot = Q.matrix_from_quat(quat)
     nbody = len(m.body_names)
     com = np.array([pos[b] + rot[b] @ m.body_ipos[b] for b in range(nbody)])
     # the dofs moving each body: its own joints and those of its ancestors

@@ -157,6 +157,16 @@ class LiteModel:
         pairs |= {(i, j) for i, j in cand if frozenset((bn[G[i]["body"]], bn[G[j]["body"]])) not in excluded}
         return sorted(pairs)
 
+    def body_frames0(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every body frame's world position ``(nbody, 3)`` (m) and orientation ``(nbody, 4)`` (wxyz) at ``qpos0``
+        (each hinge and slide at its ``ref``: the bodies where the file puts them)."""
+        pos, quat = np.zeros((len(self.body_names), 3)), np.tile([1.0, 0.0, 0.0, 0.0], (len(self.body_names), 1))
+        for b in range(1, len(self.body_names)):
+            p = self.body_parent[b]
+            pos[b] = pos[p] + Q.quat_apply(quat[p], np.asarray(self.body_pos[b], dtype=np.float64))
+            quat[b] = Q.quat_mul(quat[p], np.asarray(self.body_quat[b], dtype=np.float64))
+        return pos, quat
+
     def frame_offset(self, objtype: str, obj: int) -> tuple[int, np.ndarray, np.ndarray]:
         """``(body, pos, quat)``: the body a sensor's frame object is fixed to and the frame's pose in
         that body's frame (m, wxyz). ``objtype``: ``"site"``, ``"geom"``, ``"body"`` (the inertial frame) or

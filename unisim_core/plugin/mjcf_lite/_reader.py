@@ -38,8 +38,7 @@ OPTIONAL_FEATURES = frozenset({"frictionloss", "multi_joint_body", "joint_stiffn
                                "ball_joint"})
 #: Sensors read only when the caller evaluates them (``<tag>_sensor`` in ``accept``).
 _GATED_SENSORS = ("magnetometer", "actuatorpos", "tendonpos", "subtreecom", "subtreelinvel", "subtreeangmom",
-                  "framexaxis",
-                  "frameyaxis", "framezaxis")
+                  "framexaxis", "frameyaxis", "framezaxis")
 #: Sections whose elements a caller that accepts them all simulates itself; the reader only counts them
 #: (:attr:`LiteModel.constraints`): they change no layout (nq, nv, nu, sensors).
 _COUNTED_SECTIONS = ("equality", "tendon")
